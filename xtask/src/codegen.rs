@@ -1,0 +1,53 @@
+//! `cargo xtask codegen`: regenerates the prost code of `tinyonnx-proto`.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+/// The checked-in generated file.
+pub fn checked_in_path(root: &Path) -> PathBuf {
+    root.join("proto/src/onnx.rs")
+}
+
+/// Generates the Rust code for `proto/proto/onnx.proto` into `out_dir` and returns the file.
+pub fn generate_into(root: &Path, out_dir: &Path) -> Result<PathBuf> {
+    let protoc = protoc_bin_vendored::protoc_bin_path()
+        .context("the vendored protoc binary is not available for this platform")?;
+    let proto_dir = root.join("proto/proto");
+    prost_build::Config::new()
+        .protoc_executable(protoc)
+        .out_dir(out_dir)
+        .compile_protos(&[proto_dir.join("onnx.proto")], &[proto_dir])
+        .context("protoc failed on proto/proto/onnx.proto")?;
+    Ok(out_dir.join("onnx.rs"))
+}
+
+/// Regenerates `proto/src/onnx.rs` in place.
+pub fn run(root: &Path) -> Result<()> {
+    let tmp = root.join("target/xtask/codegen");
+    std::fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    let generated = generate_into(root, &tmp)?;
+    let dest = checked_in_path(root);
+    std::fs::copy(&generated, &dest)
+        .with_context(|| format!("cannot write {}", dest.display()))?;
+    println!("wrote {}", dest.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn checked_in_proto_code_is_fresh() {
+        let root = crate::workspace_root();
+        let tmp = root.join("target/xtask/codegen-check");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let fresh = std::fs::read_to_string(generate_into(&root, &tmp).unwrap()).unwrap();
+        let checked_in = std::fs::read_to_string(checked_in_path(&root)).unwrap();
+        assert!(
+            fresh == checked_in,
+            "proto/src/onnx.rs is stale: run `cargo xtask codegen` and commit the result"
+        );
+    }
+}
