@@ -1,0 +1,231 @@
+//! Neural networks written inline in Rust as ONNX.
+//!
+//! [`onnx_model!`] declares a model. At compile time it checks every layer, attribute,
+//! dtype and shape (mistakes are compile errors at the offending token), serializes the
+//! model as ONNX bytes, and generates a `no_std` forward pass that never allocates:
+//! weights are `static` data, activations live in one arena whose size was planned at
+//! compile time.
+//!
+//! ```
+//! tinyonnx::onnx_model! {
+//!     /// A two-layer perceptron.
+//!     pub model Tiny {
+//!         opset = 17;
+//!         input x: f32[batch, 4];
+//!         weight w: f32[4, 3] = he_normal(seed = 7);
+//!         let h = Relu(Gemm(x, w));
+//!         output probs = softmax(linear(h, 2), axis = -1);
+//!     }
+//! }
+//!
+//! // The ONNX model, for `std::fs::write("tiny.onnx", Tiny::ONNX)` on the host.
+//! assert!(Tiny::ONNX.len() > 0);
+//! // The forward pass, for the host or a microcontroller.
+//! let mut arena = Tiny::arena();
+//! let probs: [f32; 2] = Tiny::forward(&mut arena, &[0.5, -1.0, 2.0, 0.0]);
+//! assert!((probs[0] + probs[1] - 1.0).abs() < 1e-6);
+//! assert_eq!(Tiny::ARENA_BYTES, Tiny::ARENA_LOWER_BOUND_BYTES);
+//! ```
+//!
+//! The language, the operators and the layer sugar are described in the README.
+
+#![no_std]
+#![deny(missing_docs)]
+
+#[cfg(target_endian = "big")]
+compile_error!("tinyonnx stores weights little-endian and supports little-endian targets only");
+
+pub mod kernels;
+
+/// Declares a model; see the crate documentation and the README for the language.
+pub use tinyonnx_macros::onnx_model;
+
+use core::fmt;
+
+/// The activation memory of one model: `N` bytes, 16-byte aligned.
+#[repr(C, align(16))]
+#[derive(Clone, Debug)]
+pub struct Arena<const N: usize>([u8; N]);
+
+impl<const N: usize> Arena<N> {
+    /// A zeroed arena (usable in a `static`).
+    pub const fn new() -> Self {
+        Arena([0; N])
+    }
+
+    /// Size in bytes.
+    pub const fn len(&self) -> usize {
+        N
+    }
+
+    /// Whether the arena has no bytes (models without intermediate tensors).
+    pub const fn is_empty(&self) -> bool {
+        N == 0
+    }
+
+    /// The start of the arena, for generated code.
+    #[doc(hidden)]
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.0.as_mut_ptr()
+    }
+}
+
+impl<const N: usize> Default for Arena<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Name, device shape and dtype of a model input or output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorInfo {
+    /// The ONNX name.
+    pub name: &'static str,
+    /// The shape on the device (symbolic dimensions at their device values).
+    pub shape: &'static [usize],
+    /// The element type (`"f32"`, ...).
+    pub dtype: &'static str,
+}
+
+impl TensorInfo {
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+}
+
+/// What a model declares about itself; every field is known at compile time.
+#[derive(Clone, Copy, Debug)]
+pub struct ModelInfo {
+    /// The model's name.
+    pub name: &'static str,
+    /// The serialized ONNX model.
+    pub onnx: &'static [u8],
+    /// Inputs in declaration order.
+    pub inputs: &'static [TensorInfo],
+    /// Outputs in declaration order.
+    pub outputs: &'static [TensorInfo],
+    /// Number of weight values.
+    pub params: usize,
+    /// Bytes of weight data.
+    pub weights_bytes: usize,
+    /// Number of ONNX nodes.
+    pub nodes: usize,
+    /// Multiply-accumulates of one inference.
+    pub macs: u64,
+    /// Planned arena size in bytes.
+    pub arena_bytes: usize,
+    /// The largest total size of intermediate tensors alive at the same step.
+    pub arena_lower_bound_bytes: usize,
+}
+
+/// Which port of a model an error is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Port {
+    /// The input at this position.
+    Input(usize),
+    /// The output at this position.
+    Output(usize),
+}
+
+/// Why [`Model::run_f32`] refused its arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunError {
+    /// Wrong number of inputs or outputs.
+    Count {
+        /// `"inputs"` or `"outputs"`.
+        which: &'static str,
+        /// What the model declares.
+        expected: usize,
+        /// What was passed.
+        got: usize,
+    },
+    /// A buffer of the wrong length.
+    Length {
+        /// The port.
+        which: Port,
+        /// Elements the model declares.
+        expected: usize,
+        /// Elements passed.
+        got: usize,
+    },
+    /// The model has a port that is not f32.
+    NotF32,
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RunError::Count {
+                which,
+                expected,
+                got,
+            } => write!(f, "the model has {expected} {which}, got {got}"),
+            RunError::Length {
+                which,
+                expected,
+                got,
+            } => write!(f, "{which:?} needs {expected} elements, got {got}"),
+            RunError::NotF32 => {
+                f.write_str("run_f32 needs a model whose inputs and outputs are all f32")
+            }
+        }
+    }
+}
+
+/// Implemented by every model type [`onnx_model!`] declares: a uniform way to run
+/// models from generic code (test harnesses, benchmarks, tools).
+pub trait Model {
+    /// The model's constants.
+    const INFO: ModelInfo;
+
+    /// Runs one inference on flat row-major f32 buffers, with an arena on the stack.
+    fn run_f32(inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> Result<(), RunError>;
+}
+
+/// Items for generated code only; not a stable API.
+#[doc(hidden)]
+pub mod __export {
+    pub use crate::kernels;
+
+    /// Weight bytes in `static` memory, aligned for any element type.
+    #[repr(C, align(16))]
+    #[derive(Debug)]
+    pub struct Aligned<const N: usize>(pub [u8; N]);
+
+    /// Views little-endian weight bytes as `N` f32 values.
+    #[inline(always)]
+    pub fn weights_f32<const BYTES: usize, const N: usize>(
+        w: &'static Aligned<BYTES>,
+    ) -> &'static [f32; N] {
+        const { assert!(BYTES == N * 4) };
+        // Safety: `Aligned` is 16-byte aligned and holds exactly `N * 4` bytes (checked
+        // above at compile time); every bit pattern is a valid f32; the crate only
+        // builds for little-endian targets, matching how the bytes were written.
+        unsafe { &*w.0.as_ptr().cast::<[f32; N]>() }
+    }
+
+    /// A shared view of `len` elements at byte `offset` of an arena.
+    ///
+    /// # Safety
+    /// `offset` is aligned for `T`, `offset + len * size_of::<T>()` is within the arena
+    /// `base` points to, the bytes were written as `T` values (or zeroed) before, and no
+    /// mutable view of an overlapping range exists while the returned one is used. The
+    /// memory planner gives every generated call these guarantees.
+    #[inline(always)]
+    pub unsafe fn region<'a, T>(base: *mut u8, offset: usize, len: usize) -> &'a [T] {
+        // Safety: guaranteed by the caller as documented above.
+        unsafe { core::slice::from_raw_parts(base.add(offset).cast::<T>(), len) }
+    }
+
+    /// A mutable view of `len` elements at byte `offset` of an arena.
+    ///
+    /// # Safety
+    /// As for [`region`], and no other view of an overlapping range exists while the
+    /// returned one is used.
+    #[inline(always)]
+    pub unsafe fn region_mut<'a, T>(base: *mut u8, offset: usize, len: usize) -> &'a mut [T] {
+        // Safety: guaranteed by the caller as documented above.
+        unsafe { core::slice::from_raw_parts_mut(base.add(offset).cast::<T>(), len) }
+    }
+}

@@ -28,8 +28,7 @@ pub fn run(root: &Path) -> Result<()> {
     std::fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
     let generated = generate_into(root, &tmp)?;
     let dest = checked_in_path(root);
-    std::fs::copy(&generated, &dest)
-        .with_context(|| format!("cannot write {}", dest.display()))?;
+    std::fs::copy(&generated, &dest).with_context(|| format!("cannot write {}", dest.display()))?;
     println!("wrote {}", dest.display());
     Ok(())
 }

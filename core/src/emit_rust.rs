@@ -1,0 +1,322 @@
+//! Emits the model type: its constants (ONNX bytes, arena size, counts) and the
+//! statically planned `no_std` forward pass.
+
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+
+use crate::ir::{Graph, TensorId, TensorKind};
+use crate::ops::{LowerCtx, Operand};
+use crate::plan::{Plan, in_arena};
+
+/// Where a tensor lives in the generated code.
+fn operand(graph: &Graph, plan: &Plan, id: TensorId, mutable: bool) -> Operand {
+    let shape = graph.device_shape(id);
+    let len: usize = shape.iter().product();
+    let elem = format_ident!("{}", graph.tensors[id].ty.dtype.name());
+    let expr = match &graph.tensors[id].kind {
+        TensorKind::Input => {
+            let name = input_ident(graph, id);
+            quote!(&#name[..])
+        }
+        TensorKind::Weight(_) => {
+            let name = format_ident!("__w{}", id);
+            quote!(&#name[..])
+        }
+        TensorKind::Value if !in_arena(graph, id) => {
+            let name = format_ident!("__out{}", id);
+            if mutable {
+                quote!(&mut #name[..])
+            } else {
+                quote!(&#name[..])
+            }
+        }
+        TensorKind::Value => {
+            let offset = plan.offsets[&id];
+            // Safety (of the generated call): the planner gives tensors that are alive
+            // at the same step disjoint, aligned byte ranges inside the arena, and each
+            // reference lives only for the one kernel call of its node.
+            if mutable {
+                quote!(unsafe { ::tinyonnx::__export::region_mut::<#elem>(__base, #offset, #len) })
+            } else {
+                quote!(unsafe { ::tinyonnx::__export::region::<#elem>(__base, #offset, #len) })
+            }
+        }
+    };
+    Operand { expr, shape }
+}
+
+fn input_ident(graph: &Graph, id: TensorId) -> Ident {
+    Ident::new(&graph.tensors[id].name, Span::call_site())
+}
+
+/// The lowering context of node `i`.
+fn lower_ctx<'g>(graph: &'g Graph, plan: &Plan, i: usize) -> LowerCtx<'g> {
+    let node = &graph.nodes[i];
+    LowerCtx {
+        inputs: node
+            .inputs
+            .iter()
+            .map(|t| t.map(|id| operand(graph, plan, id, false)))
+            .collect(),
+        outputs: node
+            .outputs
+            .iter()
+            .map(|&id| operand(graph, plan, id, true))
+            .collect(),
+        inplace: plan.inplace[i],
+        attrs: &node.attrs,
+    }
+}
+
+/// Total multiply-accumulates of one inference.
+pub fn macs(graph: &Graph, plan: &Plan) -> u64 {
+    (0..graph.nodes.len())
+        .map(|i| (graph.nodes[i].op.macs)(&lower_ctx(graph, plan, i)))
+        .sum()
+}
+
+fn doc_lines(text: &str) -> TokenStream {
+    let lines = text.lines().map(|l| format!(" {l}"));
+    quote!(#(#[doc = #lines])*)
+}
+
+fn tensor_info(graph: &Graph, id: TensorId) -> TokenStream {
+    let name = &graph.tensors[id].name;
+    let shape = graph.device_shape(id);
+    let dtype = graph.tensors[id].ty.dtype.name();
+    quote!(::tinyonnx::TensorInfo { name: #name, shape: &[#(#shape),*], dtype: #dtype })
+}
+
+/// The whole expansion of a checked model.
+pub fn emit(
+    graph: &Graph,
+    plan: &Plan,
+    onnx: &[u8],
+    vis: &syn::Visibility,
+    doc: &str,
+) -> TokenStream {
+    let name = Ident::new(&graph.name, Span::call_site());
+    let name_str = &graph.name;
+    let arena_bytes = plan.arena_bytes;
+    let lower_bound = plan.lower_bound_bytes;
+    let params = graph.params();
+    let nodes = graph.nodes.len();
+    let total_macs = macs(graph, plan);
+    let weights_bytes: usize = graph
+        .weights
+        .iter()
+        .map(|&w| graph.device_numel(w) * graph.tensors[w].ty.dtype.size())
+        .sum();
+    let onnx_lit = Literal::byte_string(onnx);
+    let onnx_len = onnx.len();
+
+    // Weights: aligned static bytes, viewed as typed arrays.
+    let weights = graph.weights.iter().map(|&w| {
+        let TensorKind::Weight(values) = &graph.tensors[w].kind else {
+            unreachable!("bug: weights list holds a non-weight")
+        };
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let nbytes = bytes.len();
+        let n = values.len();
+        let lit = Literal::byte_string(&bytes);
+        let stat = format_ident!("__W{}", w);
+        let view = format_ident!("__w{}", w);
+        quote! {
+            static #stat: ::tinyonnx::__export::Aligned<#nbytes> = ::tinyonnx::__export::Aligned(*#lit);
+            let #view: &'static [f32; #n] = ::tinyonnx::__export::weights_f32::<#nbytes, #n>(&#stat);
+        }
+    });
+
+    let out_decls = graph.outputs.iter().map(|&o| {
+        let ident = format_ident!("__out{}", o);
+        let elem = format_ident!("{}", graph.tensors[o].ty.dtype.name());
+        let n = graph.device_numel(o);
+        quote!(let mut #ident = [<#elem as ::core::default::Default>::default(); #n];)
+    });
+    let steps = (0..graph.nodes.len()).map(|i| {
+        let call = (graph.nodes[i].op.lower)(&lower_ctx(graph, plan, i));
+        quote!({ #call })
+    });
+    let params_sig = graph.inputs.iter().map(|&i| {
+        let ident = input_ident(graph, i);
+        let elem = format_ident!("{}", graph.tensors[i].ty.dtype.name());
+        let n = graph.device_numel(i);
+        quote!(#ident: &[#elem; #n])
+    });
+    let out_types: Vec<TensorStreamPair> = graph
+        .outputs
+        .iter()
+        .map(|&o| {
+            let elem = format_ident!("{}", graph.tensors[o].ty.dtype.name());
+            let n = graph.device_numel(o);
+            let ident = format_ident!("__out{}", o);
+            (quote!([#elem; #n]), quote!(#ident))
+        })
+        .collect();
+    let (ret_ty, ret_val) = if out_types.len() == 1 {
+        out_types[0].clone()
+    } else {
+        let tys = out_types.iter().map(|(t, _)| t);
+        let vals = out_types.iter().map(|(_, v)| v);
+        (quote!((#(#tys),*)), quote!((#(#vals),*)))
+    };
+    let input_infos = graph.inputs.iter().map(|&i| tensor_info(graph, i));
+    let output_infos = graph.outputs.iter().map(|&o| tensor_info(graph, o));
+    let forward_doc = forward_doc(graph);
+    let run_f32 = run_f32(graph);
+    let type_doc = doc_lines(doc);
+
+    quote! {
+        #type_doc
+        #[derive(Debug, Clone, Copy, Default)]
+        #vis struct #name;
+
+        impl #name {
+            /// The model serialized as ONNX (`ModelProto` bytes).
+            pub const ONNX: &'static [u8] = {
+                const BYTES: &[u8; #onnx_len] = #onnx_lit;
+                BYTES
+            };
+            /// Bytes of the activation arena [`Self::forward`] needs (planned at compile time).
+            pub const ARENA_BYTES: usize = #arena_bytes;
+            /// The largest total size of intermediate tensors alive at the same step.
+            pub const ARENA_LOWER_BOUND_BYTES: usize = #lower_bound;
+            /// Number of weight values.
+            pub const PARAMS: usize = #params;
+            /// Bytes of weight data in `static` memory.
+            pub const WEIGHTS_BYTES: usize = #weights_bytes;
+            /// Number of ONNX nodes.
+            pub const NODES: usize = #nodes;
+            /// Multiply-accumulates (element operations for element-wise nodes) of one inference.
+            pub const MACS: u64 = #total_macs;
+            /// Everything above, plus the inputs and outputs, as one value.
+            pub const INFO: ::tinyonnx::ModelInfo = ::tinyonnx::ModelInfo {
+                name: #name_str,
+                onnx: Self::ONNX,
+                inputs: &[#(#input_infos),*],
+                outputs: &[#(#output_infos),*],
+                params: #params,
+                weights_bytes: #weights_bytes,
+                nodes: #nodes,
+                macs: #total_macs,
+                arena_bytes: #arena_bytes,
+                arena_lower_bound_bytes: #lower_bound,
+            };
+
+            /// A zeroed arena of the planned size.
+            pub const fn arena() -> ::tinyonnx::Arena<#arena_bytes> {
+                ::tinyonnx::Arena::new()
+            }
+
+            #forward_doc
+            #[allow(clippy::too_many_arguments, clippy::unnecessary_cast, unused_unsafe)]
+            pub fn forward(arena: &mut ::tinyonnx::Arena<#arena_bytes>, #(#params_sig),*) -> #ret_ty {
+                #(#weights)*
+                let __base: *mut u8 = arena.as_mut_ptr();
+                let _ = __base;
+                #(#out_decls)*
+                #(#steps)*
+                #ret_val
+            }
+        }
+
+        impl ::tinyonnx::Model for #name {
+            const INFO: ::tinyonnx::ModelInfo = #name::INFO;
+
+            fn run_f32(
+                inputs: &[&[f32]],
+                outputs: &mut [&mut [f32]],
+            ) -> ::core::result::Result<(), ::tinyonnx::RunError> {
+                #run_f32
+            }
+        }
+    }
+}
+
+type TensorStreamPair = (TokenStream, TokenStream);
+
+fn forward_doc(graph: &Graph) -> TokenStream {
+    let mut text = String::from(
+        "Runs one inference: no heap, weights read from `static` data, activations in `arena`.\n\n",
+    );
+    for &i in &graph.inputs {
+        let t = &graph.tensors[i];
+        text.push_str(&format!(
+            "- input `{}`: ONNX {}, device {:?}, row-major\n",
+            t.name,
+            t.ty,
+            graph.device_shape(i)
+        ));
+    }
+    for &o in &graph.outputs {
+        let t = &graph.tensors[o];
+        text.push_str(&format!(
+            "- output `{}`: ONNX {}, device {:?}, row-major\n",
+            t.name,
+            t.ty,
+            graph.device_shape(o)
+        ));
+    }
+    doc_lines(&text)
+}
+
+/// The body of `Model::run_f32`: length checks, then `forward` on a stack arena.
+fn run_f32(graph: &Graph) -> TokenStream {
+    let all_f32 = graph
+        .inputs
+        .iter()
+        .chain(&graph.outputs)
+        .all(|&t| graph.tensors[t].ty.dtype == crate::types::DType::F32);
+    if !all_f32 {
+        return quote! {
+            let _ = (inputs, outputs);
+            ::core::result::Result::Err(::tinyonnx::RunError::NotF32)
+        };
+    }
+    let n_in = graph.inputs.len();
+    let n_out = graph.outputs.len();
+    let in_checks = graph.inputs.iter().enumerate().map(|(k, &i)| {
+        let n = graph.device_numel(i);
+        let ident = format_ident!("__in{}", k);
+        quote! {
+            let #ident: &[f32; #n] = inputs[#k]
+                .try_into()
+                .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: inputs[#k].len() })?;
+        }
+    });
+    let in_idents: Vec<Ident> = (0..n_in).map(|k| format_ident!("__in{}", k)).collect();
+    let out_checks = graph.outputs.iter().enumerate().map(|(k, &o)| {
+        let n = graph.device_numel(o);
+        quote! {
+            if outputs[#k].len() != #n {
+                return ::core::result::Result::Err(::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got: outputs[#k].len() });
+            }
+        }
+    });
+    let result_idents: Vec<Ident> = (0..n_out).map(|k| format_ident!("__r{}", k)).collect();
+    let bind = if n_out == 1 {
+        let r = &result_idents[0];
+        quote!(let #r)
+    } else {
+        quote!(let (#(#result_idents),*))
+    };
+    let copies = result_idents
+        .iter()
+        .enumerate()
+        .map(|(k, r)| quote!(outputs[#k].copy_from_slice(&#r[..]);));
+    let name = Ident::new(&graph.name, Span::call_site());
+    quote! {
+        if inputs.len() != #n_in {
+            return ::core::result::Result::Err(::tinyonnx::RunError::Count { which: "inputs", expected: #n_in, got: inputs.len() });
+        }
+        if outputs.len() != #n_out {
+            return ::core::result::Result::Err(::tinyonnx::RunError::Count { which: "outputs", expected: #n_out, got: outputs.len() });
+        }
+        #(#in_checks)*
+        #(#out_checks)*
+        let mut arena = #name::arena();
+        #bind = #name::forward(&mut arena, #(#in_idents),*);
+        #(#copies)*
+        ::core::result::Result::Ok(())
+    }
+}

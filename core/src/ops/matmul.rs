@@ -1,0 +1,128 @@
+//! `MatMul`: numpy matmul (rank-1 operands promoted, batch dimensions broadcast). Opset 13.
+
+use quote::quote;
+
+use super::{InferCtx, InputSpec, LowerCtx, OpError, OpSchema, kernels};
+use crate::types::{DType, Dim, Shape, TensorType, broadcast, broadcast_strides};
+
+pub static MATMUL: OpSchema = OpSchema {
+    op_type: "MatMul",
+    inputs: &[
+        InputSpec {
+            name: "A",
+            optional: false,
+        },
+        InputSpec {
+            name: "B",
+            optional: false,
+        },
+    ],
+    outputs: 1,
+    attrs: &[],
+    since_opset: 13,
+    dtypes: &[DType::F32],
+    inplace: None,
+    infer,
+    lower,
+    macs,
+};
+
+fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let a = cx.input(0);
+    let b = cx.input(1);
+    for (i, t) in [(0, a), (1, b)] {
+        if t.shape.rank() == 0 {
+            return Err(OpError::input(
+                i,
+                "MatMul does not accept a scalar (rank 0)",
+            ));
+        }
+    }
+    let ar = a.shape.rank();
+    let br = b.shape.rank();
+    let ka = &a.shape.0[ar - 1];
+    let kb = if br == 1 {
+        &b.shape.0[0]
+    } else {
+        &b.shape.0[br - 2]
+    };
+    if ka != kb {
+        return Err(OpError::input(
+            1,
+            format!(
+                "MatMul inner dimensions differ: A is {} ({ka} columns), B is {} ({kb} rows)",
+                a.shape, b.shape
+            ),
+        ));
+    }
+    let a_batch = Shape(a.shape.0[..ar.saturating_sub(2)].to_vec());
+    let b_batch = Shape(b.shape.0[..br.saturating_sub(2)].to_vec());
+    let Some(batch) = broadcast(&a_batch, &b_batch) else {
+        return Err(OpError::input(
+            1,
+            format!(
+                "MatMul batch dimensions do not broadcast: A is {}, B is {}",
+                a.shape, b.shape
+            ),
+        ));
+    };
+    let mut out: Vec<Dim> = batch.0;
+    if ar >= 2 {
+        out.push(a.shape.0[ar - 2].clone());
+    }
+    if br >= 2 {
+        out.push(b.shape.0[br - 1].clone());
+    }
+    Ok(vec![TensorType {
+        dtype: a.dtype,
+        shape: Shape(out),
+    }])
+}
+
+/// (batch shape, a batch strides, b batch strides, M, K, N), strides in elements.
+type Plan = (Vec<usize>, Vec<usize>, Vec<usize>, usize, usize, usize);
+
+fn plan(cx: &LowerCtx) -> Plan {
+    let a = &cx.input(0).shape;
+    let b = &cx.input(1).shape;
+    let (m, k) = if a.len() >= 2 {
+        (a[a.len() - 2], a[a.len() - 1])
+    } else {
+        (1, a[0])
+    };
+    let n = if b.len() >= 2 { b[b.len() - 1] } else { 1 };
+    let a_batch = &a[..a.len().saturating_sub(2)];
+    let b_batch = &b[..b.len().saturating_sub(2)];
+    let rank = a_batch.len().max(b_batch.len());
+    let mut batch = vec![1; rank];
+    for (i, d) in batch.iter_mut().enumerate() {
+        let pa = (i + a_batch.len()).checked_sub(rank).map(|j| a_batch[j]);
+        let pb = (i + b_batch.len()).checked_sub(rank).map(|j| b_batch[j]);
+        *d = pa.unwrap_or(1).max(pb.unwrap_or(1));
+    }
+    let scale = |s: Vec<usize>, mat: usize| s.into_iter().map(|x| x * mat).collect();
+    let a_str = scale(broadcast_strides(a_batch, &batch), m * k);
+    let b_str = scale(broadcast_strides(b_batch, &batch), k * n);
+    (batch, a_str, b_str, m, k, n)
+}
+
+fn lower(cx: &LowerCtx) -> proc_macro2::TokenStream {
+    let (batch, a_str, b_str, m, k, n) = plan(cx);
+    let a = &cx.input(0).expr;
+    let b = &cx.input(1).expr;
+    let y = &cx.outputs[0].expr;
+    let kernels = kernels();
+    if batch.is_empty() {
+        return quote! {
+            #kernels::gemm::gemm::<#m, #k, #n, false, false>(#a, #b, ::core::option::Option::None, 1.0, 1.0, #y);
+        };
+    }
+    quote! {
+        #kernels::gemm::batched_matmul::<#m, #k, #n>(#a, #b, #y, &[#(#batch),*], &[#(#a_str),*], &[#(#b_str),*]);
+    }
+}
+
+fn macs(cx: &LowerCtx) -> u64 {
+    let (batch, _, _, m, k, n) = plan(cx);
+    (batch.iter().product::<usize>() * m * k * n) as u64
+}

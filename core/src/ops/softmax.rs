@@ -1,0 +1,67 @@
+//! `Softmax` along one axis (opset 13 semantics: `axis` defaults to -1 and only that axis
+//! is normalized; opsets below 13 coerced the input to 2-D and are not accepted).
+
+use quote::quote;
+
+use super::{
+    AttrDefault, AttrKind, AttrSpec, InferCtx, InputSpec, LowerCtx, OpError, OpSchema, kernels,
+    normalize_axis,
+};
+use crate::types::{DType, TensorType};
+
+pub static SOFTMAX: OpSchema = OpSchema {
+    op_type: "Softmax",
+    inputs: &[InputSpec {
+        name: "input",
+        optional: false,
+    }],
+    outputs: 1,
+    attrs: &[AttrSpec {
+        name: "axis",
+        kind: AttrKind::Int,
+        default: AttrDefault::Int(-1),
+    }],
+    since_opset: 13,
+    dtypes: &[DType::F32],
+    inplace: Some(0),
+    infer,
+    lower,
+    macs,
+};
+
+fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let x = cx.input(0);
+    if x.shape.rank() == 0 {
+        return Err(OpError::input(
+            0,
+            "Softmax needs an input of rank 1 or more",
+        ));
+    }
+    normalize_axis(cx.attrs.int("axis"), x.shape.rank(), "axis")?;
+    Ok(vec![x.clone()])
+}
+
+fn split(cx: &LowerCtx) -> (usize, usize, usize) {
+    let shape = &cx.outputs[0].shape;
+    let axis = normalize_axis(cx.attrs.int("axis"), shape.len(), "axis")
+        .expect("bug: axis was checked during inference");
+    let outer: usize = shape[..axis].iter().product();
+    let inner: usize = shape[axis + 1..].iter().product();
+    (outer, shape[axis], inner)
+}
+
+fn lower(cx: &LowerCtx) -> proc_macro2::TokenStream {
+    let (outer, n, inner) = split(cx);
+    let kernels = kernels();
+    let y = &cx.outputs[0].expr;
+    if cx.inplace {
+        return quote! { #kernels::softmax::softmax_inplace::<#outer, #n, #inner>(#y); };
+    }
+    let x = &cx.input(0).expr;
+    quote! { #kernels::softmax::softmax::<#outer, #n, #inner>(#x, #y); }
+}
+
+fn macs(cx: &LowerCtx) -> u64 {
+    let (outer, n, inner) = split(cx);
+    (outer * n * inner * 3) as u64
+}

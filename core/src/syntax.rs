@@ -1,0 +1,463 @@
+//! The DSL syntax tree and its parser. Every node keeps the spans of its tokens.
+//!
+//! ```text
+//! model  := doc* vis "model" IDENT "{" item* "}"
+//! item   := doc* ( "opset" "=" INT ";"
+//!                | "dim" IDENT "=" INT ";"
+//!                | "input" IDENT ":" type ";"
+//!                | "weight" IDENT ":" type "=" expr ";"
+//!                | "let" IDENT "=" expr ";"
+//!                | "output" IDENT ( "=" expr )? ";" )
+//! type   := IDENT "[" ( dim ( "," dim )* ","? )? "]"
+//! dim    := INT | IDENT
+//! expr   := "-"? INT | "-"? FLOAT | STRING | "true" | "false"
+//!         | "[" ( expr ( "," expr )* ","? )? "]"
+//!         | IDENT ( "(" ( arg ( "," arg )* ","? )? ")" )?
+//! arg    := IDENT "=" expr | expr
+//! ```
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::parse::{Parse, ParseStream, Parser};
+use syn::{Attribute, Ident, LitInt, LitStr, Token, Visibility, bracketed, parenthesized};
+
+/// A whole `onnx_model!` invocation.
+#[derive(Debug)]
+pub struct ModelDef {
+    pub doc: String,
+    pub vis: Visibility,
+    pub name: Ident,
+    pub items: Vec<Item>,
+    /// The span of the closing brace, where errors about missing items point.
+    pub close: Span,
+}
+
+/// One statement of the model body.
+#[derive(Debug)]
+pub enum Item {
+    Opset {
+        kw: Ident,
+        value: LitInt,
+    },
+    Dim {
+        name: Ident,
+        value: LitInt,
+    },
+    Input {
+        doc: String,
+        name: Ident,
+        ty: TypeExpr,
+    },
+    Weight {
+        doc: String,
+        name: Ident,
+        ty: TypeExpr,
+        init: Expr,
+    },
+    Let {
+        name: Ident,
+        expr: Expr,
+    },
+    Output {
+        doc: String,
+        name: Ident,
+        expr: Option<Expr>,
+    },
+}
+
+/// `f32[batch, 784]`.
+#[derive(Debug)]
+pub struct TypeExpr {
+    pub dtype: Ident,
+    pub dims: Vec<DimExpr>,
+    pub bracket: Span,
+}
+
+/// One dimension of a declared type.
+#[derive(Debug)]
+pub enum DimExpr {
+    Fixed(LitInt),
+    Sym(Ident),
+}
+
+/// An expression: an operator or initializer call, a name, or a literal.
+#[derive(Debug, Clone)]
+pub enum Expr {
+    Name(Ident),
+    Call(Call),
+    Int(i64, Span),
+    Float(f64, Span),
+    Str(LitStr),
+    Bool(bool, Span),
+    List(Vec<Expr>, Span),
+}
+
+/// `func(arg, name = value, ...)`.
+#[derive(Debug, Clone)]
+pub struct Call {
+    pub func: Ident,
+    pub args: Vec<Arg>,
+    pub close: Span,
+}
+
+/// A call argument, positional or named.
+#[derive(Debug, Clone)]
+pub enum Arg {
+    Pos(Expr),
+    Named(Ident, Expr),
+}
+
+impl Expr {
+    /// The span errors about this expression point at.
+    pub fn span(&self) -> Span {
+        match self {
+            Expr::Name(i) => i.span(),
+            Expr::Call(c) => c.func.span(),
+            Expr::Int(_, s) | Expr::Float(_, s) | Expr::Bool(_, s) | Expr::List(_, s) => *s,
+            Expr::Str(s) => s.span(),
+        }
+    }
+
+    /// A short description used in "expected ..., found ..." messages.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            Expr::Name(_) => "a name",
+            Expr::Call(_) => "a call",
+            Expr::Int(..) => "an integer",
+            Expr::Float(..) => "a float",
+            Expr::Str(_) => "a string",
+            Expr::Bool(..) => "a boolean",
+            Expr::List(..) => "a list",
+        }
+    }
+}
+
+impl Call {
+    /// Positional arguments in order.
+    pub fn positional(&self) -> impl Iterator<Item = &Expr> {
+        self.args.iter().filter_map(|a| match a {
+            Arg::Pos(e) => Some(e),
+            Arg::Named(..) => None,
+        })
+    }
+
+    /// Named arguments in order.
+    pub fn named(&self) -> impl Iterator<Item = (&Ident, &Expr)> {
+        self.args.iter().filter_map(|a| match a {
+            Arg::Named(n, e) => Some((n, e)),
+            Arg::Pos(_) => None,
+        })
+    }
+}
+
+/// Parses a model; syntax errors of independent items are all collected.
+pub fn parse_model(tokens: TokenStream) -> Result<ModelDef, Vec<syn::Error>> {
+    let mut errors = Vec::new();
+    let parser = |input: ParseStream| -> syn::Result<ModelDef> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let doc = doc_string(&attrs);
+        let vis: Visibility = input.parse()?;
+        let kw: Ident = input.parse().map_err(|e| {
+            syn::Error::new(e.span(), "expected `model`, as in `pub model Name { ... }`")
+        })?;
+        if kw != "model" {
+            return Err(syn::Error::new(
+                kw.span(),
+                format!("expected `model`, found `{kw}`: write `pub model Name {{ ... }}`"),
+            ));
+        }
+        let name: Ident = input.parse()?;
+        let body;
+        let brace = syn::braced!(body in input);
+        let mut items = Vec::new();
+        while !body.is_empty() {
+            match body.call(parse_item) {
+                Ok(item) => items.push(item),
+                Err(e) => {
+                    errors.push(e);
+                    skip_past_semicolon(&body);
+                }
+            }
+        }
+        if !input.is_empty() {
+            return Err(input.error("unexpected tokens after the model body"));
+        }
+        Ok(ModelDef {
+            doc,
+            vis,
+            name,
+            items,
+            close: brace.span.close(),
+        })
+    };
+    match parser.parse2(tokens) {
+        Ok(model) if errors.is_empty() => Ok(model),
+        Ok(_) => Err(errors),
+        Err(e) => {
+            errors.insert(0, e);
+            Err(errors)
+        }
+    }
+}
+
+/// Skips tokens up to and including the next `;` so parsing can resume at the next item.
+fn skip_past_semicolon(input: ParseStream) {
+    let _ = input.step(|cursor| {
+        let mut rest = *cursor;
+        while let Some((tt, next)) = rest.token_tree() {
+            rest = next;
+            if let TokenTree::Punct(p) = &tt
+                && p.as_char() == ';'
+            {
+                break;
+            }
+        }
+        Ok(((), rest))
+    });
+}
+
+/// Joins `///` lines into one doc string, trimming the single leading space rustdoc adds.
+fn doc_string(attrs: &[Attribute]) -> String {
+    let mut lines = Vec::new();
+    for attr in attrs {
+        if !attr.path().is_ident("doc") {
+            continue;
+        }
+        if let syn::Meta::NameValue(nv) = &attr.meta
+            && let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = &nv.value
+        {
+            let v = s.value();
+            lines.push(v.strip_prefix(' ').unwrap_or(&v).to_string());
+        }
+    }
+    lines.join("\n")
+}
+
+fn parse_item(input: ParseStream) -> syn::Result<Item> {
+    let attrs = input.call(Attribute::parse_outer)?;
+    let doc = doc_string(&attrs);
+    if input.peek(Token![let]) {
+        input.parse::<Token![let]>()?;
+        let name: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let expr: Expr = input.parse()?;
+        expect_semi(input)?;
+        return Ok(Item::Let { name, expr });
+    }
+    let kw: Ident = input.parse().map_err(|e| {
+        syn::Error::new(
+            e.span(),
+            "expected an item: `input`, `weight`, `let`, `output`, `opset` or `dim`",
+        )
+    })?;
+    let item = match kw.to_string().as_str() {
+        "opset" => {
+            input.parse::<Token![=]>()?;
+            Item::Opset {
+                kw,
+                value: input.parse()?,
+            }
+        }
+        "dim" => {
+            let name = input.parse()?;
+            input.parse::<Token![=]>()?;
+            Item::Dim {
+                name,
+                value: input.parse()?,
+            }
+        }
+        "input" => {
+            let name = input.parse()?;
+            input.parse::<Token![:]>()?;
+            Item::Input {
+                doc,
+                name,
+                ty: input.parse()?,
+            }
+        }
+        "weight" => {
+            let name = input.parse()?;
+            input.parse::<Token![:]>()?;
+            let ty = input.parse()?;
+            if !input.peek(Token![=]) {
+                return Err(input.error(
+                    "expected `=` and an initializer, as in `weight w: f32[4, 2] = zeros;`",
+                ));
+            }
+            input.parse::<Token![=]>()?;
+            Item::Weight {
+                doc,
+                name,
+                ty,
+                init: input.parse()?,
+            }
+        }
+        "output" => {
+            let name = input.parse()?;
+            let expr = if input.peek(Token![=]) {
+                input.parse::<Token![=]>()?;
+                Some(input.parse()?)
+            } else {
+                None
+            };
+            Item::Output { doc, name, expr }
+        }
+        other => {
+            return Err(syn::Error::new(
+                kw.span(),
+                format!(
+                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `opset` or `dim`"
+                ),
+            ));
+        }
+    };
+    expect_semi(input)?;
+    Ok(item)
+}
+
+fn expect_semi(input: ParseStream) -> syn::Result<()> {
+    if input.peek(Token![;]) {
+        input.parse::<Token![;]>()?;
+        Ok(())
+    } else if input.is_empty() {
+        Err(input.error("expected `;` at the end of this item"))
+    } else {
+        Err(input.error("expected `;`"))
+    }
+}
+
+impl Parse for TypeExpr {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let dtype: Ident = input.parse().map_err(|e| {
+            syn::Error::new(e.span(), "expected a tensor type such as `f32[batch, 784]`")
+        })?;
+        if !input.peek(syn::token::Bracket) {
+            return Err(input.error(format!(
+                "expected `[` and the dimensions after `{dtype}`, as in `{dtype}[batch, 784]` (`{dtype}[]` for a scalar)"
+            )));
+        }
+        let content;
+        let bracket = bracketed!(content in input);
+        let mut dims = Vec::new();
+        while !content.is_empty() {
+            if content.peek(LitInt) {
+                dims.push(DimExpr::Fixed(content.parse()?));
+            } else if content.peek(Ident) {
+                dims.push(DimExpr::Sym(content.parse()?));
+            } else {
+                return Err(content
+                    .error("expected a dimension: a positive integer or a name such as `batch`"));
+            }
+            if content.is_empty() {
+                break;
+            }
+            content.parse::<Token![,]>()?;
+        }
+        Ok(TypeExpr {
+            dtype,
+            dims,
+            bracket: bracket.span.join(),
+        })
+    }
+}
+
+impl Parse for Expr {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        if input.peek(Token![-]) {
+            let minus: Token![-] = input.parse()?;
+            return match input.parse::<syn::Lit>()? {
+                syn::Lit::Int(i) => Ok(Expr::Int(-i.base10_parse::<i64>()?, minus.span)),
+                syn::Lit::Float(f) => Ok(Expr::Float(-f.base10_parse::<f64>()?, minus.span)),
+                other => Err(syn::Error::new(other.span(), "expected a number after `-`")),
+            };
+        }
+        if input.peek(syn::token::Bracket) {
+            let content;
+            let bracket = bracketed!(content in input);
+            let items = content.parse_terminated(Expr::parse, Token![,])?;
+            return Ok(Expr::List(items.into_iter().collect(), bracket.span.join()));
+        }
+        if input.peek(syn::Lit) {
+            return match input.parse::<syn::Lit>()? {
+                syn::Lit::Int(i) => Ok(Expr::Int(i.base10_parse()?, i.span())),
+                syn::Lit::Float(f) => Ok(Expr::Float(f.base10_parse()?, f.span())),
+                syn::Lit::Str(s) => Ok(Expr::Str(s)),
+                syn::Lit::Bool(b) => Ok(Expr::Bool(b.value, b.span)),
+                other => Err(syn::Error::new(
+                    other.span(),
+                    "expected a number, a string, a boolean, a list, a name or a call",
+                )),
+            };
+        }
+        let func: Ident = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected an expression: a name, a call such as `Relu(x)`, or a literal",
+            )
+        })?;
+        if !input.peek(syn::token::Paren) {
+            return Ok(Expr::Name(func));
+        }
+        let content;
+        let paren = parenthesized!(content in input);
+        let mut args = Vec::new();
+        while !content.is_empty() {
+            if content.peek(Ident) && content.peek2(Token![=]) && !content.peek2(Token![==]) {
+                let name: Ident = content.parse()?;
+                content.parse::<Token![=]>()?;
+                args.push(Arg::Named(name, content.parse()?));
+            } else {
+                args.push(Arg::Pos(content.parse()?));
+            }
+            if content.is_empty() {
+                break;
+            }
+            content.parse::<Token![,]>()?;
+        }
+        Ok(Expr::Call(Call {
+            func,
+            args,
+            close: paren.span.close(),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+
+    #[test]
+    fn parses_a_model_with_every_item() {
+        let m = parse_model(quote! {
+            /// Doc line.
+            pub model M {
+                opset = 17;
+                dim batch = 2;
+                input x: f32[batch, 4];
+                weight w: f32[4, 2] = he(seed = 1);
+                let h = Relu(Gemm(x, w, transB = 0));
+                output y = Softmax(h, axis = -1);
+            }
+        })
+        .unwrap();
+        assert_eq!(m.name, "M");
+        assert_eq!(m.doc, "Doc line.");
+        assert_eq!(m.items.len(), 6);
+    }
+
+    #[test]
+    fn collects_errors_of_several_items() {
+        let errs = parse_model(quote! {
+            model M {
+                input x f32[4];
+                bogus y;
+                output z = Relu(x);
+            }
+        })
+        .unwrap_err();
+        assert_eq!(errs.len(), 2);
+    }
+}

@@ -1,0 +1,81 @@
+//! Matrix products: `Gemm` and the batched `MatMul`.
+
+/// `y[M, N] = alpha * op(a) @ op(b) + beta * c`, where `op` transposes when `TA`/`TB`
+/// and `c` is `(values, row stride, column stride)`, strides 0 on broadcast axes.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn gemm<const M: usize, const K: usize, const N: usize, const TA: bool, const TB: bool>(
+    a: &[f32],
+    b: &[f32],
+    c: Option<(&[f32], usize, usize)>,
+    alpha: f32,
+    beta: f32,
+    y: &mut [f32],
+) {
+    let a = &a[..M * K];
+    let b = &b[..K * N];
+    let y = &mut y[..M * N];
+    for i in 0..M {
+        let row = &mut y[i * N..(i + 1) * N];
+        let a_at = |k: usize| if TA { a[k * M + i] } else { a[i * K + k] };
+        if TB {
+            for (j, out) in row.iter_mut().enumerate() {
+                let brow = &b[j * K..(j + 1) * K];
+                let mut s = 0.0f32;
+                for (k, &bk) in brow.iter().enumerate() {
+                    s += a_at(k) * bk;
+                }
+                *out = s;
+            }
+        } else {
+            row.fill(0.0);
+            for k in 0..K {
+                let aik = a_at(k);
+                let brow = &b[k * N..(k + 1) * N];
+                for (out, &bkj) in row.iter_mut().zip(brow) {
+                    *out += aik * bkj;
+                }
+            }
+        }
+        match c {
+            Some((c, s0, s1)) => {
+                for (j, out) in row.iter_mut().enumerate() {
+                    *out = alpha * *out + beta * c[i * s0 + j * s1];
+                }
+            }
+            None if alpha != 1.0 => {
+                for out in row.iter_mut() {
+                    *out *= alpha;
+                }
+            }
+            None => {}
+        }
+    }
+}
+
+/// Numpy `matmul` over broadcast batch dimensions: for every index of `batch`, the
+/// `[M, K] @ [K, N]` product of the matrices at the strided offsets of `a` and `b`.
+#[inline]
+pub fn batched_matmul<const M: usize, const K: usize, const N: usize, const R: usize>(
+    a: &[f32],
+    b: &[f32],
+    y: &mut [f32],
+    batch: &[usize; R],
+    a_strides: &[usize; R],
+    b_strides: &[usize; R],
+) {
+    let count: usize = batch.iter().product();
+    let mut idx = [0usize; R];
+    let (mut ia, mut ib) = (0usize, 0usize);
+    for n in 0..count {
+        gemm::<M, K, N, false, false>(
+            &a[ia..ia + M * K],
+            &b[ib..ib + K * N],
+            None,
+            1.0,
+            1.0,
+            &mut y[n * M * N..(n + 1) * M * N],
+        );
+        super::step2(&mut idx, batch, a_strides, b_strides, &mut ia, &mut ib);
+    }
+}
