@@ -23,31 +23,51 @@ use quote::quote;
 /// Everything the compiler produces for one model, for the macro and for tools.
 #[derive(Debug)]
 pub struct Compiled {
+    pub model: syntax::ModelDef,
     pub graph: ir::Graph,
     pub plan: plan::Plan,
     pub onnx: Vec<u8>,
 }
 
+/// Why a model did not compile: every error, and the model when it parsed.
+#[derive(Debug)]
+pub struct Failure {
+    pub model: Option<syntax::ModelDef>,
+    pub errors: Vec<syn::Error>,
+}
+
 /// Parses and checks a model; on failure returns every error found.
-pub fn compile(
-    tokens: TokenStream,
-) -> Result<(syntax::ModelDef, Compiled), (Option<syntax::ModelDef>, Vec<syn::Error>)> {
-    let model = syntax::parse_model(tokens).map_err(|e| (None, e))?;
+pub fn compile(tokens: TokenStream) -> Result<Compiled, Box<Failure>> {
+    let model = syntax::parse_model(tokens).map_err(|errors| {
+        Box::new(Failure {
+            model: None,
+            errors,
+        })
+    })?;
     match check::check(&model) {
         Ok(graph) => {
             let plan = plan::plan(&graph);
             let onnx = emit_onnx::onnx_bytes(&graph);
-            Ok((model, Compiled { graph, plan, onnx }))
+            Ok(Compiled {
+                model,
+                graph,
+                plan,
+                onnx,
+            })
         }
-        Err(errors) => Err((Some(model), errors)),
+        Err(errors) => Err(Box::new(Failure {
+            model: Some(model),
+            errors,
+        })),
     }
 }
 
 /// The expansion of `onnx_model! { ... }`.
 pub fn expand(tokens: TokenStream) -> TokenStream {
     match compile(tokens) {
-        Ok((model, c)) => emit_rust::emit(&c.graph, &c.plan, &c.onnx, &model.vis, &model.doc),
-        Err((model, errors)) => {
+        Ok(c) => emit_rust::emit(&c.graph, &c.plan, &c.onnx, &c.model.vis, &c.model.doc),
+        Err(failure) => {
+            let Failure { model, errors } = *failure;
             let errors = errors.iter().map(syn::Error::to_compile_error);
             // A stub type with the model's constants keeps most uses of the model from
             // adding errors of their own.
@@ -73,5 +93,41 @@ pub fn expand(tokens: TokenStream) -> TokenStream {
             });
             quote!(#(#errors)* #stub)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    fn mlp() -> proc_macro2::TokenStream {
+        quote! {
+            pub model M {
+                input x: f32[batch, 16];
+                let h = relu(linear(x, 8, init = he_normal(seed = 3)));
+                output y = softmax(linear(h, 4), axis = -1);
+            }
+        }
+    }
+
+    #[test]
+    fn the_same_source_gives_byte_identical_onnx_and_code() {
+        let a = super::compile(mlp()).unwrap();
+        let b = super::compile(mlp()).unwrap();
+        assert_eq!(a.onnx, b.onnx);
+        assert_eq!(
+            super::expand(mlp()).to_string(),
+            super::expand(mlp()).to_string()
+        );
+    }
+
+    #[test]
+    fn a_plain_chain_needs_exactly_its_lower_bound() {
+        let c = super::compile(mlp()).unwrap();
+        // h (8 floats) and the second linear's output (4 floats) are alive together.
+        assert_eq!(c.plan.lower_bound_bytes, (8 + 4) * 4);
+        assert_eq!(c.plan.arena_bytes, c.plan.lower_bound_bytes);
+        // Relu runs in place over the first Gemm's output.
+        assert!(c.plan.inplace[1]);
     }
 }

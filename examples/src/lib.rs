@@ -1,1 +1,72 @@
+//! The seed architectures of tinyonnx, written with `onnx_model!`.
+//!
+//! [`MODELS`] lists them for the tools: `cargo xtask export` writes their ONNX files and
+//! the cross-check tests run each against ONNX Runtime.
 
+#![no_std]
+
+use tinyonnx::{Model, ModelInfo, RunF32, onnx_model};
+
+onnx_model! {
+    /// Linear regression: 8 features to 1 value, one Gemm with bias.
+    pub model LinearRegression {
+        opset = 17;
+        input x: f32[batch, 8];
+        weight w: f32[8, 1] = glorot_uniform(seed = 42);
+        weight b: f32[1] = [0.5];
+        output y = Gemm(x, w, b);
+    }
+}
+
+onnx_model! {
+    /// Multi-layer perceptron for 28x28 digits: 784 -> 256 -> 128 -> 10, Relu, Softmax.
+    pub model Mlp {
+        opset = 17;
+        input x: f32[batch, 784];
+        let h1 = relu(linear(x, 256, init = he_normal(seed = 1), name = "fc1"));
+        let h2 = relu(linear(h1, 128, init = he_normal(seed = 2), name = "fc2"));
+        output probs = softmax(linear(h2, 10, init = glorot_uniform(seed = 3), name = "fc3"), axis = -1);
+    }
+}
+
+onnx_model! {
+    /// The MLP with raw ONNX operators and explicit weights, batch 4 on the device.
+    pub model MlpRaw {
+        opset = 17;
+        dim batch = 4;
+        input x: f32[batch, 784];
+        weight w1: f32[784, 256] = he_uniform(seed = 11);
+        weight b1: f32[256] = uniform(low = -0.05, high = 0.05, seed = 12);
+        weight w2: f32[128, 256] = he_normal(seed = 13);
+        weight b2: f32[128] = zeros;
+        weight w3: f32[128, 10] = glorot_normal(seed = 14);
+        weight b3: f32[10] = constant(0.1);
+        let h1 = Relu(Gemm(x, w1, b1));
+        let h2 = Tanh(Gemm(h1, w2, b2, transB = 1, alpha = 0.5, beta = 2.0));
+        let z = Add(MatMul(h2, w3), b3);
+        output probs = Softmax(Sigmoid(Sub(Mul(z, z), Div(z, b3))), axis = 1);
+    }
+}
+
+/// An example model: its constants and a uniform way to run it.
+#[derive(Debug, Clone, Copy)]
+pub struct Example {
+    /// The model's constants.
+    pub info: ModelInfo,
+    /// `Model::run_f32` of the model.
+    pub run: RunF32,
+}
+
+const fn example<M: Model>() -> Example {
+    Example {
+        info: M::INFO,
+        run: M::run_f32,
+    }
+}
+
+/// Every example model.
+pub const MODELS: &[Example] = &[
+    example::<LinearRegression>(),
+    example::<Mlp>(),
+    example::<MlpRaw>(),
+];

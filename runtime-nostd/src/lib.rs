@@ -173,6 +173,9 @@ impl fmt::Display for RunError {
     }
 }
 
+/// The signature of [`Model::run_f32`], for tables of models.
+pub type RunF32 = fn(&[&[f32]], &mut [&mut [f32]]) -> Result<(), RunError>;
+
 /// Implemented by every model type [`onnx_model!`] declares: a uniform way to run
 /// models from generic code (test harnesses, benchmarks, tools).
 pub trait Model {

@@ -1,1 +1,169 @@
+//! Shared helpers of the integration tests: ONNX Runtime sessions over a model's own
+//! ONNX bytes, seeded inputs, and the numerical contract.
 
+use std::sync::OnceLock;
+
+use ort::environment::Environment;
+use ort::session::Session;
+use ort::session::builder::GraphOptimizationLevel;
+use ort::value::TensorRef;
+use tinyonnx::ModelInfo;
+
+/// Which ONNX Runtime execution provider the cross-checks use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    Cpu,
+    Cuda,
+}
+
+impl Provider {
+    /// From `TINYONNX_ORT_PROVIDER` (`cpu`, the default, or `cuda`).
+    pub fn from_env() -> Result<Provider, String> {
+        match std::env::var("TINYONNX_ORT_PROVIDER").as_deref() {
+            Err(_) | Ok("cpu") | Ok("") => Ok(Provider::Cpu),
+            Ok("cuda") => Ok(Provider::Cuda),
+            Ok(other) => Err(format!(
+                "TINYONNX_ORT_PROVIDER must be `cpu` or `cuda`, got `{other}`"
+            )),
+        }
+    }
+}
+
+/// Loads the ONNX Runtime library named by `ORT_DYLIB_PATH`, once per process.
+pub fn init_ort() -> Result<&'static Environment, String> {
+    static INIT: OnceLock<Result<Environment, String>> = OnceLock::new();
+    INIT.get_or_init(|| {
+        let path = std::env::var("ORT_DYLIB_PATH").map_err(|_| {
+            "ORT_DYLIB_PATH is not set: run the tests with `cargo xtask test`, which downloads \
+             ONNX Runtime and sets it, or point it at libonnxruntime.so yourself"
+                .to_string()
+        })?;
+        if !std::path::Path::new(&path).exists() {
+            return Err(format!(
+                "ORT_DYLIB_PATH points at {path}, which does not exist"
+            ));
+        }
+        ort::init_from(&path)
+            .map_err(|e| format!("cannot load ONNX Runtime from {path}: {e}"))?
+            .with_name("tinyonnx-tests")
+            .build()
+            .map_err(|e| format!("cannot create the ONNX Runtime environment: {e}"))
+    })
+    .as_ref()
+    .map_err(Clone::clone)
+}
+
+/// A session over `onnx` with graph optimizations on and one intra-op thread.
+pub fn session(onnx: &[u8], provider: Provider) -> Result<Session, String> {
+    let env = init_ort()?;
+    let mut builder = Session::builder(env)
+        .map_err(|e| e.to_string())?
+        .with_optimization_level(GraphOptimizationLevel::All)
+        .map_err(|e| e.to_string())?
+        .with_intra_threads(1)
+        .map_err(|e| e.to_string())?;
+    if provider == Provider::Cuda {
+        builder = with_cuda(builder)?;
+    }
+    builder
+        .commit_from_memory(onnx)
+        .map_err(|e| format!("ONNX Runtime rejected the model: {e}"))
+}
+
+#[cfg(feature = "cuda")]
+fn with_cuda(
+    builder: ort::session::builder::SessionBuilder,
+) -> Result<ort::session::builder::SessionBuilder, String> {
+    builder
+        .with_execution_providers([ort::ep::CUDA::default().build().error_on_failure()])
+        .map_err(|e| format!("the CUDA execution provider is not available: {e}"))
+}
+
+#[cfg(not(feature = "cuda"))]
+fn with_cuda(
+    _: ort::session::builder::SessionBuilder,
+) -> Result<ort::session::builder::SessionBuilder, String> {
+    Err("these tests were built without the `cuda` feature: use `cargo xtask test --cuda`".into())
+}
+
+/// Runs a session on flat f32 inputs shaped as the model's device shapes.
+pub fn run_ort(
+    session: &mut Session,
+    info: &ModelInfo,
+    inputs: &[Vec<f32>],
+) -> Result<Vec<Vec<f32>>, String> {
+    let mut values = Vec::new();
+    for (t, data) in info.inputs.iter().zip(inputs) {
+        let view = TensorRef::from_array_view((t.shape.to_vec(), data.as_slice()))
+            .map_err(|e| format!("input `{}`: {e}", t.name))?;
+        values.push((t.name.to_string(), view));
+    }
+    let outputs = session
+        .run(values)
+        .map_err(|e| format!("ONNX Runtime failed to run the model: {e}"))?;
+    info.outputs
+        .iter()
+        .map(|t| {
+            let (shape, data) = outputs[t.name]
+                .try_extract_tensor::<f32>()
+                .map_err(|e| format!("output `{}`: {e}", t.name))?;
+            let got: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
+            if got != t.shape {
+                return Err(format!(
+                    "output `{}`: ONNX Runtime produced shape {got:?}, tinyonnx declares {:?}",
+                    t.name, t.shape
+                ));
+            }
+            Ok(data.to_vec())
+        })
+        .collect()
+}
+
+/// Seeded inputs uniform in `[-scale, scale)`, one vector per model input.
+pub fn seeded_inputs(info: &ModelInfo, seed: u64, scale: f32) -> Vec<Vec<f32>> {
+    let mut rng = tinyonnx_core::init::SplitMix64::new(seed);
+    info.inputs
+        .iter()
+        .map(|t| {
+            (0..t.numel())
+                .map(|_| (rng.next_f64() as f32 * 2.0 - 1.0) * scale)
+                .collect()
+        })
+        .collect()
+}
+
+/// How far two outputs are apart.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Diff {
+    pub max_abs: f32,
+    /// Largest `|ours - ort| / max(1, |ort|)`: the contract's measure.
+    pub max_scaled: f32,
+    pub cosine: f64,
+}
+
+/// Compares our output with ONNX Runtime's.
+pub fn compare(ours: &[f32], ort: &[f32]) -> Diff {
+    let mut d = Diff::default();
+    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
+    for (&a, &b) in ours.iter().zip(ort) {
+        let abs = (a - b).abs();
+        d.max_abs = d.max_abs.max(abs);
+        d.max_scaled = d.max_scaled.max(abs / b.abs().max(1.0));
+        if !a.is_finite() || !b.is_finite() {
+            d.max_abs = f32::INFINITY;
+            d.max_scaled = f32::INFINITY;
+        }
+        dot += a as f64 * b as f64;
+        na += a as f64 * a as f64;
+        nb += b as f64 * b as f64;
+    }
+    d.cosine = if na == 0.0 && nb == 0.0 {
+        1.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    };
+    d
+}
+
+/// The numerical contract: max abs diff <= 1e-5, relative for values above 1.
+pub const TOLERANCE: f32 = 1e-5;

@@ -1,6 +1,9 @@
 //! Project automation for tinyonnx. Run `cargo xtask --help`.
 
 mod codegen;
+mod export;
+mod setup;
+mod test;
 
 use std::path::PathBuf;
 
@@ -16,6 +19,23 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Write every example model as .onnx and print a summary table.
+    Export {
+        /// Directory for the .onnx files.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Also write the summary as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
+    /// Set up (targets, Python oracle, ONNX Runtime) and run every check.
+    Test {
+        /// Cross-check against ONNX Runtime's CUDA provider (needs an NVIDIA GPU).
+        #[arg(long)]
+        cuda: bool,
+    },
+    /// Only the idempotent set-up step of `test`.
+    Setup,
     /// Regenerate the prost code of tinyonnx-proto from proto/proto/onnx.proto.
     Codegen,
 }
@@ -32,6 +52,14 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     let root = workspace_root();
     match cli.command {
+        Command::Export { out, json } => export::run(&root, out, json).map(drop),
+        Command::Test { cuda } => test::run_all(&root, cuda),
+        Command::Setup => {
+            let tools = setup::all(&root)?;
+            println!("python: {}", tools.python.display());
+            println!("ONNX Runtime: {}", tools.ort_dylib.display());
+            Ok(())
+        }
         Command::Codegen => codegen::run(&root),
     }
 }

@@ -71,9 +71,10 @@ fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
     let b_expr = &b.expr;
     let b_str = broadcast_strides(&b.shape, &out.shape);
     let shape = &out.shape;
+    let rank = shape.len();
     if cx.inplace {
         return quote! {
-            #kernels::binary::binary_inplace::<#kernels::binary::#op>(#y, #b_expr, &[#(#b_str),*], &[#(#shape),*]);
+            #kernels::binary::binary_inplace::<#kernels::binary::#op, #rank>(#y, #b_expr, &[#(#b_str),*], &[#(#shape),*]);
         };
     }
     let a = cx.input(0);
@@ -85,6 +86,6 @@ fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
     }
     let a_str = broadcast_strides(&a.shape, &out.shape);
     quote! {
-        #kernels::binary::binary::<#kernels::binary::#op>(#a_expr, &[#(#a_str),*], #b_expr, &[#(#b_str),*], #y, &[#(#shape),*]);
+        #kernels::binary::binary::<#kernels::binary::#op, #rank>(#a_expr, &[#(#a_str),*], #b_expr, &[#(#b_str),*], #y, &[#(#shape),*]);
     }
 }

@@ -117,8 +117,9 @@ fn lower(cx: &LowerCtx) -> proc_macro2::TokenStream {
             #kernels::gemm::gemm::<#m, #k, #n, false, false>(#a, #b, ::core::option::Option::None, 1.0, 1.0, #y);
         };
     }
+    let rank = batch.len();
     quote! {
-        #kernels::gemm::batched_matmul::<#m, #k, #n>(#a, #b, #y, &[#(#batch),*], &[#(#a_str),*], &[#(#b_str),*]);
+        #kernels::gemm::batched_matmul::<#m, #k, #n, #rank>(#a, #b, #y, &[#(#batch),*], &[#(#a_str),*], &[#(#b_str),*]);
     }
 }
 

@@ -1,0 +1,155 @@
+//! Idempotent set-up of what the tests need on a fresh machine: rustup targets, a
+//! project-local Python venv with the ONNX oracle, and the ONNX Runtime library from
+//! the PyPI wheel.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+/// Embedded targets the facade and the examples must build for.
+pub const TARGETS: &[&str] = &[
+    "thumbv7em-none-eabihf",
+    "thumbv7m-none-eabi",
+    "riscv32imc-unknown-none-elf",
+];
+/// The ONNX Runtime release the cross-checks use (the `ort` crate's API level).
+pub const ORT_VERSION: &str = "1.31.1";
+/// The onnx package used as the checker oracle.
+pub const ONNX_VERSION: &str = "1.23.2";
+
+/// Paths of the installed tools.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    pub python: PathBuf,
+    pub ort_dylib: PathBuf,
+}
+
+/// Runs a command, failing with its name and status.
+pub fn run(cmd: &mut Command) -> Result<()> {
+    let shown = format!("{cmd:?}");
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot start {shown}"))?;
+    if !status.success() {
+        bail!("{shown} failed with {status}");
+    }
+    Ok(())
+}
+
+fn output(cmd: &mut Command) -> Result<String> {
+    let shown = format!("{cmd:?}");
+    let out = cmd
+        .output()
+        .with_context(|| format!("cannot start {shown}"))?;
+    if !out.status.success() {
+        bail!(
+            "{shown} failed with {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Adds the missing rustup targets.
+pub fn targets() -> Result<()> {
+    let installed = output(Command::new("rustup").args(["target", "list", "--installed"]))
+        .context("rustup is needed to add the embedded targets")?;
+    let missing: Vec<&str> = TARGETS
+        .iter()
+        .copied()
+        .filter(|t| !installed.lines().any(|l| l.trim() == *t))
+        .collect();
+    if !missing.is_empty() {
+        println!("setup: rustup target add {}", missing.join(" "));
+        run(Command::new("rustup")
+            .args(["target", "add"])
+            .args(&missing))?;
+    }
+    Ok(())
+}
+
+/// Creates the venv and installs the oracle packages when they are missing.
+pub fn python(root: &Path) -> Result<PathBuf> {
+    let venv = root.join("target/xtask/venv");
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        println!("setup: creating {}", venv.display());
+        run(Command::new("python3").arg("-m").arg("venv").arg(&venv))
+            .context("python3 with the venv module is needed for the ONNX checker")?;
+    }
+    let probe = format!(
+        "import onnx, numpy, sys; sys.exit(0 if onnx.__version__ == '{ONNX_VERSION}' else 1)"
+    );
+    let ready = Command::new(&python)
+        .args(["-c", &probe])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ready {
+        println!("setup: pip install onnx=={ONNX_VERSION} numpy");
+        run(Command::new(&python).args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            &format!("onnx=={ONNX_VERSION}"),
+            "numpy",
+        ]))?;
+    }
+    Ok(python)
+}
+
+/// Downloads the ONNX Runtime wheel and extracts its shared library, once.
+pub fn onnxruntime(root: &Path, python: &Path) -> Result<PathBuf> {
+    let dir = root.join("target/xtask/onnxruntime");
+    let lib = dir.join(format!("libonnxruntime.so.{ORT_VERSION}"));
+    if lib.exists() {
+        return Ok(lib);
+    }
+    std::fs::create_dir_all(&dir)?;
+    let wheels = root.join("target/xtask/wheels");
+    println!("setup: downloading the onnxruntime=={ORT_VERSION} wheel from PyPI");
+    run(Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--only-binary=:all:",
+            &format!("onnxruntime=={ORT_VERSION}"),
+            "-d",
+        ])
+        .arg(&wheels))?;
+    let script = format!(
+        r#"
+import glob, sys, zipfile
+wheels = glob.glob(sys.argv[1] + "/onnxruntime-{ORT_VERSION}-*.whl")
+if not wheels:
+    sys.exit("no onnxruntime wheel was downloaded")
+with zipfile.ZipFile(wheels[0]) as z:
+    name = "onnxruntime/capi/libonnxruntime.so.{ORT_VERSION}"
+    with z.open(name) as src, open(sys.argv[2], "wb") as dst:
+        dst.write(src.read())
+"#
+    );
+    let partial = dir.join("libonnxruntime.so.partial");
+    run(Command::new(python)
+        .args(["-c", &script])
+        .arg(&wheels)
+        .arg(&partial))
+    .context("cannot extract libonnxruntime from the wheel")?;
+    std::fs::rename(&partial, &lib)?;
+    Ok(lib)
+}
+
+/// Everything, in order.
+pub fn all(root: &Path) -> Result<Tools> {
+    targets()?;
+    let python = python(root)?;
+    let ort_dylib = onnxruntime(root, &python)?;
+    Ok(Tools { python, ort_dylib })
+}

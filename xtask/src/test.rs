@@ -1,0 +1,109 @@
+//! `cargo xtask test`: set-up, then every check the project has.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+
+use crate::setup::{self, run};
+
+/// Whether this machine has an NVIDIA GPU the CUDA provider could use.
+fn gpu_present() -> bool {
+    Path::new("/dev/nvidiactl").exists()
+        || Command::new("nvidia-smi")
+            .arg("-L")
+            .output()
+            .is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
+}
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
+    println!("\n=== {name}");
+    let t = Instant::now();
+    let r = f();
+    let secs = t.elapsed().as_secs_f32();
+    match &r {
+        Ok(()) => println!("=== {name}: ok ({secs:.1} s)"),
+        Err(e) => println!("=== {name}: FAILED ({secs:.1} s): {e:#}"),
+    }
+    r.with_context(|| format!("step `{name}` failed"))
+}
+
+/// Runs every check; `cuda` runs the ONNX Runtime cross-check on the CUDA provider.
+pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
+    if cuda && !gpu_present() {
+        bail!(
+            "--cuda needs an NVIDIA GPU, and this machine has none (no /dev/nvidiactl, \
+             `nvidia-smi -L` lists nothing); run `cargo xtask test` for the CPU provider"
+        );
+    }
+    let mut tools = None;
+    step("set-up (targets, Python oracle, ONNX Runtime)", || {
+        tools = Some(setup::all(root)?);
+        Ok(())
+    })?;
+    let tools = tools.expect("set by the set-up step");
+    if cuda {
+        bail!(
+            "--cuda: a GPU is present, but fetching the onnxruntime-gpu wheel and CUDA 13 is \
+             not automated yet; set ORT_DYLIB_PATH to a CUDA build of ONNX Runtime {} and run \
+             `TINYONNX_ORT_PROVIDER=cuda cargo test -p tinyonnx-tests --features cuda`",
+            setup::ORT_VERSION
+        );
+    }
+    step("cargo fmt --check", || {
+        run(cargo()
+            .current_dir(root)
+            .args(["fmt", "--all", "--", "--check"]))
+    })?;
+    step("cargo clippy", || {
+        run(cargo().current_dir(root).args([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ]))
+    })?;
+    step(
+        "cargo test --workspace (ORT cross-check, ui tests, unit tests)",
+        || {
+            run(cargo()
+                .current_dir(root)
+                .env("ORT_DYLIB_PATH", &tools.ort_dylib)
+                .env("TINYONNX_ORT_PROVIDER", "cpu")
+                .args(["test", "--workspace", "--", "--nocapture"]))
+        },
+    )?;
+    let out = root.join("target/onnx");
+    let mut files = Vec::new();
+    step(
+        "export and check with onnx (checker + strict shape inference)",
+        || {
+            let rows = crate::export::run(root, Some(out.clone()), None)?;
+            files = rows.iter().map(|r| r.onnx_path.clone()).collect();
+            run(Command::new(&tools.python)
+                .arg(root.join("xtask/py/check_onnx.py"))
+                .args(&files))
+        },
+    )?;
+    step("no_std build for thumbv7em-none-eabihf", || {
+        run(cargo().current_dir(root).args([
+            "build",
+            "--release",
+            "-p",
+            "tinyonnx",
+            "-p",
+            "tinyonnx-examples",
+            "--target",
+            "thumbv7em-none-eabihf",
+        ]))
+    })?;
+    println!("\nall checks passed");
+    Ok(())
+}
