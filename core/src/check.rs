@@ -260,6 +260,14 @@ impl Checker {
 
     fn bind(&mut self, name: &Ident, id: TensorId) {
         let key = name.to_string();
+        if key == "arena" || key.starts_with("__") {
+            self.error(
+                name.span(),
+                format!("`{key}` is reserved for the generated forward pass: choose another name"),
+            );
+            self.poison(name);
+            return;
+        }
         if let Some((_, first)) = self.names.get(&key) {
             let mut e = syn::Error::new(
                 name.span(),
