@@ -153,3 +153,63 @@ pub fn all(root: &Path) -> Result<Tools> {
     let ort_dylib = onnxruntime(root, &python)?;
     Ok(Tools { python, ort_dylib })
 }
+
+/// What the CUDA cross-check needs: ONNX Runtime's GPU build and the CUDA libraries.
+#[derive(Debug, Clone)]
+pub struct CudaTools {
+    pub ort_dylib: PathBuf,
+    /// Directories to put on `LD_LIBRARY_PATH` (the wheel's and NVIDIA's libraries).
+    pub lib_dirs: Vec<PathBuf>,
+}
+
+/// Installs `onnxruntime-gpu` with its CUDA and cuDNN extras into a venv of its own
+/// (about 1.3 GB; only for `cargo xtask test --cuda`).
+pub fn onnxruntime_cuda(root: &Path) -> Result<CudaTools> {
+    let venv = root.join("target/xtask/venv-cuda");
+    let python = venv.join("bin/python");
+    if !python.exists() {
+        run(Command::new("python3").arg("-m").arg("venv").arg(&venv))?;
+    }
+    let probe = "import onnxruntime, os; print(os.path.dirname(onnxruntime.__file__))";
+    let installed = Command::new(&python)
+        .args(["-c", probe])
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
+    let pkg_dir = match installed {
+        Some(o) => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        None => {
+            println!("setup: pip install onnxruntime-gpu[cuda,cudnn]=={ORT_VERSION}");
+            run(Command::new(&python).args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                &format!("onnxruntime-gpu[cuda,cudnn]=={ORT_VERSION}"),
+            ]))?;
+            output(Command::new(&python).args(["-c", probe]))?
+                .trim()
+                .to_string()
+        }
+    };
+    let capi = PathBuf::from(&pkg_dir).join("capi");
+    let ort_dylib = capi.join(format!("libonnxruntime.so.{ORT_VERSION}"));
+    if !ort_dylib.exists() {
+        bail!("the onnxruntime-gpu wheel has no {}", ort_dylib.display());
+    }
+    let mut lib_dirs = vec![capi];
+    let nvidia = PathBuf::from(&pkg_dir).with_file_name("nvidia");
+    if let Ok(entries) = std::fs::read_dir(&nvidia) {
+        let mut dirs: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path().join("lib")))
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        lib_dirs.extend(dirs);
+    }
+    Ok(CudaTools {
+        ort_dylib,
+        lib_dirs,
+    })
+}
