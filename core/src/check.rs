@@ -1,6 +1,7 @@
 //! Names, arity, attributes, dtypes and shapes. Every error is collected with the span
-//! of the token it is about; a failed sub-expression yields `None` so the errors that
-//! follow from it are not reported twice.
+//! of the token it is about; a failed sub-expression yields `None` and a failed
+//! definition is poisoned, so the errors that follow from one mistake are not reported
+//! again.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -8,24 +9,31 @@ use proc_macro2::Span;
 use syn::Ident;
 
 use crate::init;
-use crate::ir::{Graph, Node, Tensor, TensorId, TensorKind};
-use crate::ops::{self, At, AttrDefault, AttrKind, AttrSpec, AttrValue, Attrs, InferCtx, OpSchema};
+use crate::ir::{Data, Graph, Node, Tensor, TensorId, TensorKind};
+use crate::layers;
+use crate::ops::{
+    self, At, AttrDefault, AttrKind, AttrSpec, AttrValue, Attrs, InTy, InferCtx, OpSchema,
+};
 use crate::suggest;
-use crate::syntax::{Arg, Call, DimExpr, Expr, Item, ModelDef, TypeExpr};
+use crate::syntax::{Arg, Block, Call, DimExpr, Expr, Item, ModelDef, Pattern, TypeExpr};
 use crate::types::{DType, Dim, Shape, TensorType};
 
 /// Lower-case layer sugar that is exactly one ONNX operator.
-const ALIASES: &[(&str, &str)] = &[
+pub const ALIASES: &[(&str, &str)] = &[
     ("relu", "Relu"),
     ("sigmoid", "Sigmoid"),
     ("tanh", "Tanh"),
     ("softmax", "Softmax"),
     ("matmul", "MatMul"),
     ("identity", "Identity"),
+    ("gelu", "Gelu"),
+    ("transpose", "Transpose"),
+    ("reshape", "Reshape"),
+    ("concat", "Concat"),
 ];
 
-/// Layer sugar that creates weights.
-const LAYERS: &[&str] = &["linear"];
+/// How deep block instances may nest (a block calling itself is an error long before).
+const MAX_BLOCK_DEPTH: usize = 16;
 
 /// Checks a parsed model and builds its graph, or returns every error found.
 pub fn check(model: &ModelDef) -> Result<Graph, Vec<syn::Error>> {
@@ -42,12 +50,15 @@ pub fn check(model: &ModelDef) -> Result<Graph, Vec<syn::Error>> {
             nodes: Vec::new(),
             outputs: Vec::new(),
         },
-        names: HashMap::new(),
+        scopes: vec![Scope::default()],
         output_declared: false,
         anonymous: HashSet::new(),
         layer_counts: HashMap::new(),
+        blocks: HashMap::new(),
+        hint: None,
     };
     cx.settings(model);
+    cx.collect_blocks(&model.items);
     for item in &model.items {
         cx.item(item);
     }
@@ -67,23 +78,49 @@ pub fn check(model: &ModelDef) -> Result<Graph, Vec<syn::Error>> {
     }
 }
 
-struct Checker {
-    errors: Vec<syn::Error>,
-    graph: Graph,
-    /// Every name in scope: inputs, weights, let bindings, outputs. `None` marks a
-    /// name whose definition failed: uses of it are not reported again.
+/// The names visible in the model body or in one block instance.
+#[derive(Default)]
+struct Scope {
+    /// Prepended to every name defined here (`layer1.` inside the instance `layer1`).
+    prefix: String,
+    /// `None` marks a name whose definition failed: uses of it are not reported again.
     names: HashMap<String, (Option<TensorId>, Span)>,
+    /// Value parameters of a block instance, substituted where they are used.
+    values: HashMap<String, Expr>,
+    /// The tensor of the block's `return`.
+    returned: Option<Option<TensorId>>,
+}
+
+pub(crate) struct Checker<'m> {
+    errors: Vec<syn::Error>,
+    pub(crate) graph: Graph,
+    scopes: Vec<Scope>,
     /// Whether any output item was seen, even one that failed.
     output_declared: bool,
     /// Tensors that still carry a generated name.
     anonymous: HashSet<TensorId>,
-    /// How many of each layer sugar were used, for generated names and seeds.
-    layer_counts: HashMap<&'static str, usize>,
+    /// How many of each layer sugar or block were used, for generated names and seeds.
+    layer_counts: HashMap<String, usize>,
+    blocks: HashMap<String, &'m Block>,
+    /// The name of the `let` whose right side is being evaluated, for the layer or block
+    /// called directly there (`let conv1 = conv2d(...)` names the layer `conv1`).
+    hint: Option<String>,
 }
 
-impl Checker {
-    fn error(&mut self, span: Span, msg: impl std::fmt::Display) {
+impl<'m> Checker<'m> {
+    pub(crate) fn error(&mut self, span: Span, msg: impl std::fmt::Display) {
         self.errors.push(syn::Error::new(span, msg));
+    }
+
+    fn scope(&mut self) -> &mut Scope {
+        self.scopes
+            .last_mut()
+            .expect("the model scope is never popped")
+    }
+
+    /// The current name prefix (`""` in the model body).
+    pub(crate) fn prefix(&self) -> &str {
+        &self.scopes.last().expect("the model scope").prefix
     }
 
     /// `opset` and `dim` items, read before the rest so their order does not matter.
@@ -133,15 +170,70 @@ impl Checker {
         }
     }
 
-    fn item(&mut self, item: &Item) {
+    fn collect_blocks(&mut self, items: &'m [Item]) {
+        for item in items {
+            if let Item::Block(b) = item {
+                let key = b.name.to_string();
+                if ops::lookup(&key).is_some() || layers::is_layer(&key) {
+                    self.error(
+                        b.name.span(),
+                        format!("block `{key}` has the name of an operator or layer: rename it"),
+                    );
+                    continue;
+                }
+                match self.blocks.entry(key) {
+                    std::collections::hash_map::Entry::Occupied(e) => {
+                        let msg = format!("block `{}` is defined twice", e.key());
+                        self.error(b.name.span(), msg);
+                    }
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(b);
+                    }
+                }
+            }
+        }
+    }
+
+    fn item(&mut self, item: &'m Item) {
+        let in_block = self.scopes.len() > 1;
         match item {
+            Item::Opset { kw, .. } if in_block => {
+                self.error(kw.span(), "`opset` is set in the model, not in a block")
+            }
+            Item::Dim { name, .. } if in_block => {
+                self.error(name.span(), "`dim` is set in the model, not in a block")
+            }
             Item::Opset { .. } | Item::Dim { .. } => {}
+            Item::Block(b) if in_block => self.error(
+                b.name.span(),
+                "blocks are defined in the model body, not nested",
+            ),
+            Item::Block(_) => {}
+            Item::Input { name, .. } if in_block => self.error(
+                name.span(),
+                "inputs are declared in the model body; pass tensors to a block as parameters",
+            ),
+            Item::Output { name, .. } if in_block => self.error(
+                name.span(),
+                "outputs are declared in the model body; a block ends with `return expr;`",
+            ),
+            Item::Return { kw, .. } if !in_block => {
+                self.error(*kw, "`return` ends a block; a model declares `output`s")
+            }
+            Item::Return { kw, expr } => {
+                if self.scope().returned.is_some() {
+                    self.error(*kw, "a block returns once");
+                    return;
+                }
+                let id = self.tensor_expr(expr);
+                self.scope().returned = Some(id);
+            }
             Item::Input { doc, name, ty } => {
                 let Some(ty) = self.tensor_type(ty, false) else {
                     self.poison(name);
                     return;
                 };
-                let id = self.new_tensor(name.to_string(), ty, TensorKind::Input, doc);
+                let id = self.new_tensor(name.to_string(), ty, TensorKind::Input, doc, None);
                 self.graph.inputs.push(id);
                 self.bind(name, id);
             }
@@ -150,43 +242,89 @@ impl Checker {
                 name,
                 ty,
                 init,
-            } => {
-                let Some(ty) = self.tensor_type(ty, true) else {
-                    self.poison(name);
-                    return;
-                };
-                let shape = ty.shape.fixed_numel().map(|_| {
-                    ty.shape
-                        .0
-                        .iter()
-                        .map(|d| d.fixed().unwrap_or(1))
-                        .collect::<Vec<_>>()
-                });
-                let Some(shape) = shape else {
-                    self.poison(name);
-                    return;
-                };
-                match init::evaluate(init, &shape) {
-                    Ok(values) => {
-                        let id =
-                            self.new_tensor(name.to_string(), ty, TensorKind::Weight(values), doc);
-                        self.graph.weights.push(id);
+            } => self.weight_item(doc, name, ty, init),
+            Item::Let { pattern, expr } => self.let_item(pattern, expr),
+            Item::Output { doc, name, expr } => self.output(doc, name, expr.as_ref()),
+        }
+    }
+
+    fn weight_item(&mut self, doc: &str, name: &Ident, ty: &TypeExpr, init: &Expr) {
+        let Some(ty) = self.tensor_type(ty, true) else {
+            self.poison(name);
+            return;
+        };
+        let shape: Vec<usize> = ty.shape.0.iter().map(|d| d.fixed().unwrap_or(1)).collect();
+        let init = self.subst(init);
+        let data = match ty.dtype {
+            DType::I64 => init::evaluate_i64(&init, &shape).map(Data::I64),
+            _ => init::evaluate(&init, &shape).map(Data::F32),
+        };
+        match data {
+            Ok(data) => {
+                let full = format!("{}{name}", self.prefix());
+                let id = self.new_tensor(full, ty, TensorKind::Weight, doc, Some(data));
+                self.graph.weights.push(id);
+                self.bind(name, id);
+            }
+            Err((span, msg)) => {
+                self.error(span, msg);
+                self.poison(name);
+            }
+        }
+    }
+
+    fn let_item(&mut self, pattern: &Pattern, expr: &Expr) {
+        match pattern {
+            Pattern::One(name) => {
+                self.hint = Some(name.to_string());
+                let id = self.tensor_expr(expr);
+                self.hint = None;
+                match id {
+                    Some(id) => {
+                        self.name_tensor(id, name);
                         self.bind(name, id);
                     }
-                    Err((span, msg)) => {
-                        self.error(span, msg);
-                        self.poison(name);
+                    None => self.poison(name),
+                }
+            }
+            Pattern::Tuple(names, span) => {
+                let poison_all = |cx: &mut Self| {
+                    for n in names.iter().flatten() {
+                        cx.poison(n);
+                    }
+                };
+                let Expr::Call(call) = expr else {
+                    self.error(
+                        expr.span(),
+                        "a tuple `let` needs an operator call with several outputs",
+                    );
+                    poison_all(self);
+                    return;
+                };
+                let Some(outs) = self.call(call) else {
+                    poison_all(self);
+                    return;
+                };
+                if outs.len() != names.len() {
+                    self.error(
+                        *span,
+                        format!(
+                            "`{}` has {} outputs, the pattern names {}",
+                            call.func,
+                            outs.len(),
+                            names.len()
+                        ),
+                    );
+                    poison_all(self);
+                    return;
+                }
+                for (id, name) in outs.into_iter().zip(names) {
+                    if let Some(name) = name {
+                        self.name_tensor(id, name);
+                        self.bind(name, id);
                     }
                 }
             }
-            Item::Let { name, expr } => match self.tensor_expr(expr) {
-                Some(id) => {
-                    self.name_tensor(id, name);
-                    self.bind(name, id);
-                }
-                None => self.poison(name),
-            },
-            Item::Output { doc, name, expr } => self.output(doc, name, expr.as_ref()),
         }
     }
 
@@ -194,7 +332,10 @@ impl Checker {
         self.output_declared = true;
         let id = match expr {
             Some(expr) => {
-                let Some(id) = self.tensor_expr(expr) else {
+                self.hint = Some(name.to_string());
+                let id = self.tensor_expr(expr);
+                self.hint = None;
+                let Some(id) = id else {
                     self.poison(name);
                     return;
                 };
@@ -217,7 +358,7 @@ impl Checker {
                 None => return,
             },
         };
-        if !matches!(self.graph.tensors[id].kind, TensorKind::Value) {
+        if self.graph.tensors[id].kind != TensorKind::Value {
             self.error(
                 name.span(),
                 format!(
@@ -242,19 +383,36 @@ impl Checker {
         ty: TensorType,
         kind: TensorKind,
         doc: &str,
+        value: Option<Data>,
     ) -> TensorId {
         self.graph.tensors.push(Tensor {
             name,
             ty,
             kind,
             doc: doc.to_string(),
+            value,
         });
         self.graph.tensors.len() - 1
     }
 
+    /// Adds a weight (an initializer) with a full name.
+    pub(crate) fn add_weight(&mut self, name: String, shape: &[usize], data: Data) -> TensorId {
+        let dtype = match data {
+            Data::F32(_) => DType::F32,
+            Data::I64(_) => DType::I64,
+        };
+        let ty = TensorType {
+            dtype,
+            shape: Shape::fixed(shape),
+        };
+        let id = self.new_tensor(name, ty, TensorKind::Weight, "", Some(data));
+        self.graph.weights.push(id);
+        id
+    }
+
     fn name_tensor(&mut self, id: TensorId, name: &Ident) {
         if self.anonymous.remove(&id) {
-            self.graph.tensors[id].name = name.to_string();
+            self.graph.tensors[id].name = format!("{}{name}", self.prefix());
         }
     }
 
@@ -268,42 +426,58 @@ impl Checker {
             self.poison(name);
             return;
         }
-        if let Some((_, first)) = self.names.get(&key) {
+        if let Some((_, first)) = self.scope().names.get(&key).copied() {
             let mut e = syn::Error::new(
                 name.span(),
                 format!("`{key}` is defined twice: every name in a model is defined once"),
             );
             e.combine(syn::Error::new(
-                *first,
+                first,
                 format!("`{key}` is first defined here"),
             ));
             self.errors.push(e);
             return;
         }
-        self.names.insert(key, (Some(id), name.span()));
+        self.scope().names.insert(key, (Some(id), name.span()));
     }
 
     /// Records a name whose definition failed, so its uses stay quiet.
     fn poison(&mut self, name: &Ident) {
-        self.names
+        self.scope()
+            .names
             .entry(name.to_string())
             .or_insert((None, name.span()));
     }
 
     fn lookup(&mut self, name: &Ident) -> Option<TensorId> {
         let key = name.to_string();
-        if let Some((id, _)) = self.names.get(&key) {
+        if let Some((id, _)) = self.scope().names.get(&key) {
             return *id;
         }
-        let known: Vec<&str> = self.names.keys().map(String::as_str).collect();
+        let scope = self.scopes.last().expect("the model scope");
+        let known: Vec<&str> = scope.names.keys().map(String::as_str).collect();
         let hint = suggest::did_you_mean(&key, &known)
             .map(|s| format!("; did you mean `{s}`?"))
             .unwrap_or_default();
+        let where_ = if self.scopes.len() > 1 {
+            "this block (blocks see their parameters and their own names)"
+        } else {
+            "this model"
+        };
         self.error(
             name.span(),
-            format!("cannot find `{key}` in this model{hint}"),
+            format!("cannot find `{key}` in {where_}{hint}"),
         );
         None
+    }
+
+    /// Replaces the block's value parameters inside an expression by their values.
+    pub(crate) fn subst(&self, expr: &Expr) -> Expr {
+        let values = &self.scopes.last().expect("the model scope").values;
+        if values.is_empty() {
+            return expr.clone();
+        }
+        subst_in(expr, values)
     }
 
     fn tensor_type(&mut self, ty: &TypeExpr, weight: bool) -> Option<TensorType> {
@@ -333,21 +507,34 @@ impl Checker {
                         self.error(lit.span(), "a dimension must be a positive integer");
                     }
                 },
-                DimExpr::Sym(id) if weight => {
-                    ok = false;
-                    self.error(
-                        id.span(),
-                        format!("a weight needs fixed dimensions; `{id}` is symbolic"),
-                    );
-                }
-                DimExpr::Sym(id) => dims.push(Dim::Sym(id.to_string())),
+                DimExpr::Sym(id) => match self.subst(&Expr::Name(id.clone())) {
+                    Expr::Int(n, _) if n > 0 => dims.push(Dim::Fixed(n as usize)),
+                    Expr::Name(_) if weight => {
+                        ok = false;
+                        self.error(
+                            id.span(),
+                            format!("a weight needs fixed dimensions; `{id}` is symbolic"),
+                        );
+                    }
+                    Expr::Name(_) => dims.push(Dim::Sym(id.to_string())),
+                    other => {
+                        ok = false;
+                        self.error(
+                            id.span(),
+                            format!(
+                                "the dimension `{id}` is {}, not a positive integer",
+                                other.describe()
+                            ),
+                        );
+                    }
+                },
             }
         }
-        if weight && dtype.is_some_and(|d| d != DType::F32) {
+        if weight && dtype.is_some_and(|d| d != DType::F32 && d != DType::I64) {
             ok = false;
             self.error(
                 ty.dtype.span(),
-                format!("weights of dtype `{name}` are not supported yet: declare them as f32"),
+                format!("weights of dtype `{name}` are not supported yet: declare them f32 or i64"),
             );
         }
         ok.then(|| TensorType {
@@ -356,11 +543,24 @@ impl Checker {
         })
     }
 
-    /// An expression that must denote a tensor.
-    fn tensor_expr(&mut self, expr: &Expr) -> Option<TensorId> {
+    /// An expression that must denote one tensor.
+    pub(crate) fn tensor_expr(&mut self, expr: &Expr) -> Option<TensorId> {
         match expr {
-            Expr::Name(name) => self.lookup(name),
-            Expr::Call(call) => self.call(call),
+            Expr::Name(name) => {
+                if let Expr::Name(_) = self.subst(expr) {
+                    self.lookup(name)
+                } else {
+                    self.error(
+                        name.span(),
+                        format!("`{name}` is a value parameter of this block, not a tensor"),
+                    );
+                    None
+                }
+            }
+            Expr::Call(call) => {
+                let outs = self.call(call)?;
+                Some(outs[0])
+            }
             other => {
                 self.error(
                     other.span(),
@@ -374,7 +574,9 @@ impl Checker {
         }
     }
 
-    fn call(&mut self, call: &Call) -> Option<TensorId> {
+    /// A call: an operator, layer sugar or block. Returns every output.
+    fn call(&mut self, call: &Call) -> Option<Vec<TensorId>> {
+        let hint = self.hint.take();
         let name = call.func.to_string();
         if let Some(op) = ops::lookup(&name) {
             return self.op_call(call, op);
@@ -382,13 +584,20 @@ impl Checker {
         if let Some((_, op_type)) = ALIASES.iter().find(|(alias, _)| *alias == name) {
             return self.op_call(call, ops::lookup(op_type).expect("aliases name real ops"));
         }
-        if name == "linear" {
-            return self.linear(call);
+        if layers::is_layer(&name) {
+            let call = self.subst_call(call);
+            return layers::expand(self, &call, hint);
+        }
+        if let Some(&block) = self.blocks.get(&name) {
+            return self.instantiate(block, call, hint).map(|id| vec![id]);
         }
         let mut known: Vec<&str> = ops::REGISTRY.iter().map(|op| op.op_type).collect();
         known.extend(ALIASES.iter().map(|(a, _)| *a));
-        known.extend(LAYERS);
+        known.extend(layers::LAYERS);
+        let blocks: Vec<String> = self.blocks.keys().cloned().collect();
+        known.extend(blocks.iter().map(String::as_str));
         let hint = suggest::did_you_mean(&name, &known)
+            .or_else(|| layers::framework_alias(&name))
             .map(|s| format!(": did you mean `{s}`?"))
             .unwrap_or_else(|| {
                 format!(
@@ -398,7 +607,7 @@ impl Checker {
                         .map(|op| op.op_type)
                         .collect::<Vec<_>>()
                         .join(", "),
-                    LAYERS
+                    layers::LAYERS
                         .iter()
                         .chain(ALIASES.iter().map(|(a, _)| a))
                         .copied()
@@ -409,17 +618,39 @@ impl Checker {
         self.error(call.func.span(), format!("unknown operator `{name}`{hint}"));
         // Still check the arguments, so mistakes inside are reported too.
         for arg in call.positional() {
-            if matches!(arg, Expr::Call(_) | Expr::Name(_)) {
+            if matches!(arg, Expr::Call(_)) {
                 self.tensor_expr(arg);
             }
         }
         None
     }
 
-    fn op_call(&mut self, call: &Call, op: &'static OpSchema) -> Option<TensorId> {
+    fn subst_call(&self, call: &Call) -> Call {
+        match self.subst(&Expr::Call(call.clone())) {
+            Expr::Call(c) => c,
+            _ => unreachable!("substitution keeps calls"),
+        }
+    }
+
+    fn op_call(&mut self, call: &Call, op: &'static OpSchema) -> Option<Vec<TensorId>> {
+        let call = &self.subst_call(call);
         let positional: Vec<&Expr> = call.positional().collect();
-        let (min, max) = (op.min_inputs(), op.inputs.len());
+        let (min, max) = if op.variadic {
+            (op.inputs.len(), usize::MAX)
+        } else {
+            (op.min_inputs(), op.inputs.len())
+        };
         let mut ok = true;
+        if op.since_opset > self.graph.opset {
+            ok = false;
+            self.error(
+                call.func.span(),
+                format!(
+                    "{} needs opset {} or later; this model uses opset {}",
+                    op.op_type, op.since_opset, self.graph.opset
+                ),
+            );
+        }
         if positional.len() > max {
             ok = false;
             let plural = if max == 1 { "input" } else { "inputs" };
@@ -446,125 +677,215 @@ impl Checker {
                 ),
             );
         }
-        let inputs: Vec<Option<TensorId>> =
-            positional.iter().map(|e| self.tensor_expr(e)).collect();
+        // Tensor arguments first (they may add nodes), then literals, named after the node.
+        let mut inputs: Vec<Option<TensorId>> = positional
+            .iter()
+            .map(|e| match e {
+                Expr::Int(..) | Expr::Float(..) | Expr::List(..) => None,
+                e => self.tensor_expr(e),
+            })
+            .collect();
+        let node_name = format!("{}{}_{}", self.prefix(), op.op_type, self.graph.nodes.len());
+        for (i, e) in positional.iter().enumerate() {
+            if let Expr::Int(..) | Expr::Float(..) | Expr::List(..) = e {
+                let spec = op.inputs[i.min(op.inputs.len() - 1)].name;
+                inputs[i] = self.literal(e, format!("{node_name}.{spec}"));
+            }
+        }
         ok &= inputs.iter().all(Option::is_some);
         let attrs = self.attributes(call, op);
         let attrs = match attrs {
             Some(a) if ok => a,
             _ => return None,
         };
-        let inputs: Vec<Option<TensorId>> = inputs.into_iter().take(max).collect();
+        let spans: Vec<Span> = positional.iter().map(|e| e.span()).collect();
+        let attr_span = |name: &str| {
+            call.named()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.span())
+        };
+        let spans_of = |at: At| match at {
+            At::Input(i) => spans.get(i).copied().unwrap_or(call.func.span()),
+            At::Attr(name) => attr_span(name).unwrap_or(call.func.span()),
+            At::Op => call.func.span(),
+        };
+        self.build(op, node_name, inputs, attrs, &spans_of)
+    }
 
-        if !self.check_dtypes(op, &inputs, &positional) {
+    /// A literal positional argument as a constant initializer: integers are i64,
+    /// anything with a float is f32.
+    fn literal(&mut self, e: &Expr, name: String) -> Option<TensorId> {
+        let mut shape = Vec::new();
+        let mut probe = e;
+        while let Expr::List(items, _) = probe {
+            shape.push(items.len());
+            match items.first() {
+                Some(first) => probe = first,
+                None => break,
+            }
+        }
+        let floats = contains_float(e);
+        let data = if floats {
+            init::evaluate(e, &shape).map(Data::F32)
+        } else {
+            init::evaluate_i64(e, &shape).map(Data::I64)
+        };
+        match data {
+            Ok(d) => Some(self.add_weight(name, &shape, d)),
+            Err((span, msg)) => {
+                self.error(span, msg);
+                None
+            }
+        }
+    }
+
+    /// Checks dtypes, infers, folds, and adds a node; errors go where `span_of` says.
+    pub(crate) fn build(
+        &mut self,
+        op: &'static OpSchema,
+        node_name: String,
+        mut inputs: Vec<Option<TensorId>>,
+        attrs: Attrs,
+        span_of: &dyn Fn(At) -> Span,
+    ) -> Option<Vec<TensorId>> {
+        if !self.check_dtypes(op, &inputs, span_of) {
             return None;
         }
-        let types: Vec<TensorType> = inputs
+        let n_in = if op.variadic {
+            inputs.len()
+        } else {
+            op.inputs.len()
+        };
+        inputs.resize(n_in.max(inputs.len()), None);
+        let types: Vec<Option<TensorType>> = inputs
             .iter()
-            .map(|i| self.graph.tensors[i.expect("all present")].ty.clone())
+            .map(|i| i.map(|id| self.graph.tensors[id].ty.clone()))
             .collect();
-        let mut padded: Vec<Option<&TensorType>> = types.iter().map(Some).collect();
-        padded.resize(max, None);
+        let consts: Vec<Option<&Data>> = inputs
+            .iter()
+            .map(|i| i.and_then(|id| self.graph.tensors[id].value.as_ref()))
+            .collect();
         let infer_cx = InferCtx {
             op,
-            inputs: padded,
+            inputs: types.iter().map(Option::as_ref).collect(),
+            consts,
             attrs: &attrs,
             opset: self.graph.opset,
         };
-        let out_types = match (op.infer)(&infer_cx) {
-            Ok(t) => t,
+        let inferred = (op.infer)(&infer_cx).and_then(|t| {
+            let values = match op.fold {
+                Some(fold) => Some(fold(&infer_cx)?),
+                None => None,
+            };
+            Ok((t, values))
+        });
+        let (out_types, values) = match inferred {
+            Ok(v) => v,
             Err(e) => {
-                let span = match e.at {
-                    At::Input(i) => positional.get(i).map_or(call.func.span(), |e| e.span()),
-                    At::Attr(name) => call
-                        .named()
-                        .find(|(n, _)| *n == name)
-                        .map_or(call.func.span(), |(_, v)| v.span()),
-                    At::Op => call.func.span(),
-                };
-                self.error(span, e.msg);
+                self.error(span_of(e.at), e.msg);
                 return None;
             }
         };
-        let node_name = format!("{}_{}", op.op_type, self.graph.nodes.len());
-        Some(self.add_node(node_name, op, inputs, out_types, attrs))
-    }
-
-    fn add_node(
-        &mut self,
-        node_name: String,
-        op: &'static OpSchema,
-        mut inputs: Vec<Option<TensorId>>,
-        out_types: Vec<TensorType>,
-        attrs: Attrs,
-    ) -> TensorId {
         while inputs.last().is_some_and(Option::is_none) {
             inputs.pop();
         }
+        let mut values = values.map(|v| v.into_iter());
         let outputs: Vec<TensorId> = out_types
             .into_iter()
             .enumerate()
             .map(|(i, ty)| {
-                let id = self.new_tensor(format!("{node_name}.out{i}"), ty, TensorKind::Value, "");
+                let value = values.as_mut().and_then(Iterator::next);
+                let id = self.new_tensor(
+                    format!("{node_name}.{}", op.output_name(i)),
+                    ty,
+                    TensorKind::Value,
+                    "",
+                    value,
+                );
                 self.anonymous.insert(id);
                 id
             })
             .collect();
-        let first = outputs[0];
         self.graph.nodes.push(Node {
             name: node_name,
             op,
             inputs,
-            outputs,
+            outputs: outputs.clone(),
             attrs,
         });
-        first
+        Some(outputs)
     }
 
     fn check_dtypes(
         &mut self,
         op: &OpSchema,
         inputs: &[Option<TensorId>],
-        positional: &[&Expr],
+        span_of: &dyn Fn(At) -> Span,
     ) -> bool {
         let mut first: Option<(usize, DType)> = None;
         for (i, id) in inputs.iter().enumerate() {
             let Some(id) = id else { continue };
-            let dtype = self.graph.tensors[*id].ty.dtype;
-            let span = positional[i].span();
-            if !op.dtypes.contains(&dtype) {
-                let allowed: Vec<&str> = op.dtypes.iter().map(|d| d.name()).collect();
-                self.error(
-                    span,
-                    format!(
-                        "{} does not accept {dtype} (input {}); it accepts {}",
-                        op.op_type,
-                        op.inputs[i].name,
-                        allowed.join(", ")
-                    ),
-                );
-                return false;
-            }
-            match first {
-                None => first = Some((i, dtype)),
-                Some((j, d)) if d != dtype => {
-                    self.error(
-                        span,
-                        format!(
-                            "{} needs inputs of one dtype: {} is {d} but {} is {dtype}",
-                            op.op_type, op.inputs[j].name, op.inputs[i].name
-                        ),
-                    );
-                    return false;
+            let spec = &op.inputs[i.min(op.inputs.len() - 1)];
+            let t = &self.graph.tensors[*id];
+            let dtype = t.ty.dtype;
+            let span = span_of(At::Input(i));
+            match spec.ty {
+                InTy::I64Const => {
+                    if dtype != DType::I64 {
+                        self.error(
+                            span,
+                            format!("{} expects {} as i64, got {dtype}", op.op_type, spec.name),
+                        );
+                        return false;
+                    }
+                    if t.value.is_none() {
+                        self.error(
+                            span,
+                            format!(
+                                "{} needs {} known at compile time: write a literal list such as [1, -1] or use an i64 weight",
+                                op.op_type, spec.name
+                            ),
+                        );
+                        return false;
+                    }
                 }
-                Some(_) => {}
+                InTy::T => {
+                    if !op.dtypes.contains(&dtype) {
+                        let allowed: Vec<&str> = op.dtypes.iter().map(|d| d.name()).collect();
+                        self.error(
+                            span,
+                            format!(
+                                "{} does not accept {dtype} (input {}); it accepts {}",
+                                op.op_type,
+                                spec.name,
+                                allowed.join(", ")
+                            ),
+                        );
+                        return false;
+                    }
+                    match first {
+                        None => first = Some((i, dtype)),
+                        Some((j, d)) if d != dtype => {
+                            let other = op.inputs[j.min(op.inputs.len() - 1)].name;
+                            self.error(
+                                span,
+                                format!(
+                                    "{} needs inputs of one dtype: {other} is {d} but {} is {dtype}",
+                                    op.op_type, spec.name
+                                ),
+                            );
+                            return false;
+                        }
+                        Some(_) => {}
+                    }
+                }
             }
         }
         true
     }
 
     fn attributes(&mut self, call: &Call, op: &'static OpSchema) -> Option<Attrs> {
-        let mut attrs = Attrs::default();
+        let mut explicit = Vec::new();
         let mut ok = true;
         let mut seen: HashMap<String, Span> = HashMap::new();
         for (name, value) in call.named() {
@@ -593,231 +914,219 @@ impl Checker {
                 continue;
             }
             match attr_value(spec, value) {
-                Ok(v) => attrs.explicit.push((spec.name, v)),
+                Ok(v) => explicit.push((spec.name, v)),
                 Err((span, msg)) => {
                     ok = false;
                     self.error(span, format!("attribute `{key}` of {}: {msg}", op.op_type));
                 }
             }
         }
-        for spec in op.attrs {
-            if attrs.explicit.iter().any(|(n, _)| *n == spec.name) {
-                continue;
-            }
-            match spec.default {
-                AttrDefault::Int(v) => attrs.defaults.push((spec.name, AttrValue::Int(v))),
-                AttrDefault::Float(v) => attrs.defaults.push((spec.name, AttrValue::Float(v))),
-                AttrDefault::Required => {
-                    ok = false;
-                    self.error(
-                        call.func.span(),
-                        format!("{} needs the attribute `{}`", op.op_type, spec.name),
-                    );
-                }
-            }
+        let missing: Vec<&str> = op
+            .attrs
+            .iter()
+            .filter(|s| matches!(s.default, AttrDefault::Required))
+            .filter(|s| !explicit.iter().any(|(n, _)| n == &s.name))
+            .map(|s| s.name)
+            .collect();
+        for m in missing {
+            ok = false;
+            self.error(
+                call.func.span(),
+                format!("{} needs the attribute `{m}`", op.op_type),
+            );
         }
-        // Keep the schema's order so the emitted ONNX does not depend on argument order.
-        attrs
-            .explicit
-            .sort_by_key(|(n, _)| op.attrs.iter().position(|a| a.name == *n));
-        ok.then_some(attrs)
+        ok.then(|| attrs_with_defaults(op, explicit))
     }
 
-    /// `linear(x, out_features, init = ..., bias = true, name = "fc")`: one Gemm with a
-    /// weight `[in, out]` and a bias `[out]`.
-    fn linear(&mut self, call: &Call) -> Option<TensorId> {
-        let index = *self.layer_counts.entry("linear").or_default();
-        *self.layer_counts.get_mut("linear").expect("inserted above") += 1;
-        let positional: Vec<&Expr> = call.positional().collect();
-        if positional.len() != 2 {
-            let span = positional.get(2).map_or(call.close, |e| e.span());
+    /// A name for a layer or block instance: `name = "..."`, else the `let` it is bound
+    /// to, else `<layer>_<index>`; with the scope's prefix, and unique.
+    pub(crate) fn instance_name(
+        &mut self,
+        layer: &str,
+        explicit: Option<(String, Span)>,
+        hint: Option<String>,
+        span: Span,
+    ) -> Option<String> {
+        let counter = self.layer_counts.entry(layer.to_string()).or_default();
+        let index = *counter;
+        *counter += 1;
+        let local = match explicit {
+            Some((n, _)) => n,
+            None => hint.unwrap_or_else(|| format!("{layer}_{index}")),
+        };
+        let full = format!("{}{local}", self.prefix());
+        let taken = self
+            .graph
+            .tensors
+            .iter()
+            .any(|t| t.name.starts_with(&format!("{full}.")))
+            || self.graph.nodes.iter().any(|n| n.name == full);
+        if taken {
             self.error(
                 span,
+                format!("a layer named `{full}` already exists: give this one another `name`"),
+            );
+            return None;
+        }
+        Some(full)
+    }
+
+    /// The index of the next instance of a layer, for default seeds.
+    pub(crate) fn layer_index(&self, layer: &str) -> usize {
+        self.layer_counts.get(layer).copied().unwrap_or(0)
+    }
+
+    fn instantiate(
+        &mut self,
+        block: &'m Block,
+        call: &Call,
+        hint: Option<String>,
+    ) -> Option<TensorId> {
+        if self.scopes.len() > MAX_BLOCK_DEPTH {
+            self.error(
+                call.func.span(),
                 format!(
-                    "linear takes 2 positional arguments (input, out_features), got {}",
+                    "block `{}` nests deeper than {MAX_BLOCK_DEPTH} levels: does it call itself?",
+                    block.name
+                ),
+            );
+            return None;
+        }
+        let call = self.subst_call(call);
+        let explicit = call.named().find_map(|(n, e)| match e {
+            Expr::Str(s) if n == "name" => Some((s.value(), s.span())),
+            _ => None,
+        });
+        let mut scope = Scope::default();
+        let mut ok = true;
+        let positional: Vec<&Expr> = call.positional().collect();
+        if positional.len() > block.params.len() {
+            self.error(
+                positional[block.params.len()].span(),
+                format!(
+                    "block `{}` takes {} parameters, got {}",
+                    block.name,
+                    block.params.len(),
                     positional.len()
                 ),
             );
             return None;
         }
-        let x = self.tensor_expr(positional[0]);
-        let out_features = match positional[1] {
-            Expr::Int(v, _) if *v > 0 => Some(*v as usize),
-            other => {
+        for (name, _) in call.named() {
+            if name != "name" && !block.params.iter().any(|(p, _)| p == name) {
+                ok = false;
+                let known: Vec<String> = block.params.iter().map(|(p, _)| p.to_string()).collect();
                 self.error(
-                    other.span(),
+                    name.span(),
                     format!(
-                        "linear expects out_features as a positive integer, found {}",
-                        other.describe()
+                        "block `{}` has no parameter `{name}`; its parameters are {}",
+                        block.name,
+                        known.join(", ")
                     ),
                 );
-                None
             }
-        };
-        let mut init = None;
-        let mut bias_init = None;
-        let mut bias = true;
-        let mut prefix = format!("linear_{index}");
-        let mut ok = true;
-        for (name, value) in call.named() {
-            match (name.to_string().as_str(), value) {
-                ("init", e) => init = Some(e.clone()),
-                ("bias_init", e) => bias_init = Some(e.clone()),
-                ("bias", Expr::Bool(b, _)) => bias = *b,
-                ("name", Expr::Str(s)) => prefix = s.value(),
-                ("bias", e) | ("name", e) => {
-                    ok = false;
-                    let want = if name == "bias" {
-                        "a boolean"
-                    } else {
-                        "a string"
-                    };
-                    self.error(
-                        e.span(),
-                        format!(
-                            "linear expects `{name}` to be {want}, found {}",
-                            e.describe()
-                        ),
-                    );
-                }
-                (other, _) => {
-                    ok = false;
-                    let known = ["init", "bias", "bias_init", "name"];
-                    let hint = suggest::did_you_mean(other, &known)
-                        .map(|s| format!("did you mean `{s}`? "))
-                        .unwrap_or_default();
-                    self.error(
-                        name.span(),
-                        format!(
-                            "linear has no argument `{other}`: {hint}it takes init, bias, bias_init, name"
-                        ),
-                    );
+        }
+        for (k, (param, default)) in block.params.iter().enumerate() {
+            let arg = positional
+                .get(k)
+                .copied()
+                .or_else(|| call.named().find(|(n, _)| *n == param).map(|(_, e)| e))
+                .or(default.as_ref());
+            let Some(arg) = arg else {
+                ok = false;
+                self.error(
+                    call.close,
+                    format!("block `{}` needs the parameter `{param}`", block.name),
+                );
+                continue;
+            };
+            match arg {
+                Expr::Name(_) | Expr::Call(_) => match self.tensor_expr(arg) {
+                    Some(id) => {
+                        scope
+                            .names
+                            .insert(param.to_string(), (Some(id), param.span()));
+                    }
+                    None => ok = false,
+                },
+                value => {
+                    scope.values.insert(param.to_string(), value.clone());
                 }
             }
         }
-        let (x, out_features) = (x?, out_features?);
         if !ok {
             return None;
         }
-        let xt = self.graph.tensors[x].ty.clone();
-        if xt.dtype != DType::F32 {
-            self.error(
-                positional[0].span(),
-                format!("linear expects an f32 input, got {}", xt.dtype),
-            );
-            return None;
+        let full = self.instance_name(&block.name.to_string(), explicit, hint, call.func.span())?;
+        scope.prefix = format!("{full}.");
+        self.scopes.push(scope);
+        for item in &block.items {
+            self.item(item);
         }
-        if xt.shape.rank() != 2 {
-            self.error(
-                positional[0].span(),
-                format!(
-                    "linear expects a rank-2 input [batch, features], got {}",
-                    xt.shape
-                ),
-            );
-            return None;
-        }
-        let Some(in_features) = xt.shape.0[1].fixed() else {
-            self.error(
-                positional[0].span(),
-                format!(
-                    "linear needs a fixed number of input features, got {}",
-                    xt.shape
-                ),
-            );
-            return None;
-        };
-        let w_name = format!("{prefix}.weight");
-        if self.graph.tensors.iter().any(|t| t.name == w_name) {
-            self.error(
-                call.func.span(),
-                format!("a layer named `{prefix}` already exists: give this one another `name`"),
-            );
-            return None;
-        }
-        let default_init = Expr::Call(Call {
-            func: Ident::new("glorot_uniform", call.func.span()),
-            args: vec![Arg::Named(
-                Ident::new("seed", call.func.span()),
-                Expr::Int(index as i64, call.func.span()),
-            )],
-            close: call.close,
-        });
-        let w_values = match init::evaluate(
-            init.as_ref().unwrap_or(&default_init),
-            &[in_features, out_features],
-        ) {
-            Ok(v) => v,
-            Err((span, msg)) => {
-                self.error(span, msg);
-                return None;
+        let scope = self.scopes.pop().expect("pushed above");
+        match scope.returned {
+            Some(id) => id,
+            None => {
+                self.error(
+                    block.close,
+                    format!("block `{}` does not end with `return expr;`", block.name),
+                );
+                None
             }
-        };
-        let w = self.new_tensor(
-            w_name,
-            TensorType {
-                dtype: DType::F32,
-                shape: Shape::fixed(&[in_features, out_features]),
-            },
-            TensorKind::Weight(w_values),
-            "",
-        );
-        self.graph.weights.push(w);
-        let mut inputs = vec![Some(x), Some(w)];
-        if bias {
-            let zeros = Expr::Name(Ident::new("zeros", call.func.span()));
-            let b_values =
-                match init::evaluate(bias_init.as_ref().unwrap_or(&zeros), &[out_features]) {
-                    Ok(v) => v,
-                    Err((span, msg)) => {
-                        self.error(span, msg);
-                        return None;
-                    }
-                };
-            let b = self.new_tensor(
-                format!("{prefix}.bias"),
-                TensorType {
-                    dtype: DType::F32,
-                    shape: Shape::fixed(&[out_features]),
-                },
-                TensorKind::Weight(b_values),
-                "",
-            );
-            self.graph.weights.push(b);
-            inputs.push(Some(b));
-        } else if bias_init.is_some() {
-            self.error(
-                call.func.span(),
-                "linear has `bias = false` and a `bias_init`",
-            );
-            return None;
         }
-        let gemm = ops::lookup("Gemm").expect("Gemm is registered");
-        let attrs = Attrs {
-            explicit: Vec::new(),
-            defaults: gemm
-                .attrs
+    }
+}
+
+/// Attributes as the user wrote them (in the schema's order), plus the defaults.
+pub(crate) fn attrs_with_defaults(
+    op: &OpSchema,
+    mut explicit: Vec<(&'static str, AttrValue)>,
+) -> Attrs {
+    explicit.sort_by_key(|(n, _)| op.attrs.iter().position(|a| a.name == *n));
+    let defaults = op
+        .attrs
+        .iter()
+        .filter(|s| !explicit.iter().any(|(n, _)| *n == s.name))
+        .filter_map(|s| s.default.value().map(|v| (s.name, v)))
+        .collect();
+    Attrs { explicit, defaults }
+}
+
+fn contains_float(e: &Expr) -> bool {
+    match e {
+        Expr::Float(..) => true,
+        Expr::List(items, _) => items.iter().any(contains_float),
+        _ => false,
+    }
+}
+
+fn subst_in(expr: &Expr, values: &HashMap<String, Expr>) -> Expr {
+    match expr {
+        Expr::Name(n) => values
+            .get(&n.to_string())
+            .cloned()
+            .unwrap_or_else(|| expr.clone()),
+        Expr::List(items, span) => {
+            Expr::List(items.iter().map(|e| subst_in(e, values)).collect(), *span)
+        }
+        Expr::Call(c) => Expr::Call(Call {
+            func: c.func.clone(),
+            args: c
+                .args
                 .iter()
-                .map(|a: &AttrSpec| {
-                    let v = match a.default {
-                        AttrDefault::Int(v) => AttrValue::Int(v),
-                        AttrDefault::Float(v) => AttrValue::Float(v),
-                        AttrDefault::Required => unreachable!("Gemm has no required attribute"),
-                    };
-                    (a.name, v)
+                .map(|a| match a {
+                    Arg::Pos(e) => Arg::Pos(subst_in(e, values)),
+                    Arg::Named(n, e) => Arg::Named(n.clone(), subst_in(e, values)),
                 })
                 .collect(),
-        };
-        let out = TensorType {
-            dtype: DType::F32,
-            shape: Shape(vec![xt.shape.0[0].clone(), Dim::Fixed(out_features)]),
-        };
-        Some(self.add_node(prefix, gemm, inputs, vec![out], attrs))
+            close: c.close,
+        }),
+        other => other.clone(),
     }
 }
 
 /// Converts a DSL expression to an attribute value of the kind the spec wants.
-fn attr_value(spec: &AttrSpec, value: &Expr) -> Result<AttrValue, (Span, String)> {
+pub(crate) fn attr_value(spec: &AttrSpec, value: &Expr) -> Result<AttrValue, (Span, String)> {
     let wrong = |e: &Expr| {
         (
             e.span(),
@@ -831,6 +1140,7 @@ fn attr_value(spec: &AttrSpec, value: &Expr) -> Result<AttrValue, (Span, String)
     };
     match (spec.kind, value) {
         (AttrKind::Int, Expr::Int(v, _)) => Ok(AttrValue::Int(*v)),
+        (AttrKind::Int, Expr::Bool(b, _)) => Ok(AttrValue::Int(i64::from(*b))),
         (AttrKind::Float, e) => float(e).map(AttrValue::Float),
         (AttrKind::Str, Expr::Str(s)) => Ok(AttrValue::Str(s.value())),
         (AttrKind::Ints, Expr::List(items, _)) => items
@@ -846,6 +1156,14 @@ fn attr_value(spec: &AttrSpec, value: &Expr) -> Result<AttrValue, (Span, String)
             .map(float)
             .collect::<Result<_, _>>()
             .map(AttrValue::Floats),
+        (AttrKind::Strs, Expr::List(items, _)) => items
+            .iter()
+            .map(|e| match e {
+                Expr::Str(s) => Ok(s.value()),
+                other => Err(wrong(other)),
+            })
+            .collect::<Result<_, _>>()
+            .map(AttrValue::Strs),
         (_, e) => Err(wrong(e)),
     }
 }

@@ -3,7 +3,7 @@
 use tinyonnx_proto as pb;
 use tinyonnx_proto::Message;
 
-use crate::ir::{Graph, TensorId, TensorKind};
+use crate::ir::{Graph, TensorId};
 use crate::ops::AttrValue;
 use crate::types::{Dim, TensorType};
 
@@ -87,6 +87,10 @@ fn attribute(name: &str, value: &AttrValue) -> pb::AttributeProto {
             a.set_type(T::String);
             a.s = Some(v.clone().into_bytes());
         }
+        AttrValue::Strs(v) => {
+            a.set_type(T::Strings);
+            a.strings = v.iter().map(|s| s.clone().into_bytes()).collect();
+        }
     }
     a
 }
@@ -98,9 +102,7 @@ pub fn model_proto(graph: &Graph) -> pb::ModelProto {
         .iter()
         .map(|&w| {
             let t = &graph.tensors[w];
-            let TensorKind::Weight(values) = &t.kind else {
-                unreachable!("bug: weights list holds a non-weight")
-            };
+            let values = t.value.as_ref().expect("bug: a weight without values");
             pb::TensorProto {
                 dims: t
                     .ty
@@ -111,7 +113,7 @@ pub fn model_proto(graph: &Graph) -> pb::ModelProto {
                     .collect(),
                 data_type: Some(t.ty.dtype.onnx_code()),
                 name: Some(t.name.clone()),
-                raw_data: Some(values.iter().flat_map(|v| v.to_le_bytes()).collect()),
+                raw_data: Some(values.le_bytes()),
                 ..Default::default()
             }
         })

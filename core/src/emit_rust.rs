@@ -4,7 +4,9 @@
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::ir::{Graph, TensorId, TensorKind};
+use crate::Compiled;
+use crate::fuse::Schedule;
+use crate::ir::{Data, Graph, TensorId, TensorKind};
 use crate::ops::{LowerCtx, Operand};
 use crate::plan::{Plan, in_arena};
 
@@ -18,7 +20,7 @@ fn operand(graph: &Graph, plan: &Plan, id: TensorId, mutable: bool) -> Operand {
             let name = input_ident(graph, id);
             quote!(&#name[..])
         }
-        TensorKind::Weight(_) => {
+        TensorKind::Weight => {
             let name = format_ident!("__w{}", id);
             quote!(&#name[..])
         }
@@ -50,14 +52,48 @@ fn input_ident(graph: &Graph, id: TensorId) -> Ident {
 }
 
 /// The lowering context of node `i`.
-fn lower_ctx<'g>(graph: &'g Graph, plan: &Plan, i: usize) -> LowerCtx<'g> {
+fn lower_ctx<'g>(graph: &'g Graph, plan: &Plan, schedule: &'g Schedule, i: usize) -> LowerCtx<'g> {
     let node = &graph.nodes[i];
-    LowerCtx {
-        inputs: node
+    let mut inputs: Vec<Option<Operand>> = node
+        .inputs
+        .iter()
+        .map(|t| t.map(|id| operand(graph, plan, id, false)))
+        .collect();
+    if schedule.folded[i].is_some() {
+        // The convolution reads the folded weight and bias instead of its own.
+        let w = format_ident!("__wf{}", i);
+        let b = format_ident!("__bf{}", i);
+        let w_shape = inputs[1].as_ref().expect("Conv has W").shape.clone();
+        let m = w_shape[0];
+        inputs[1] = Some(Operand {
+            expr: quote!(&#w[..]),
+            shape: w_shape,
+        });
+        inputs.resize(3, None);
+        inputs[2] = Some(Operand {
+            expr: quote!(&#b[..]),
+            shape: vec![m],
+        });
+    }
+    let scratch = plan.scratch[i].map(|offset| {
+        let ins: Vec<Option<Vec<usize>>> = node
             .inputs
             .iter()
-            .map(|t| t.map(|id| operand(graph, plan, id, false)))
-            .collect(),
+            .map(|t| t.map(|id| graph.device_shape(id)))
+            .collect();
+        let outs: Vec<Vec<usize>> = node
+            .outputs
+            .iter()
+            .map(|&id| graph.device_shape(id))
+            .collect();
+        let len = (node.op.scratch)(&ins, &outs, &node.attrs);
+        Operand {
+            expr: quote!(unsafe { ::tinyonnx::__export::region_mut::<f32>(__base, #offset, #len) }),
+            shape: vec![len],
+        }
+    });
+    LowerCtx {
+        inputs,
         outputs: node
             .outputs
             .iter()
@@ -65,14 +101,42 @@ fn lower_ctx<'g>(graph: &'g Graph, plan: &Plan, i: usize) -> LowerCtx<'g> {
             .collect(),
         inplace: plan.inplace[i],
         attrs: &node.attrs,
+        scratch,
+        input_consts: node
+            .inputs
+            .iter()
+            .map(|t| t.and_then(|id| graph.tensors[id].value.as_ref()))
+            .collect(),
+        output_consts: node
+            .outputs
+            .iter()
+            .map(|&id| graph.tensors[id].value.as_ref())
+            .collect(),
+        epilogue: &schedule.epilogue[i],
     }
 }
 
-/// Total multiply-accumulates of one inference.
-pub fn macs(graph: &Graph, plan: &Plan) -> u64 {
+/// Total multiply-accumulates of one inference (skipped nodes included, as in the ONNX).
+pub fn macs(graph: &Graph, plan: &Plan, schedule: &Schedule) -> u64 {
     (0..graph.nodes.len())
-        .map(|i| (graph.nodes[i].op.macs)(&lower_ctx(graph, plan, i)))
+        .map(|i| (graph.nodes[i].op.macs)(&lower_ctx(graph, plan, schedule, i)))
         .sum()
+}
+
+/// A `static` of aligned little-endian bytes and a typed view of it named `view`.
+fn static_data(stat: &Ident, view: &Ident, data: &Data) -> TokenStream {
+    let bytes = data.le_bytes();
+    let nbytes = bytes.len();
+    let n = data.len();
+    let lit = Literal::byte_string(&bytes);
+    let (elem, helper) = match data {
+        Data::F32(_) => (quote!(f32), quote!(weights_f32)),
+        Data::I64(_) => (quote!(i64), quote!(weights_i64)),
+    };
+    quote! {
+        static #stat: ::tinyonnx::__export::Aligned<#nbytes> = ::tinyonnx::__export::Aligned(*#lit);
+        let #view: &'static [#elem; #n] = ::tinyonnx::__export::#helper::<#nbytes, #n>(&#stat);
+    }
 }
 
 fn doc_lines(text: &str) -> TokenStream {
@@ -88,20 +152,16 @@ fn tensor_info(graph: &Graph, id: TensorId) -> TokenStream {
 }
 
 /// The whole expansion of a checked model.
-pub fn emit(
-    graph: &Graph,
-    plan: &Plan,
-    onnx: &[u8],
-    vis: &syn::Visibility,
-    doc: &str,
-) -> TokenStream {
+pub fn emit(c: &Compiled) -> TokenStream {
+    let (graph, plan, schedule, onnx) = (&c.graph, &c.plan, &c.schedule, &c.onnx);
+    let (vis, doc) = (&c.model.vis, c.model.doc.as_str());
     let name = Ident::new(&graph.name, Span::call_site());
     let name_str = &graph.name;
     let arena_bytes = plan.arena_bytes;
     let lower_bound = plan.lower_bound_bytes;
     let params = graph.params();
     let nodes = graph.nodes.len();
-    let total_macs = macs(graph, plan);
+    let total_macs = macs(graph, plan, schedule);
     let weights_bytes: usize = graph
         .weights
         .iter()
@@ -111,20 +171,30 @@ pub fn emit(
     let onnx_len = onnx.len();
 
     // Weights: aligned static bytes, viewed as typed arrays.
-    let weights = graph.weights.iter().map(|&w| {
-        let TensorKind::Weight(values) = &graph.tensors[w].kind else {
-            unreachable!("bug: weights list holds a non-weight")
-        };
-        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let nbytes = bytes.len();
-        let n = values.len();
-        let lit = Literal::byte_string(&bytes);
-        let stat = format_ident!("__W{}", w);
-        let view = format_ident!("__w{}", w);
-        quote! {
-            static #stat: ::tinyonnx::__export::Aligned<#nbytes> = ::tinyonnx::__export::Aligned(*#lit);
-            let #view: &'static [f32; #n] = ::tinyonnx::__export::weights_f32::<#nbytes, #n>(&#stat);
-        }
+    // Weights the kernels read: aligned static bytes, viewed as typed arrays. Weights
+    // only compile-time code reads (shapes, axes, folded BatchNormalization parameters)
+    // are not emitted.
+    let read = read_weights(graph, schedule);
+    let weights = graph.weights.iter().filter(|w| read.contains(w)).map(|&w| {
+        let data = graph.tensors[w]
+            .value
+            .as_ref()
+            .expect("bug: a weight without values");
+        static_data(&format_ident!("__W{}", w), &format_ident!("__w{}", w), data)
+    });
+    let folded = schedule.folded.iter().enumerate().filter_map(|(i, f)| {
+        let (w, b) = f.as_ref()?;
+        let ws = static_data(
+            &format_ident!("__WF{}", i),
+            &format_ident!("__wf{}", i),
+            &Data::F32(w.clone()),
+        );
+        let bs = static_data(
+            &format_ident!("__BF{}", i),
+            &format_ident!("__bf{}", i),
+            &Data::F32(b.clone()),
+        );
+        Some(quote!(#ws #bs))
     });
 
     let out_decls = graph.outputs.iter().map(|&o| {
@@ -133,10 +203,12 @@ pub fn emit(
         let n = graph.device_numel(o);
         quote!(let mut #ident = [<#elem as ::core::default::Default>::default(); #n];)
     });
-    let steps = (0..graph.nodes.len()).map(|i| {
-        let call = (graph.nodes[i].op.lower)(&lower_ctx(graph, plan, i));
-        quote!({ #call })
-    });
+    let steps = (0..graph.nodes.len())
+        .filter(|&i| !schedule.skip[i])
+        .map(|i| {
+            let call = (graph.nodes[i].op.lower)(&lower_ctx(graph, plan, schedule, i));
+            quote!({ #call })
+        });
     let params_sig = graph.inputs.iter().map(|&i| {
         let ident = input_ident(graph, i);
         let elem = format_ident!("{}", graph.tensors[i].ty.dtype.name());
@@ -209,9 +281,10 @@ pub fn emit(
             }
 
             #forward_doc
-            #[allow(clippy::too_many_arguments, clippy::unnecessary_cast, unused_unsafe)]
+            #[allow(clippy::too_many_arguments, clippy::unnecessary_cast, unused_unsafe, unused_variables)]
             pub fn forward(arena: &mut ::tinyonnx::Arena<#arena_bytes>, #(#params_sig),*) -> #ret_ty {
                 #(#weights)*
+                #(#folded)*
                 let __base: *mut u8 = arena.as_mut_ptr();
                 let _ = __base;
                 #(#out_decls)*
@@ -234,6 +307,28 @@ pub fn emit(
 }
 
 type TensorStreamPair = (TokenStream, TokenStream);
+
+/// The weights some emitted kernel call reads.
+fn read_weights(graph: &Graph, schedule: &Schedule) -> Vec<TensorId> {
+    let mut read = Vec::new();
+    for (i, node) in graph.nodes.iter().enumerate() {
+        if schedule.skip[i] {
+            continue;
+        }
+        for (k, t) in node.inputs.iter().enumerate() {
+            let Some(t) = *t else { continue };
+            let replaced = schedule.folded[i].is_some() && (k == 1 || k == 2);
+            let compile_time = matches!(
+                node.op.inputs[k.min(node.op.inputs.len() - 1)].ty,
+                crate::ops::InTy::I64Const
+            );
+            if graph.tensors[t].kind == TensorKind::Weight && !replaced && !compile_time {
+                read.push(t);
+            }
+        }
+    }
+    read
+}
 
 fn forward_doc(graph: &Graph) -> TokenStream {
     let mut text = String::from(

@@ -137,6 +137,55 @@ pub fn evaluate(expr: &Expr, shape: &[usize]) -> Result<Vec<f32>, InitError> {
     }
 }
 
+/// Evaluates an integer initializer (`zeros`, `ones`, `constant(n)` or a literal list).
+pub fn evaluate_i64(expr: &Expr, shape: &[usize]) -> Result<Vec<i64>, InitError> {
+    let numel: usize = shape.iter().product();
+    match expr {
+        Expr::List(..) | Expr::Int(..) => {
+            let mut values = Vec::new();
+            flatten_i64(expr, &mut values)?;
+            if values.len() != numel {
+                return Err((
+                    expr.span(),
+                    format!(
+                        "the literal has {} values, the declared shape {shape:?} needs {numel}",
+                        values.len()
+                    ),
+                ));
+            }
+            Ok(values)
+        }
+        _ => {
+            let floats = evaluate(expr, shape)?;
+            if floats.iter().any(|v| v.fract() != 0.0) {
+                return Err((
+                    expr.span(),
+                    "an i64 weight needs integer values: use zeros, ones, constant(n) or a literal list"
+                        .to_string(),
+                ));
+            }
+            Ok(floats.into_iter().map(|v| v as i64).collect())
+        }
+    }
+}
+
+fn flatten_i64(expr: &Expr, out: &mut Vec<i64>) -> Result<(), InitError> {
+    match expr {
+        Expr::List(items, _) => items.iter().try_for_each(|e| flatten_i64(e, out)),
+        Expr::Int(v, _) => {
+            out.push(*v);
+            Ok(())
+        }
+        other => Err((
+            other.span(),
+            format!(
+                "expected an integer in the literal, found {}",
+                other.describe()
+            ),
+        )),
+    }
+}
+
 fn flatten(expr: &Expr, out: &mut Vec<f32>) -> Result<(), InitError> {
     match expr {
         Expr::List(items, _) => items.iter().try_for_each(|e| flatten(e, out)),

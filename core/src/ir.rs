@@ -31,16 +31,65 @@ pub struct Tensor {
     pub ty: TensorType,
     pub kind: TensorKind,
     pub doc: String,
+    /// The values, when known at compile time: always for weights, and for the outputs
+    /// of nodes that fold (`Constant`).
+    pub value: Option<Data>,
 }
 
 /// Where a tensor comes from.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TensorKind {
     Input,
-    /// A weight and its values (f32, row-major).
-    Weight(Vec<f32>),
+    /// A weight (an ONNX initializer).
+    Weight,
     /// Computed by a node.
     Value,
+}
+
+/// Row-major tensor values known at compile time.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Data {
+    F32(Vec<f32>),
+    I64(Vec<i64>),
+}
+
+impl Data {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match self {
+            Data::F32(v) => v.len(),
+            Data::I64(v) => v.len(),
+        }
+    }
+
+    /// Whether there are no values.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Little-endian bytes, as in ONNX `raw_data`.
+    pub fn le_bytes(&self) -> Vec<u8> {
+        match self {
+            Data::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Data::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+
+    /// The values as i64, if they are integers.
+    pub fn as_i64(&self) -> Option<&[i64]> {
+        match self {
+            Data::I64(v) => Some(v),
+            Data::F32(_) => None,
+        }
+    }
+
+    /// The values as f32, if they are floats.
+    pub fn as_f32(&self) -> Option<&[f32]> {
+        match self {
+            Data::F32(v) => Some(v),
+            Data::I64(_) => None,
+        }
+    }
 }
 
 /// One ONNX node.
@@ -72,11 +121,18 @@ impl Graph {
     pub fn params(&self) -> usize {
         self.weights
             .iter()
-            .map(|&w| match &self.tensors[w].kind {
-                TensorKind::Weight(v) => v.len(),
-                _ => 0,
-            })
+            .map(|&w| self.tensors[w].value.as_ref().map_or(0, Data::len))
             .sum()
+    }
+
+    /// The nodes that read a tensor, in order.
+    pub fn consumers(&self, id: TensorId) -> Vec<usize> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.inputs.contains(&Some(id)))
+            .map(|(i, _)| i)
+            .collect()
     }
 
     /// Whether a tensor is a graph output.

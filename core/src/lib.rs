@@ -9,8 +9,10 @@
 pub mod check;
 pub mod emit_onnx;
 pub mod emit_rust;
+pub mod fuse;
 pub mod init;
 pub mod ir;
+pub mod layers;
 pub mod ops;
 pub mod plan;
 pub mod suggest;
@@ -26,6 +28,7 @@ pub struct Compiled {
     pub model: syntax::ModelDef,
     pub graph: ir::Graph,
     pub plan: plan::Plan,
+    pub schedule: fuse::Schedule,
     pub onnx: Vec<u8>,
 }
 
@@ -46,12 +49,28 @@ pub fn compile(tokens: TokenStream) -> Result<Compiled, Box<Failure>> {
     })?;
     match check::check(&model) {
         Ok(graph) => {
-            let plan = plan::plan(&graph);
+            let scratch: Vec<usize> = graph
+                .nodes
+                .iter()
+                .map(|n| {
+                    let ins: Vec<Option<Vec<usize>>> = n
+                        .inputs
+                        .iter()
+                        .map(|t| t.map(|id| graph.device_shape(id)))
+                        .collect();
+                    let outs: Vec<Vec<usize>> =
+                        n.outputs.iter().map(|&id| graph.device_shape(id)).collect();
+                    (n.op.scratch)(&ins, &outs, &n.attrs)
+                })
+                .collect();
+            let plan = plan::plan(&graph, &scratch);
+            let schedule = fuse::fuse(&graph, &plan);
             let onnx = emit_onnx::onnx_bytes(&graph);
             Ok(Compiled {
                 model,
                 graph,
                 plan,
+                schedule,
                 onnx,
             })
         }
@@ -65,7 +84,7 @@ pub fn compile(tokens: TokenStream) -> Result<Compiled, Box<Failure>> {
 /// The expansion of `onnx_model! { ... }`.
 pub fn expand(tokens: TokenStream) -> TokenStream {
     match compile(tokens) {
-        Ok(c) => emit_rust::emit(&c.graph, &c.plan, &c.onnx, &c.model.vis, &c.model.doc),
+        Ok(c) => emit_rust::emit(&c),
         Err(failure) => {
             let Failure { model, errors } = *failure;
             let errors = errors.iter().map(syn::Error::to_compile_error);

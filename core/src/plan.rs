@@ -22,6 +22,8 @@ pub struct Plan {
     pub offsets: HashMap<TensorId, usize>,
     /// For each node: whether output 0 is written over its in-place input.
     pub inplace: Vec<bool>,
+    /// For each node: the byte offset of its scratch region, if it asked for one.
+    pub scratch: Vec<Option<usize>>,
     /// Size of the arena in bytes.
     pub arena_bytes: usize,
     /// The largest total size of tensors alive at the same step.
@@ -42,8 +44,9 @@ pub fn in_arena(graph: &Graph, id: TensorId) -> bool {
     matches!(graph.tensors[id].kind, TensorKind::Value) && !graph.is_output(id)
 }
 
-/// Plans the arena of a checked graph.
-pub fn plan(graph: &Graph) -> Plan {
+/// Plans the arena of a checked graph; `scratch[i]` is the f32 elements node `i` needs
+/// for the duration of its call.
+pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
     let bytes = |id: TensorId| graph.device_numel(id) * graph.tensors[id].ty.dtype.size();
     let mut last_use: HashMap<TensorId, usize> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -56,8 +59,21 @@ pub fn plan(graph: &Graph) -> Plan {
     }
     let mut buffers: Vec<Buffer> = Vec::new();
     let mut buffer_of: HashMap<TensorId, usize> = HashMap::new();
+    let mut scratch_buffer: Vec<Option<usize>> = vec![None; graph.nodes.len()];
     let mut inplace = vec![false; graph.nodes.len()];
     for (i, node) in graph.nodes.iter().enumerate() {
+        if let Some(&n) = scratch_elems.get(i)
+            && n > 0
+        {
+            buffers.push(Buffer {
+                bytes: n * 4,
+                align: 4,
+                start: i,
+                end: i,
+                offset: 0,
+            });
+            scratch_buffer[i] = Some(buffers.len() - 1);
+        }
         for (k, &o) in node.outputs.iter().enumerate() {
             if !in_arena(graph, o) {
                 continue;
@@ -100,6 +116,10 @@ pub fn plan(graph: &Graph) -> Plan {
         .max()
         .unwrap_or(0);
     let arena_bytes = place(&mut buffers);
+    let scratch = scratch_buffer
+        .into_iter()
+        .map(|b| b.map(|b| buffers[b].offset))
+        .collect();
     let offsets = buffer_of
         .into_iter()
         .map(|(t, b)| (t, buffers[b].offset))
@@ -107,6 +127,7 @@ pub fn plan(graph: &Graph) -> Plan {
     Plan {
         offsets,
         inplace,
+        scratch,
         arena_bytes,
         lower_bound_bytes,
     }

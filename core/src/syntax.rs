@@ -6,8 +6,12 @@
 //!                | "dim" IDENT "=" INT ";"
 //!                | "input" IDENT ":" type ";"
 //!                | "weight" IDENT ":" type "=" expr ";"
-//!                | "let" IDENT "=" expr ";"
-//!                | "output" IDENT ( "=" expr )? ";" )
+//!                | "let" pattern "=" expr ";"
+//!                | "output" IDENT ( "=" expr )? ";"
+//!                | "block" IDENT "(" ( param ( "," param )* ","? )? ")" "{" item* "}"
+//!                | "return" expr ";" )                      (in blocks only)
+//! pattern:= IDENT | "(" ( ( IDENT | "_" ) ( "," ( IDENT | "_" ) )* )? ")"
+//! param  := IDENT ( "=" expr )?
 //! type   := IDENT "[" ( dim ( "," dim )* ","? )? "]"
 //! dim    := INT | IDENT
 //! expr   := "-"? INT | "-"? FLOAT | STRING | "true" | "false"
@@ -54,7 +58,7 @@ pub enum Item {
         init: Expr,
     },
     Let {
-        name: Ident,
+        pattern: Pattern,
         expr: Expr,
     },
     Output {
@@ -62,6 +66,29 @@ pub enum Item {
         name: Ident,
         expr: Option<Expr>,
     },
+    Block(Block),
+    Return {
+        kw: Span,
+        expr: Expr,
+    },
+}
+
+/// The left side of a `let`.
+#[derive(Debug, Clone)]
+pub enum Pattern {
+    One(Ident),
+    /// `(a, _, c)`: one name per output, `None` for `_`.
+    Tuple(Vec<Option<Ident>>, Span),
+}
+
+/// `block name(x, ch, stride = 1) { ... return expr; }`: a reusable group of items,
+/// instantiated by calling it like an operator.
+#[derive(Debug)]
+pub struct Block {
+    pub name: Ident,
+    pub params: Vec<(Ident, Option<Expr>)>,
+    pub items: Vec<Item>,
+    pub close: Span,
 }
 
 /// `f32[batch, 784]`.
@@ -240,16 +267,41 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
     let doc = doc_string(&attrs);
     if input.peek(Token![let]) {
         input.parse::<Token![let]>()?;
-        let name: Ident = input.parse()?;
+        let pattern = if input.peek(syn::token::Paren) {
+            let content;
+            let paren = parenthesized!(content in input);
+            let mut names = Vec::new();
+            while !content.is_empty() {
+                if content.peek(Token![_]) {
+                    content.parse::<Token![_]>()?;
+                    names.push(None);
+                } else {
+                    names.push(Some(content.parse::<Ident>()?));
+                }
+                if content.is_empty() {
+                    break;
+                }
+                content.parse::<Token![,]>()?;
+            }
+            Pattern::Tuple(names, paren.span.join())
+        } else {
+            Pattern::One(input.parse()?)
+        };
         input.parse::<Token![=]>()?;
         let expr: Expr = input.parse()?;
         expect_semi(input)?;
-        return Ok(Item::Let { name, expr });
+        return Ok(Item::Let { pattern, expr });
+    }
+    if input.peek(Token![return]) {
+        let kw: Token![return] = input.parse()?;
+        let expr: Expr = input.parse()?;
+        expect_semi(input)?;
+        return Ok(Item::Return { kw: kw.span, expr });
     }
     let kw: Ident = input.parse().map_err(|e| {
         syn::Error::new(
             e.span(),
-            "expected an item: `input`, `weight`, `let`, `output`, `opset` or `dim`",
+            "expected an item: `input`, `weight`, `let`, `output`, `block`, `opset` or `dim`",
         )
     })?;
     let item = match kw.to_string().as_str() {
@@ -294,6 +346,38 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
                 init: input.parse()?,
             }
         }
+        "block" => {
+            let name: Ident = input.parse()?;
+            let content;
+            parenthesized!(content in input);
+            let mut params = Vec::new();
+            while !content.is_empty() {
+                let p: Ident = content.parse()?;
+                let default = if content.peek(Token![=]) {
+                    content.parse::<Token![=]>()?;
+                    Some(content.parse()?)
+                } else {
+                    None
+                };
+                params.push((p, default));
+                if content.is_empty() {
+                    break;
+                }
+                content.parse::<Token![,]>()?;
+            }
+            let body;
+            let brace = syn::braced!(body in input);
+            let mut items = Vec::new();
+            while !body.is_empty() {
+                items.push(body.call(parse_item)?);
+            }
+            return Ok(Item::Block(Block {
+                name,
+                params,
+                items,
+                close: brace.span.close(),
+            }));
+        }
         "output" => {
             let name = input.parse()?;
             let expr = if input.peek(Token![=]) {
@@ -308,7 +392,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
             return Err(syn::Error::new(
                 kw.span(),
                 format!(
-                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `opset` or `dim`"
+                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `block`, `opset` or `dim`"
                 ),
             ));
         }

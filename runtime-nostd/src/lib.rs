@@ -208,6 +208,17 @@ pub mod __export {
         unsafe { &*w.0.as_ptr().cast::<[f32; N]>() }
     }
 
+    /// Views little-endian weight bytes as `N` i64 values.
+    #[inline(always)]
+    pub fn weights_i64<const BYTES: usize, const N: usize>(
+        w: &'static Aligned<BYTES>,
+    ) -> &'static [i64; N] {
+        const { assert!(BYTES == N * 8) };
+        // Safety: as for `weights_f32`: 16-byte alignment covers i64, the size is checked
+        // at compile time, every bit pattern is a valid i64, and targets are little-endian.
+        unsafe { &*w.0.as_ptr().cast::<[i64; N]>() }
+    }
+
     /// A shared view of `len` elements at byte `offset` of an arena.
     ///
     /// # Safety

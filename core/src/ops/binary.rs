@@ -4,33 +4,20 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use super::{InferCtx, InputSpec, LowerCtx, OpError, OpSchema, elementwise_macs, kernels};
-use crate::types::{DType, TensorType, broadcast, broadcast_strides};
+use super::*;
+use crate::types::{TensorType, broadcast, broadcast_strides};
 
-const INPUTS: &[InputSpec] = &[
-    InputSpec {
-        name: "A",
-        optional: false,
-    },
-    InputSpec {
-        name: "B",
-        optional: false,
-    },
-];
+const INPUTS: &[InputSpec] = &[input("A"), input("B")];
 
 macro_rules! binary_op {
     ($static:ident, $name:literal, $lower:ident, $kernel:literal) => {
         pub static $static: OpSchema = OpSchema {
             op_type: $name,
             inputs: INPUTS,
-            outputs: 1,
-            attrs: &[],
-            since_opset: 13,
-            dtypes: &[DType::F32],
             inplace: Some(0),
             infer,
             lower: $lower,
-            macs: elementwise_macs,
+            ..BASE
         };
 
         fn $lower(cx: &LowerCtx) -> TokenStream {

@@ -3,56 +3,22 @@
 
 use quote::quote;
 
-use super::{
-    AttrDefault, AttrKind, AttrSpec, InferCtx, InputSpec, LowerCtx, OpError, OpSchema, kernels,
-};
-use crate::types::{DType, Dim, Shape, TensorType, broadcast, broadcast_strides};
+use super::*;
+use crate::types::{Dim, Shape, TensorType, broadcast, broadcast_strides};
 
 pub static GEMM: OpSchema = OpSchema {
     op_type: "Gemm",
-    inputs: &[
-        InputSpec {
-            name: "A",
-            optional: false,
-        },
-        InputSpec {
-            name: "B",
-            optional: false,
-        },
-        InputSpec {
-            name: "C",
-            optional: true,
-        },
-    ],
-    outputs: 1,
+    inputs: &[input("A"), input("B"), optional("C")],
     attrs: &[
-        AttrSpec {
-            name: "alpha",
-            kind: AttrKind::Float,
-            default: AttrDefault::Float(1.0),
-        },
-        AttrSpec {
-            name: "beta",
-            kind: AttrKind::Float,
-            default: AttrDefault::Float(1.0),
-        },
-        AttrSpec {
-            name: "transA",
-            kind: AttrKind::Int,
-            default: AttrDefault::Int(0),
-        },
-        AttrSpec {
-            name: "transB",
-            kind: AttrKind::Int,
-            default: AttrDefault::Int(0),
-        },
+        attr("alpha", AttrKind::Float, AttrDefault::Float(1.0)),
+        attr("beta", AttrKind::Float, AttrDefault::Float(1.0)),
+        attr("transA", AttrKind::Int, AttrDefault::Int(0)),
+        attr("transB", AttrKind::Int, AttrDefault::Int(0)),
     ],
-    since_opset: 13,
-    dtypes: &[DType::F32],
-    inplace: None,
     infer,
     lower,
     macs,
+    ..BASE
 };
 
 fn flag(cx: &InferCtx, name: &'static str) -> Result<bool, OpError> {
@@ -127,7 +93,7 @@ fn dims(cx: &LowerCtx) -> (usize, usize, usize, bool, bool) {
     (m, k, n, ta, tb)
 }
 
-fn lower(cx: &LowerCtx) -> proc_macro2::TokenStream {
+fn lower(cx: &LowerCtx) -> TokenStream {
     let (m, k, n, ta, tb) = dims(cx);
     let a = &cx.input(0).expr;
     let b = &cx.input(1).expr;

@@ -2,29 +2,16 @@
 
 use quote::quote;
 
-use super::{InferCtx, InputSpec, LowerCtx, OpError, OpSchema, kernels};
-use crate::types::{DType, Dim, Shape, TensorType, broadcast, broadcast_strides};
+use super::*;
+use crate::types::{Dim, Shape, TensorType, broadcast, broadcast_strides};
 
 pub static MATMUL: OpSchema = OpSchema {
     op_type: "MatMul",
-    inputs: &[
-        InputSpec {
-            name: "A",
-            optional: false,
-        },
-        InputSpec {
-            name: "B",
-            optional: false,
-        },
-    ],
-    outputs: 1,
-    attrs: &[],
-    since_opset: 13,
-    dtypes: &[DType::F32],
-    inplace: None,
+    inputs: &[input("A"), input("B")],
     infer,
     lower,
     macs,
+    ..BASE
 };
 
 fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
@@ -106,7 +93,7 @@ fn plan(cx: &LowerCtx) -> Plan {
     (batch, a_str, b_str, m, k, n)
 }
 
-fn lower(cx: &LowerCtx) -> proc_macro2::TokenStream {
+fn lower(cx: &LowerCtx) -> TokenStream {
     let (batch, a_str, b_str, m, k, n) = plan(cx);
     let a = &cx.input(0).expr;
     let b = &cx.input(1).expr;

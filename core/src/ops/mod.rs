@@ -6,12 +6,22 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use crate::ir::Data;
 use crate::types::{DType, TensorType};
 
+mod batchnorm;
 mod binary;
+mod concat;
+mod constant;
+pub mod conv;
 mod gemm;
+mod layernorm;
+mod lstm;
 mod matmul;
+mod pool;
+mod reshape;
 mod softmax;
+mod transpose;
 mod unary;
 
 /// Every operator the DSL knows under its ONNX name.
@@ -26,7 +36,23 @@ pub static REGISTRY: &[&OpSchema] = &[
     &unary::RELU,
     &unary::SIGMOID,
     &unary::TANH,
+    &unary::GELU,
     &softmax::SOFTMAX,
+    &conv::CONV,
+    &batchnorm::BATCH_NORMALIZATION,
+    &pool::MAX_POOL,
+    &pool::AVERAGE_POOL,
+    &pool::GLOBAL_AVERAGE_POOL,
+    &reshape::FLATTEN,
+    &reshape::RESHAPE,
+    &reshape::SQUEEZE,
+    &reshape::UNSQUEEZE,
+    &reshape::DROPOUT,
+    &transpose::TRANSPOSE,
+    &concat::CONCAT,
+    &lstm::LSTM,
+    &layernorm::LAYER_NORMALIZATION,
+    &constant::CONSTANT,
 ];
 
 /// Looks an operator up by its exact ONNX name.
@@ -64,6 +90,48 @@ pub struct OpSchema {
     pub lower: fn(&LowerCtx) -> TokenStream,
     /// Multiply-accumulates (or elementary operations) for one inference, for reports.
     pub macs: fn(&LowerCtx) -> u64,
+    /// Output values computed at compile time (`Constant`), if the operator folds.
+    pub fold: Option<FoldFn>,
+    /// f32 elements of scratch memory one node needs in the arena during its call,
+    /// from the device shapes of its inputs and outputs.
+    pub scratch: ScratchFn,
+    /// The last input repeats (`Concat`): one or more of it.
+    pub variadic: bool,
+    /// Output names, for messages and for outputs beyond the first.
+    pub output_names: &'static [&'static str],
+}
+
+/// Computes an operator's outputs at compile time.
+pub type FoldFn = fn(&InferCtx) -> Result<Vec<Data>, OpError>;
+
+/// Scratch elements of a node from its input and output device shapes and attributes.
+pub type ScratchFn = fn(&[Option<Vec<usize>>], &[Vec<usize>], &Attrs) -> usize;
+
+/// The schema fields most operators share; operators override what differs.
+pub const BASE: OpSchema = OpSchema {
+    op_type: "",
+    inputs: &[],
+    outputs: 1,
+    attrs: &[],
+    since_opset: MIN_OPSET,
+    dtypes: &[DType::F32],
+    inplace: None,
+    infer: |_| unreachable!("bug: an operator without inference"),
+    lower: |_| unreachable!("bug: an operator without lowering"),
+    macs: elementwise_macs,
+    fold: None,
+    scratch: |_, _, _| 0,
+    variadic: false,
+    output_names: &["output"],
+};
+
+/// The dtype rule of one input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InTy {
+    /// The operator's element type: one of `OpSchema::dtypes`, shared by all `T` inputs.
+    T,
+    /// int64 (shapes, axes), which must be known at compile time.
+    I64Const,
 }
 
 /// One input of an operator.
@@ -71,6 +139,34 @@ pub struct OpSchema {
 pub struct InputSpec {
     pub name: &'static str,
     pub optional: bool,
+    pub ty: InTy,
+}
+
+/// A required input of the operator's element type.
+pub const fn input(name: &'static str) -> InputSpec {
+    InputSpec {
+        name,
+        optional: false,
+        ty: InTy::T,
+    }
+}
+
+/// An optional input of the operator's element type.
+pub const fn optional(name: &'static str) -> InputSpec {
+    InputSpec {
+        name,
+        optional: true,
+        ty: InTy::T,
+    }
+}
+
+/// An int64 input known at compile time (`optional` when it may be omitted).
+pub const fn i64_const(name: &'static str, optional: bool) -> InputSpec {
+    InputSpec {
+        name,
+        optional,
+        ty: InTy::I64Const,
+    }
 }
 
 impl OpSchema {
@@ -86,11 +182,18 @@ impl OpSchema {
 
     /// `A, B, C` for messages.
     pub fn input_names(&self) -> String {
-        self.inputs
-            .iter()
-            .map(|i| i.name)
-            .collect::<Vec<_>>()
-            .join(", ")
+        let mut names: Vec<String> = self.inputs.iter().map(|i| i.name.to_string()).collect();
+        if self.variadic
+            && let Some(last) = names.last_mut()
+        {
+            last.push_str("...");
+        }
+        names.join(", ")
+    }
+
+    /// The name of output `i`.
+    pub fn output_name(&self, i: usize) -> &'static str {
+        self.output_names.get(i).copied().unwrap_or("output")
     }
 }
 
@@ -102,6 +205,7 @@ pub enum AttrKind {
     Ints,
     Floats,
     Str,
+    Strs,
 }
 
 impl AttrKind {
@@ -113,6 +217,7 @@ impl AttrKind {
             AttrKind::Ints => "a list of integers",
             AttrKind::Floats => "a list of floats",
             AttrKind::Str => "a string",
+            AttrKind::Strs => "a list of strings",
         }
     }
 }
@@ -121,12 +226,36 @@ impl AttrKind {
 #[derive(Clone, Copy, Debug)]
 pub enum AttrDefault {
     Required,
+    /// Optional, with no default value (its absence means something, e.g. `pads`).
+    Absent,
     Int(i64),
     Float(f32),
+    Str(&'static str),
+}
+
+impl AttrDefault {
+    /// The default as a value, if there is one.
+    pub fn value(self) -> Option<AttrValue> {
+        match self {
+            AttrDefault::Required | AttrDefault::Absent => None,
+            AttrDefault::Int(v) => Some(AttrValue::Int(v)),
+            AttrDefault::Float(v) => Some(AttrValue::Float(v)),
+            AttrDefault::Str(v) => Some(AttrValue::Str(v.to_string())),
+        }
+    }
+}
+
+/// An attribute spec.
+pub const fn attr(name: &'static str, kind: AttrKind, default: AttrDefault) -> AttrSpec {
+    AttrSpec {
+        name,
+        kind,
+        default,
+    }
 }
 
 /// One attribute of an operator.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct AttrSpec {
     pub name: &'static str,
     pub kind: AttrKind,
@@ -141,6 +270,7 @@ pub enum AttrValue {
     Ints(Vec<i64>),
     Floats(Vec<f32>),
     Str(String),
+    Strs(Vec<String>),
 }
 
 /// Resolved attributes of one node: what the user wrote, then the defaults.
@@ -176,6 +306,43 @@ impl Attrs {
             Some(AttrValue::Float(v)) => *v,
             other => panic!("bug: attribute `{name}` is not a float: {other:?}"),
         }
+    }
+
+    /// An integer-list attribute, if present.
+    pub fn ints(&self, name: &str) -> Option<&[i64]> {
+        match self.get(name) {
+            Some(AttrValue::Ints(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// A float-list attribute, if present.
+    pub fn floats(&self, name: &str) -> Option<&[f32]> {
+        match self.get(name) {
+            Some(AttrValue::Floats(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// A string attribute, if present.
+    pub fn string(&self, name: &str) -> Option<&str> {
+        match self.get(name) {
+            Some(AttrValue::Str(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// A string-list attribute, if present.
+    pub fn strings(&self, name: &str) -> Option<&[String]> {
+        match self.get(name) {
+            Some(AttrValue::Strs(v)) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Whether the user wrote the attribute.
+    pub fn is_explicit(&self, name: &str) -> bool {
+        self.explicit.iter().any(|(n, _)| *n == name)
     }
 }
 
@@ -226,6 +393,8 @@ pub struct InferCtx<'a> {
     pub op: &'static OpSchema,
     /// Input types in ONNX order; `None` for an omitted optional input.
     pub inputs: Vec<Option<&'a TensorType>>,
+    /// Input values known at compile time (weights, folded constants).
+    pub consts: Vec<Option<&'a Data>>,
     pub attrs: &'a Attrs,
     pub opset: i64,
 }
@@ -234,6 +403,16 @@ impl InferCtx<'_> {
     /// A required input (arity was checked before inference runs).
     pub fn input(&self, i: usize) -> &TensorType {
         self.inputs[i].expect("bug: required input missing after the arity check")
+    }
+
+    /// An optional input, if given.
+    pub fn opt_input(&self, i: usize) -> Option<&TensorType> {
+        self.inputs.get(i).copied().flatten()
+    }
+
+    /// The compile-time int64 values of input `i`, if it was given.
+    pub fn const_i64(&self, i: usize) -> Option<&[i64]> {
+        self.consts.get(i).copied().flatten().and_then(Data::as_i64)
     }
 }
 
@@ -261,6 +440,20 @@ pub struct LowerCtx<'a> {
     /// Output 0 is the buffer of input `OpSchema::inplace`; that input's `expr` must not be used.
     pub inplace: bool,
     pub attrs: &'a Attrs,
+    /// The scratch region (`OpSchema::scratch` elements), when the operator asked for one.
+    pub scratch: Option<Operand>,
+    /// Compile-time values of the inputs and outputs (weights, folded constants).
+    pub input_consts: Vec<Option<&'a Data>>,
+    pub output_consts: Vec<Option<&'a Data>>,
+    /// Work fused into this node's kernel by the planner (folded BatchNormalization, Relu).
+    pub epilogue: &'a Epilogue,
+}
+
+/// Element-wise work the planner fused into a node's kernel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Epilogue {
+    /// `y = max(y, 0)` on the output (a following Relu, which then emits nothing).
+    pub relu: bool,
 }
 
 impl LowerCtx<'_> {
@@ -270,6 +463,11 @@ impl LowerCtx<'_> {
             .as_ref()
             .expect("bug: required input missing in lowering")
     }
+}
+
+/// The element type of an operand in generated code (`f32`, `i64`, ...).
+pub fn elem(dtype: DType) -> proc_macro2::Ident {
+    proc_macro2::Ident::new(dtype.name(), proc_macro2::Span::call_site())
 }
 
 /// The path of the kernels module in generated code.

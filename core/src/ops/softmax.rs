@@ -3,30 +3,18 @@
 
 use quote::quote;
 
-use super::{
-    AttrDefault, AttrKind, AttrSpec, InferCtx, InputSpec, LowerCtx, OpError, OpSchema, kernels,
-    normalize_axis,
-};
-use crate::types::{DType, TensorType};
+use super::*;
+use crate::types::TensorType;
 
 pub static SOFTMAX: OpSchema = OpSchema {
     op_type: "Softmax",
-    inputs: &[InputSpec {
-        name: "input",
-        optional: false,
-    }],
-    outputs: 1,
-    attrs: &[AttrSpec {
-        name: "axis",
-        kind: AttrKind::Int,
-        default: AttrDefault::Int(-1),
-    }],
-    since_opset: 13,
-    dtypes: &[DType::F32],
+    inputs: &[input("input")],
+    attrs: &[attr("axis", AttrKind::Int, AttrDefault::Int(-1))],
     inplace: Some(0),
     infer,
     lower,
     macs,
+    ..BASE
 };
 
 fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
@@ -50,7 +38,7 @@ fn split(cx: &LowerCtx) -> (usize, usize, usize) {
     (outer, shape[axis], inner)
 }
 
-fn lower(cx: &LowerCtx) -> proc_macro2::TokenStream {
+fn lower(cx: &LowerCtx) -> TokenStream {
     let (outer, n, inner) = split(cx);
     let kernels = kernels();
     let y = &cx.outputs[0].expr;

@@ -3,27 +3,20 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use super::{InferCtx, InputSpec, LowerCtx, OpError, OpSchema, elementwise_macs, kernels};
-use crate::types::{DType, TensorType};
+use super::*;
+use crate::types::TensorType;
 
-const INPUTS: &[InputSpec] = &[InputSpec {
-    name: "X",
-    optional: false,
-}];
+const INPUTS: &[InputSpec] = &[input("X")];
 
 macro_rules! unary_op {
     ($static:ident, $name:literal, $lower:ident) => {
         pub static $static: OpSchema = OpSchema {
             op_type: $name,
             inputs: INPUTS,
-            outputs: 1,
-            attrs: &[],
-            since_opset: 13,
-            dtypes: &[DType::F32],
             inplace: Some(0),
             infer,
             lower: $lower,
-            macs: elementwise_macs,
+            ..BASE
         };
 
         fn $lower(cx: &LowerCtx) -> TokenStream {
@@ -57,4 +50,35 @@ fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
     }
     let x = &cx.input(0).expr;
     quote! { #kernels::unary::unary::<#kernels::unary::#op>(#x, #y); }
+}
+
+/// `Gelu` (opset 20): `approximate = "none"` uses erf, `"tanh"` the tanh formula.
+pub static GELU: OpSchema = OpSchema {
+    op_type: "Gelu",
+    inputs: INPUTS,
+    attrs: &[attr("approximate", AttrKind::Str, AttrDefault::Str("none"))],
+    since_opset: 20,
+    inplace: Some(0),
+    infer: infer_gelu,
+    lower: lower_gelu,
+    ..BASE
+};
+
+fn infer_gelu(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    match cx.attrs.string("approximate") {
+        Some("none") | Some("tanh") => Ok(vec![cx.input(0).clone()]),
+        other => Err(OpError::attr(
+            "approximate",
+            format!("approximate must be \"none\" or \"tanh\", got {other:?}"),
+        )),
+    }
+}
+
+fn lower_gelu(cx: &LowerCtx) -> TokenStream {
+    let kernel = if cx.attrs.string("approximate") == Some("tanh") {
+        "GeluTanh"
+    } else {
+        "GeluErf"
+    };
+    lower(cx, kernel)
 }

@@ -4,8 +4,16 @@
 //! Slices are re-sliced to their exact lengths on entry; with valid generated calls
 //! these checks cannot fail and the compiler removes the ones inside the loops.
 
+// Index loops mirror the formulas of the ONNX specification.
+#![allow(clippy::needless_range_loop)]
+
 pub mod binary;
+pub mod conv;
+pub mod copy;
 pub mod gemm;
+pub mod lstm;
+pub mod norm;
+pub mod pool;
 pub mod softmax;
 pub mod unary;
 

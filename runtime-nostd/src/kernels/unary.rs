@@ -50,3 +50,24 @@ pub fn unary_inplace<O: UnaryOp>(y: &mut [f32]) {
         *v = O::apply(*v);
     }
 }
+
+/// `0.5 x (1 + erf(x / sqrt(2)))`.
+#[derive(Debug)]
+pub struct GeluErf;
+/// `0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3)))`.
+#[derive(Debug)]
+pub struct GeluTanh;
+
+impl UnaryOp for GeluErf {
+    #[inline(always)]
+    fn apply(x: f32) -> f32 {
+        0.5 * x * (1.0 + libm::erff(x * core::f32::consts::FRAC_1_SQRT_2))
+    }
+}
+impl UnaryOp for GeluTanh {
+    #[inline(always)]
+    fn apply(x: f32) -> f32 {
+        const K: f32 = 0.797_884_6; // sqrt(2 / pi)
+        0.5 * x * (1.0 + libm::tanhf(K * (x + 0.044_715 * x * x * x)))
+    }
+}

@@ -1,0 +1,94 @@
+//! Forward-pass fusion, decided after planning and invisible in the ONNX:
+//!
+//! - a `BatchNormalization` whose input is a `Conv` output read by nothing else, and
+//!   that the planner runs in place, is folded into the convolution's weights and bias
+//!   (`w' = w * s`, `b' = (b - mean) * s + B` with `s = scale / sqrt(var + epsilon)`,
+//!   computed in f64), and emits nothing;
+//! - a `Relu` that follows such a convolution (folded or not) the same way becomes the
+//!   convolution's epilogue and emits nothing.
+
+use crate::ir::{Data, Graph, TensorId};
+use crate::ops::Epilogue;
+use crate::plan::Plan;
+
+/// What the emitter does differently from one node per kernel call.
+#[derive(Debug, Clone, Default)]
+pub struct Schedule {
+    pub epilogue: Vec<Epilogue>,
+    /// Nodes whose work another node's kernel does.
+    pub skip: Vec<bool>,
+    /// Replacement weight and bias values of a convolution with a folded BatchNormalization.
+    pub folded: Vec<Option<(Vec<f32>, Vec<f32>)>>,
+}
+
+fn only_consumer(graph: &Graph, t: TensorId, op_type: &str, plan: &Plan) -> Option<usize> {
+    match graph.consumers(t).as_slice() {
+        [k] if graph.nodes[*k].op.op_type == op_type
+            && graph.nodes[*k].inputs.first() == Some(&Some(t))
+            && plan.inplace[*k] =>
+        {
+            Some(*k)
+        }
+        _ => None,
+    }
+}
+
+fn f32_value(graph: &Graph, t: Option<TensorId>) -> Option<&[f32]> {
+    graph.tensors[t?].value.as_ref().and_then(Data::as_f32)
+}
+
+/// Finds the fusions of a planned graph.
+pub fn fuse(graph: &Graph, plan: &Plan) -> Schedule {
+    let n = graph.nodes.len();
+    let mut s = Schedule {
+        epilogue: vec![Epilogue::default(); n],
+        skip: vec![false; n],
+        folded: vec![None; n],
+    };
+    for i in 0..n {
+        let node = &graph.nodes[i];
+        if node.op.op_type != "Conv" {
+            continue;
+        }
+        let mut out = node.outputs[0];
+        if let Some(k) = only_consumer(graph, out, "BatchNormalization", plan)
+            && let Some(folded) = fold_bn(graph, i, k)
+        {
+            s.folded[i] = Some(folded);
+            s.skip[k] = true;
+            out = graph.nodes[k].outputs[0];
+        }
+        if let Some(r) = only_consumer(graph, out, "Relu", plan) {
+            s.epilogue[i].relu = true;
+            s.skip[r] = true;
+        }
+    }
+    s
+}
+
+fn fold_bn(graph: &Graph, conv: usize, bn: usize) -> Option<(Vec<f32>, Vec<f32>)> {
+    let c = &graph.nodes[conv];
+    let b = &graph.nodes[bn];
+    let w = f32_value(graph, c.inputs[1])?;
+    let m = graph.tensors[c.outputs[0]].ty.shape.0[1].fixed()?;
+    let conv_bias = match c.inputs.get(2).copied().flatten() {
+        Some(t) => f32_value(graph, Some(t))?.to_vec(),
+        None => vec![0.0; m],
+    };
+    let [scale, beta, mean, var] = [1, 2, 3, 4].map(|k| f32_value(graph, b.inputs[k]));
+    let (scale, beta, mean, var) = (scale?, beta?, mean?, var?);
+    let eps = b.attrs.float("epsilon") as f64;
+    let per = w.len() / m;
+    let mut w2 = Vec::with_capacity(w.len());
+    let mut b2 = Vec::with_capacity(m);
+    for oc in 0..m {
+        let s = scale[oc] as f64 / (var[oc] as f64 + eps).sqrt();
+        w2.extend(
+            w[oc * per..(oc + 1) * per]
+                .iter()
+                .map(|&v| (v as f64 * s) as f32),
+        );
+        b2.push(((conv_bias[oc] as f64 - mean[oc] as f64) * s + beta[oc] as f64) as f32);
+    }
+    Some((w2, b2))
+}

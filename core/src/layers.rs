@@ -1,0 +1,887 @@
+//! Layer sugar: calls that create their own weights and lower to a fixed, documented
+//! sequence of ONNX nodes, built through the same checks as raw operators.
+//!
+//! | layer | nodes | weights (under the layer's name) |
+//! |---|---|---|
+//! | `linear(x, out)` | `Gemm` | `weight [in, out]`, `bias [out]` |
+//! | `conv2d(x, out, kernel)` | `Conv` | `weight [out, in/groups, kh, kw]`, `bias [out]` |
+//! | `batch_norm(x)` | `BatchNormalization` | `scale`, `bias`, `mean`, `var` `[C]` |
+//! | `max_pool2d(x, kernel)` | `MaxPool` | |
+//! | `avg_pool2d(x, kernel)` | `AveragePool` | |
+//! | `global_avg_pool(x)` | `GlobalAveragePool` | |
+//! | `flatten(x)` | `Flatten` | |
+//! | `lstm(x, hidden)` | `LSTM` (outputs Y, Y_h, Y_c) | `W [D, 4H, I]`, `R [D, 4H, H]`, `B [D, 8H]` |
+//! | `layer_norm(x)` | `LayerNormalization` | `scale`, `bias` (normalized shape) |
+//! | `multi_head_attention(x, heads)` | Q/K/V `MatMul`+`Add`, `Reshape`, `Transpose`, `MatMul`, `Mul`, `Softmax`, `MatMul`, `Transpose`, `Reshape`, `MatMul`+`Add` | `q`, `k`, `v`, `out` `.weight [D, D]`, `.bias [D]` |
+//! | `dropout(x)` | `Dropout` (identity at inference) | |
+
+use proc_macro2::Span;
+
+use crate::check::{Checker, attrs_with_defaults};
+use crate::init;
+use crate::ir::{Data, TensorId};
+use crate::ops::{self, At, AttrValue};
+use crate::syntax::{Call, Expr};
+use crate::types::{DType, Dim};
+
+/// Every layer sugar name.
+pub const LAYERS: &[&str] = &[
+    "linear",
+    "conv2d",
+    "batch_norm",
+    "max_pool2d",
+    "avg_pool2d",
+    "global_avg_pool",
+    "flatten",
+    "lstm",
+    "layer_norm",
+    "multi_head_attention",
+    "dropout",
+];
+
+/// Whether `name` is layer sugar.
+pub fn is_layer(name: &str) -> bool {
+    LAYERS.contains(&name)
+}
+
+/// What to suggest for the PyTorch or Keras name of a layer.
+pub fn framework_alias(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "Linear" | "Dense" => "linear",
+        "Conv2d" | "Conv2D" => "conv2d",
+        "BatchNorm2d" | "BatchNormalization2D" => "batch_norm",
+        "MaxPool2d" | "MaxPooling2D" => "max_pool2d",
+        "AvgPool2d" | "AveragePooling2D" => "avg_pool2d",
+        "AdaptiveAvgPool2d" | "GlobalAveragePooling2D" => "global_avg_pool",
+        "LayerNorm" => "layer_norm",
+        "MultiheadAttention" => "multi_head_attention",
+        "ReLU" => "Relu",
+        "GELU" => "Gelu",
+        _ => return None,
+    })
+}
+
+/// The arguments of one layer call, checked against what the layer takes.
+struct Args<'c> {
+    call: &'c Call,
+    layer: &'static str,
+    pos: Vec<&'c Expr>,
+}
+
+impl<'c> Args<'c> {
+    fn named(&self, name: &str) -> Option<&'c Expr> {
+        self.call.named().find(|(n, _)| *n == name).map(|(_, e)| e)
+    }
+
+    fn int(&self, cx: &mut Checker, e: Option<&Expr>, what: &str, default: i64) -> Option<i64> {
+        match e {
+            None => Some(default),
+            Some(Expr::Int(v, _)) => Some(*v),
+            Some(Expr::Bool(b, _)) => Some(i64::from(*b)),
+            Some(other) => {
+                cx.error(
+                    other.span(),
+                    format!(
+                        "{} expects `{what}` to be an integer, found {}",
+                        self.layer,
+                        other.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn positive(
+        &self,
+        cx: &mut Checker,
+        e: Option<&Expr>,
+        what: &str,
+        default: i64,
+    ) -> Option<usize> {
+        let v = self.int(cx, e, what, default)?;
+        if v <= 0 {
+            cx.error(
+                e.map_or(self.call.func.span(), Expr::span),
+                format!("{} expects `{what}` to be positive, got {v}", self.layer),
+            );
+            return None;
+        }
+        Some(v as usize)
+    }
+
+    /// An integer or a list of `n` integers (`3` means `[3, 3]`).
+    fn ints(
+        &self,
+        cx: &mut Checker,
+        e: Option<&Expr>,
+        what: &str,
+        n: usize,
+        default: i64,
+    ) -> Option<Vec<i64>> {
+        match e {
+            None => Some(vec![default; n]),
+            Some(Expr::Int(v, _)) => Some(vec![*v; n]),
+            Some(Expr::List(items, span)) => {
+                let mut out = Vec::new();
+                for item in items {
+                    match item {
+                        Expr::Int(v, _) => out.push(*v),
+                        other => {
+                            cx.error(
+                                other.span(),
+                                format!("{} expects integers in `{what}`", self.layer),
+                            );
+                            return None;
+                        }
+                    }
+                }
+                if out.len() != n {
+                    cx.error(
+                        *span,
+                        format!(
+                            "{} expects `{what}` as one integer or {n} of them, got {}",
+                            self.layer,
+                            out.len()
+                        ),
+                    );
+                    return None;
+                }
+                Some(out)
+            }
+            Some(other) => {
+                cx.error(
+                    other.span(),
+                    format!(
+                        "{} expects `{what}` as an integer or a list, found {}",
+                        self.layer,
+                        other.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn float(&self, cx: &mut Checker, name: &str, default: f32) -> Option<f32> {
+        match self.named(name) {
+            None => Some(default),
+            Some(Expr::Int(v, _)) => Some(*v as f32),
+            Some(Expr::Float(v, _)) => Some(*v as f32),
+            Some(other) => {
+                cx.error(
+                    other.span(),
+                    format!(
+                        "{} expects `{name}` to be a number, found {}",
+                        self.layer,
+                        other.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn boolean(&self, cx: &mut Checker, name: &str, default: bool) -> Option<bool> {
+        match self.named(name) {
+            None => Some(default),
+            Some(Expr::Bool(b, _)) => Some(*b),
+            Some(other) => {
+                cx.error(
+                    other.span(),
+                    format!(
+                        "{} expects `{name}` to be true or false, found {}",
+                        self.layer,
+                        other.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn string(&self, cx: &mut Checker, name: &str, default: &str) -> Option<String> {
+        match self.named(name) {
+            None => Some(default.to_string()),
+            Some(Expr::Str(s)) => Some(s.value()),
+            Some(other) => {
+                cx.error(
+                    other.span(),
+                    format!(
+                        "{} expects `{name}` to be a string, found {}",
+                        self.layer,
+                        other.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn explicit_name(&self) -> Option<(String, Span)> {
+        match self.named("name") {
+            Some(Expr::Str(s)) => Some((s.value(), s.span())),
+            _ => None,
+        }
+    }
+
+    fn x_span(&self) -> Span {
+        self.pos.first().map_or(self.call.func.span(), |e| e.span())
+    }
+}
+
+/// Positional parameters and named options of each layer.
+fn signature(layer: &str) -> (&'static [&'static str], &'static [&'static str]) {
+    match layer {
+        "linear" => (
+            &["input", "out_features"],
+            &["init", "bias", "bias_init", "name"],
+        ),
+        "conv2d" => (
+            &["input", "out_channels", "kernel"],
+            &[
+                "stride",
+                "pad",
+                "dilation",
+                "groups",
+                "bias",
+                "init",
+                "bias_init",
+                "name",
+            ],
+        ),
+        "batch_norm" => (
+            &["input"],
+            &[
+                "epsilon",
+                "scale_init",
+                "bias_init",
+                "mean_init",
+                "var_init",
+                "name",
+            ],
+        ),
+        "max_pool2d" => (
+            &["input", "kernel"],
+            &["stride", "pad", "ceil_mode", "name"],
+        ),
+        "avg_pool2d" => (
+            &["input", "kernel"],
+            &["stride", "pad", "ceil_mode", "count_include_pad", "name"],
+        ),
+        "global_avg_pool" | "dropout" => (&["input"], &["name", "ratio"]),
+        "flatten" => (&["input"], &["axis", "name"]),
+        "lstm" => (
+            &["input", "hidden"],
+            &[
+                "direction",
+                "init",
+                "recurrent_init",
+                "bias_init",
+                "bias",
+                "name",
+            ],
+        ),
+        "layer_norm" => (
+            &["input"],
+            &["axis", "epsilon", "scale_init", "bias_init", "name"],
+        ),
+        "multi_head_attention" => (&["input", "heads"], &["init", "bias_init", "name"]),
+        _ => unreachable!("bug: `{layer}` is not a layer"),
+    }
+}
+
+/// Expands one layer call. Returns the outputs of its last node.
+pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Option<Vec<TensorId>> {
+    let layer = LAYERS
+        .iter()
+        .copied()
+        .find(|l| call.func == l)
+        .expect("is_layer was checked");
+    let (positional, named) = signature(layer);
+    let pos: Vec<&Expr> = call.positional().collect();
+    let args = Args { call, layer, pos };
+    let mut ok = true;
+    if args.pos.len() != positional.len() {
+        let span = args
+            .pos
+            .get(positional.len())
+            .map_or(call.close, |e| e.span());
+        cx.error(
+            span,
+            format!(
+                "{layer} takes {} positional arguments ({}), got {}",
+                positional.len(),
+                positional.join(", "),
+                args.pos.len()
+            ),
+        );
+        ok = false;
+    }
+    for (name, _) in call.named() {
+        let key = name.to_string();
+        if !named.contains(&key.as_str()) || (layer == "global_avg_pool" && key == "ratio") {
+            let hint = crate::suggest::did_you_mean(&key, named)
+                .map(|s| format!("did you mean `{s}`? "))
+                .unwrap_or_default();
+            cx.error(
+                name.span(),
+                format!(
+                    "{layer} has no argument `{key}`: {hint}it takes {}",
+                    named.join(", ")
+                ),
+            );
+            ok = false;
+        }
+    }
+    let x = args.pos.first().and_then(|e| cx.tensor_expr(e));
+    if !ok {
+        return None;
+    }
+    let x = x?;
+    let name = cx.instance_name(layer, args.explicit_name(), hint, call.func.span())?;
+    let xt = cx.graph.tensors[x].ty.clone();
+    if xt.dtype != DType::F32 {
+        cx.error(
+            args.x_span(),
+            format!("{layer} expects an f32 input, got {}", xt.dtype),
+        );
+        return None;
+    }
+    let index = cx.layer_index(layer).saturating_sub(1);
+    let x_span = args.x_span();
+    let func_span = call.func.span();
+    let span_of = move |at: At| match at {
+        At::Input(0) => x_span,
+        _ => func_span,
+    };
+    let fixed = |d: &Dim| d.fixed();
+    let build = |cx: &mut Checker,
+                 op: &str,
+                 node: String,
+                 inputs: Vec<Option<TensorId>>,
+                 attrs: Vec<(&'static str, AttrValue)>| {
+        let op = ops::lookup(op).expect("layers lower to registered operators");
+        cx.build(op, node, inputs, attrs_with_defaults(op, attrs), &span_of)
+    };
+    let weight = |cx: &mut Checker,
+                  e: Option<&Expr>,
+                  default: Expr,
+                  wname: String,
+                  shape: &[usize]|
+     -> Option<TensorId> {
+        let e = e.cloned().unwrap_or(default);
+        match init::evaluate(&e, shape) {
+            Ok(v) => Some(cx.add_weight(wname, shape, Data::F32(v))),
+            Err((span, msg)) => {
+                cx.error(span, msg);
+                None
+            }
+        }
+    };
+    let call_init = |f: &str, args: &[(&str, Expr)]| {
+        Expr::Call(Call {
+            func: syn::Ident::new(f, func_span),
+            args: args
+                .iter()
+                .map(|(n, e)| crate::syntax::Arg::Named(syn::Ident::new(n, func_span), e.clone()))
+                .collect(),
+            close: func_span,
+        })
+    };
+    let seed = |k: usize| Expr::Int(k as i64, func_span);
+    let num = |v: f64| Expr::Float(v, func_span);
+    let zeros = Expr::Name(syn::Ident::new("zeros", func_span));
+    let ones = Expr::Name(syn::Ident::new("ones", func_span));
+    let channels = |cx: &mut Checker, rank: usize| -> Option<usize> {
+        if xt.shape.rank() != rank {
+            cx.error(
+                x_span,
+                format!(
+                    "{layer} expects a rank-{rank} input {}, got {}",
+                    if rank == 4 {
+                        "[N, C, H, W]"
+                    } else {
+                        "[batch, features]"
+                    },
+                    xt.shape
+                ),
+            );
+            return None;
+        }
+        let c = xt.shape.0[1].fixed();
+        if c.is_none() {
+            cx.error(
+                x_span,
+                format!("{layer} needs a fixed channel dimension, got {}", xt.shape),
+            );
+        }
+        c
+    };
+
+    match layer {
+        "linear" => {
+            let out = args.positive(cx, args.pos.get(1).copied(), "out_features", 1)?;
+            let in_f = channels(cx, 2)?;
+            let w = weight(
+                cx,
+                args.named("init"),
+                call_init("glorot_uniform", &[("seed", seed(index))]),
+                format!("{name}.weight"),
+                &[in_f, out],
+            )?;
+            let mut inputs = vec![Some(x), Some(w)];
+            if args.boolean(cx, "bias", true)? {
+                inputs.push(Some(weight(
+                    cx,
+                    args.named("bias_init"),
+                    zeros,
+                    format!("{name}.bias"),
+                    &[out],
+                )?));
+            }
+            build(cx, "Gemm", name, inputs, vec![])
+        }
+        "conv2d" => {
+            let out = args.positive(cx, args.pos.get(1).copied(), "out_channels", 1)?;
+            let k = args.ints(cx, args.pos.get(2).copied(), "kernel", 2, 1)?;
+            let stride = args.ints(cx, args.named("stride"), "stride", 2, 1)?;
+            let dil = args.ints(cx, args.named("dilation"), "dilation", 2, 1)?;
+            let pads = match args.named("pad") {
+                Some(Expr::List(items, _)) if items.len() == 4 => {
+                    args.ints(cx, args.named("pad"), "pad", 4, 0)?
+                }
+                e => {
+                    let p = args.ints(cx, e, "pad", 2, 0)?;
+                    vec![p[0], p[1], p[0], p[1]]
+                }
+            };
+            let groups = args.positive(cx, args.named("groups"), "groups", 1)?;
+            let c = channels(cx, 4)?;
+            if c % groups != 0 || out % groups != 0 {
+                cx.error(
+                    args.named("groups").map_or(func_span, Expr::span),
+                    format!("{layer}: groups = {groups} must divide the input channels ({c}) and out_channels ({out})"),
+                );
+                return None;
+            }
+            if k.iter().chain(&stride).chain(&dil).any(|&v| v <= 0) || pads.iter().any(|&p| p < 0) {
+                cx.error(
+                    func_span,
+                    format!(
+                        "{layer}: kernel, stride and dilation must be positive and pad non-negative"
+                    ),
+                );
+                return None;
+            }
+            let shape = [out, c / groups, k[0] as usize, k[1] as usize];
+            let w = weight(
+                cx,
+                args.named("init"),
+                call_init("he_normal", &[("seed", seed(index))]),
+                format!("{name}.weight"),
+                &shape,
+            )?;
+            let mut inputs = vec![Some(x), Some(w)];
+            if args.boolean(cx, "bias", true)? {
+                inputs.push(Some(weight(
+                    cx,
+                    args.named("bias_init"),
+                    zeros,
+                    format!("{name}.bias"),
+                    &[out],
+                )?));
+            }
+            build(
+                cx,
+                "Conv",
+                name,
+                inputs,
+                vec![
+                    ("dilations", AttrValue::Ints(dil)),
+                    ("group", AttrValue::Int(groups as i64)),
+                    ("kernel_shape", AttrValue::Ints(k)),
+                    ("pads", AttrValue::Ints(pads)),
+                    ("strides", AttrValue::Ints(stride)),
+                ],
+            )
+        }
+        "batch_norm" => {
+            if xt.shape.rank() < 2 {
+                cx.error(
+                    x_span,
+                    format!("{layer} expects an input [N, C, ...], got {}", xt.shape),
+                );
+                return None;
+            }
+            let Some(c) = xt.shape.0[1].fixed() else {
+                cx.error(
+                    x_span,
+                    format!("{layer} needs a fixed channel dimension, got {}", xt.shape),
+                );
+                return None;
+            };
+            let eps = args.float(cx, "epsilon", 1e-5)?;
+            let scale = weight(
+                cx,
+                args.named("scale_init"),
+                ones.clone(),
+                format!("{name}.scale"),
+                &[c],
+            )?;
+            let bias = weight(
+                cx,
+                args.named("bias_init"),
+                zeros.clone(),
+                format!("{name}.bias"),
+                &[c],
+            )?;
+            let mean = weight(
+                cx,
+                args.named("mean_init"),
+                zeros,
+                format!("{name}.mean"),
+                &[c],
+            )?;
+            let var = weight(
+                cx,
+                args.named("var_init"),
+                ones,
+                format!("{name}.var"),
+                &[c],
+            )?;
+            build(
+                cx,
+                "BatchNormalization",
+                name,
+                vec![Some(x), Some(scale), Some(bias), Some(mean), Some(var)],
+                vec![("epsilon", AttrValue::Float(eps))],
+            )
+        }
+        "max_pool2d" | "avg_pool2d" => {
+            let k = args.ints(cx, args.pos.get(1).copied(), "kernel", 2, 1)?;
+            let stride = match args.named("stride") {
+                None => k.clone(),
+                e => args.ints(cx, e, "stride", 2, 1)?,
+            };
+            let p = args.ints(cx, args.named("pad"), "pad", 2, 0)?;
+            let ceil = args.boolean(cx, "ceil_mode", false)?;
+            let mut attrs = vec![
+                ("ceil_mode", AttrValue::Int(i64::from(ceil))),
+                ("kernel_shape", AttrValue::Ints(k)),
+                ("pads", AttrValue::Ints(vec![p[0], p[1], p[0], p[1]])),
+                ("strides", AttrValue::Ints(stride)),
+            ];
+            let op = if layer == "max_pool2d" {
+                "MaxPool"
+            } else {
+                let cip = args.boolean(cx, "count_include_pad", false)?;
+                attrs.push(("count_include_pad", AttrValue::Int(i64::from(cip))));
+                "AveragePool"
+            };
+            build(cx, op, name, vec![Some(x)], attrs)
+        }
+        "global_avg_pool" => build(cx, "GlobalAveragePool", name, vec![Some(x)], vec![]),
+        "flatten" => {
+            let axis = args.int(cx, args.named("axis"), "axis", 1)?;
+            build(
+                cx,
+                "Flatten",
+                name,
+                vec![Some(x)],
+                vec![("axis", AttrValue::Int(axis))],
+            )
+        }
+        "dropout" => {
+            let mut inputs = vec![Some(x)];
+            if args.named("ratio").is_some() {
+                let r = args.float(cx, "ratio", 0.5)?;
+                if !(0.0..1.0).contains(&r) {
+                    cx.error(
+                        args.named("ratio").map_or(func_span, Expr::span),
+                        "dropout ratio must be in [0, 1)",
+                    );
+                    return None;
+                }
+                inputs.push(Some(cx.add_weight(
+                    format!("{name}.ratio"),
+                    &[],
+                    Data::F32(vec![r]),
+                )));
+            }
+            build(cx, "Dropout", name, inputs, vec![])
+        }
+        "lstm" => {
+            let hidden = args.positive(cx, args.pos.get(1).copied(), "hidden", 1)?;
+            let direction = args.string(cx, "direction", "forward")?;
+            let dirs = match direction.as_str() {
+                "forward" | "reverse" => 1,
+                "bidirectional" => 2,
+                other => {
+                    cx.error(
+                        args.named("direction").map_or(func_span, Expr::span),
+                        format!("lstm direction must be \"forward\", \"reverse\" or \"bidirectional\", got \"{other}\""),
+                    );
+                    return None;
+                }
+            };
+            if xt.shape.rank() != 3 {
+                cx.error(
+                    x_span,
+                    format!(
+                        "lstm expects an input [seq, batch, features], got {}",
+                        xt.shape
+                    ),
+                );
+                return None;
+            }
+            let Some(input) = xt.shape.0[2].fixed() else {
+                cx.error(
+                    x_span,
+                    format!("lstm needs a fixed number of features, got {}", xt.shape),
+                );
+                return None;
+            };
+            let k = 1.0 / (hidden as f64).sqrt();
+            let uni = |s: usize| {
+                call_init(
+                    "uniform",
+                    &[("low", num(-k)), ("high", num(k)), ("seed", seed(s))],
+                )
+            };
+            let w = weight(
+                cx,
+                args.named("init"),
+                uni(3 * index),
+                format!("{name}.W"),
+                &[dirs, 4 * hidden, input],
+            )?;
+            let r = weight(
+                cx,
+                args.named("recurrent_init"),
+                uni(3 * index + 1),
+                format!("{name}.R"),
+                &[dirs, 4 * hidden, hidden],
+            )?;
+            let mut inputs = vec![Some(x), Some(w), Some(r)];
+            if args.boolean(cx, "bias", true)? {
+                inputs.push(Some(weight(
+                    cx,
+                    args.named("bias_init"),
+                    uni(3 * index + 2),
+                    format!("{name}.B"),
+                    &[dirs, 8 * hidden],
+                )?));
+            }
+            build(
+                cx,
+                "LSTM",
+                name,
+                inputs,
+                vec![
+                    ("direction", AttrValue::Str(direction)),
+                    ("hidden_size", AttrValue::Int(hidden as i64)),
+                ],
+            )
+        }
+        "layer_norm" => {
+            let axis = args.int(cx, args.named("axis"), "axis", -1)?;
+            let eps = args.float(cx, "epsilon", 1e-5)?;
+            let rank = xt.shape.rank() as i64;
+            if axis < -rank || axis >= rank {
+                cx.error(
+                    args.named("axis").map_or(func_span, Expr::span),
+                    format!("layer_norm axis = {axis} is out of range for {}", xt.shape),
+                );
+                return None;
+            }
+            let a = if axis < 0 { axis + rank } else { axis } as usize;
+            let norm: Option<Vec<usize>> = xt.shape.0[a..].iter().map(fixed).collect();
+            let Some(norm) = norm else {
+                cx.error(
+                    x_span,
+                    format!(
+                        "layer_norm needs fixed normalized dimensions, got {}",
+                        xt.shape
+                    ),
+                );
+                return None;
+            };
+            let scale = weight(
+                cx,
+                args.named("scale_init"),
+                ones,
+                format!("{name}.scale"),
+                &norm,
+            )?;
+            let bias = weight(
+                cx,
+                args.named("bias_init"),
+                zeros,
+                format!("{name}.bias"),
+                &norm,
+            )?;
+            build(
+                cx,
+                "LayerNormalization",
+                name,
+                vec![Some(x), Some(scale), Some(bias)],
+                vec![
+                    ("axis", AttrValue::Int(axis)),
+                    ("epsilon", AttrValue::Float(eps)),
+                ],
+            )
+        }
+        "multi_head_attention" => {
+            let heads = args.positive(cx, args.pos.get(1).copied(), "heads", 1)?;
+            if xt.shape.rank() != 3 {
+                cx.error(
+                    x_span,
+                    format!(
+                        "multi_head_attention expects an input [batch, seq, d_model], got {}",
+                        xt.shape
+                    ),
+                );
+                return None;
+            }
+            let (Some(seq), Some(d)) = (xt.shape.0[1].fixed(), xt.shape.0[2].fixed()) else {
+                cx.error(
+                    x_span,
+                    format!(
+                        "multi_head_attention needs fixed seq and d_model, got {}",
+                        xt.shape
+                    ),
+                );
+                return None;
+            };
+            if d % heads != 0 {
+                cx.error(
+                    args.pos[1].span(),
+                    format!(
+                        "multi_head_attention: d_model = {d} is not divisible by heads = {heads}"
+                    ),
+                );
+                return None;
+            }
+            let hd = d / heads;
+            let proj =
+                |cx: &mut Checker, input: TensorId, part: &str, k: usize| -> Option<TensorId> {
+                    let w = weight(
+                        cx,
+                        args.named("init"),
+                        call_init("glorot_uniform", &[("seed", seed(4 * index + k))]),
+                        format!("{name}.{part}.weight"),
+                        &[d, d],
+                    )?;
+                    let b = weight(
+                        cx,
+                        args.named("bias_init"),
+                        zeros.clone(),
+                        format!("{name}.{part}.bias"),
+                        &[d],
+                    )?;
+                    let m = build(
+                        cx,
+                        "MatMul",
+                        format!("{name}.{part}.matmul"),
+                        vec![Some(input), Some(w)],
+                        vec![],
+                    )?[0];
+                    Some(
+                        build(
+                            cx,
+                            "Add",
+                            format!("{name}.{part}.add"),
+                            vec![Some(m), Some(b)],
+                            vec![],
+                        )?[0],
+                    )
+                };
+            let q = proj(cx, x, "q", 0)?;
+            let k = proj(cx, x, "k", 1)?;
+            let v = proj(cx, x, "v", 2)?;
+            let split_shape = cx.add_weight(
+                format!("{name}.split_shape"),
+                &[4],
+                Data::I64(vec![-1, seq as i64, heads as i64, hd as i64]),
+            );
+            let heads_of =
+                |cx: &mut Checker, t: TensorId, part: &str, perm: Vec<i64>| -> Option<TensorId> {
+                    let r = build(
+                        cx,
+                        "Reshape",
+                        format!("{name}.{part}.split"),
+                        vec![Some(t), Some(split_shape)],
+                        vec![],
+                    )?[0];
+                    Some(
+                        build(
+                            cx,
+                            "Transpose",
+                            format!("{name}.{part}.heads"),
+                            vec![Some(r)],
+                            vec![("perm", AttrValue::Ints(perm))],
+                        )?[0],
+                    )
+                };
+            let qh = heads_of(cx, q, "q", vec![0, 2, 1, 3])?;
+            let kt = heads_of(cx, k, "k", vec![0, 2, 3, 1])?;
+            let vh = heads_of(cx, v, "v", vec![0, 2, 1, 3])?;
+            let scores = build(
+                cx,
+                "MatMul",
+                format!("{name}.scores"),
+                vec![Some(qh), Some(kt)],
+                vec![],
+            )?[0];
+            let scale = cx.add_weight(
+                format!("{name}.scale"),
+                &[],
+                Data::F32(vec![(1.0 / (hd as f64).sqrt()) as f32]),
+            );
+            let scaled = build(
+                cx,
+                "Mul",
+                format!("{name}.scaled"),
+                vec![Some(scores), Some(scale)],
+                vec![],
+            )?[0];
+            let probs = build(
+                cx,
+                "Softmax",
+                format!("{name}.probs"),
+                vec![Some(scaled)],
+                vec![("axis", AttrValue::Int(-1))],
+            )?[0];
+            let ctx = build(
+                cx,
+                "MatMul",
+                format!("{name}.context"),
+                vec![Some(probs), Some(vh)],
+                vec![],
+            )?[0];
+            let merged = build(
+                cx,
+                "Transpose",
+                format!("{name}.merge"),
+                vec![Some(ctx)],
+                vec![("perm", AttrValue::Ints(vec![0, 2, 1, 3]))],
+            )?[0];
+            let merge_shape = cx.add_weight(
+                format!("{name}.merge_shape"),
+                &[3],
+                Data::I64(vec![-1, seq as i64, d as i64]),
+            );
+            let flat = build(
+                cx,
+                "Reshape",
+                format!("{name}.concat_heads"),
+                vec![Some(merged), Some(merge_shape)],
+                vec![],
+            )?[0];
+            let out = proj(cx, flat, "out", 3)?;
+            Some(vec![out])
+        }
+        _ => unreachable!("bug: `{layer}` has no expansion"),
+    }
+}

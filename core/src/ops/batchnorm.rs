@@ -1,0 +1,88 @@
+//! `BatchNormalization`, inference form (opset 15 semantics; `training_mode` must be 0):
+//! `Y = (X - mean) / sqrt(var + epsilon) * scale + B` per channel (axis 1).
+
+use quote::quote;
+
+use super::*;
+use crate::types::{Shape, TensorType};
+
+pub static BATCH_NORMALIZATION: OpSchema = OpSchema {
+    op_type: "BatchNormalization",
+    inputs: &[
+        input("X"),
+        input("scale"),
+        input("B"),
+        input("input_mean"),
+        input("input_var"),
+    ],
+    attrs: &[
+        attr("epsilon", AttrKind::Float, AttrDefault::Float(1e-5)),
+        attr("momentum", AttrKind::Float, AttrDefault::Float(0.9)),
+        attr("training_mode", AttrKind::Int, AttrDefault::Int(0)),
+    ],
+    output_names: &["Y"],
+    inplace: Some(0),
+    infer,
+    lower,
+    ..BASE
+};
+
+fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let x = cx.input(0);
+    if cx.attrs.int("training_mode") != 0 {
+        return Err(OpError::attr(
+            "training_mode",
+            "tinyonnx runs BatchNormalization for inference only: training_mode must be 0",
+        ));
+    }
+    if x.shape.rank() < 2 {
+        return Err(OpError::input(
+            0,
+            format!(
+                "BatchNormalization expects X as [N, C, ...], got {}",
+                x.shape
+            ),
+        ));
+    }
+    let Some(c) = x.shape.0[1].fixed() else {
+        return Err(OpError::input(
+            0,
+            format!(
+                "BatchNormalization needs a fixed channel dimension, got {}",
+                x.shape
+            ),
+        ));
+    };
+    for (i, name) in [(1, "scale"), (2, "B"), (3, "input_mean"), (4, "input_var")] {
+        let t = cx.input(i);
+        if t.shape != Shape::fixed(&[c]) {
+            return Err(OpError::input(
+                i,
+                format!(
+                    "BatchNormalization {name} must be [{c}] for the {c} channels of X {}, got {}",
+                    x.shape, t.shape
+                ),
+            ));
+        }
+    }
+    Ok(vec![x.clone()])
+}
+
+fn lower(cx: &LowerCtx) -> TokenStream {
+    let shape = &cx.outputs[0].shape;
+    let (n, c) = (shape[0], shape[1]);
+    let s: usize = shape[2..].iter().product();
+    let eps = cx.attrs.float("epsilon");
+    let [scale, b, mean, var] = [1, 2, 3, 4].map(|i| cx.input(i).expr.clone());
+    let y = &cx.outputs[0].expr;
+    let kernels = kernels();
+    if cx.inplace {
+        return quote! {
+            #kernels::norm::batch_norm_inplace::<#n, #c, #s>(#scale, #b, #mean, #var, #eps, #y);
+        };
+    }
+    let x = &cx.input(0).expr;
+    quote! {
+        #kernels::norm::batch_norm::<#n, #c, #s>(#x, #scale, #b, #mean, #var, #eps, #y);
+    }
+}

@@ -1,0 +1,77 @@
+//! `Concat` (opset 13): joins one or more tensors along `axis`.
+
+use quote::quote;
+
+use super::*;
+use crate::types::{Dim, Shape, TensorType};
+
+pub static CONCAT: OpSchema = OpSchema {
+    op_type: "Concat",
+    inputs: &[input("inputs")],
+    variadic: true,
+    attrs: &[attr("axis", AttrKind::Int, AttrDefault::Required)],
+    output_names: &["concat_result"],
+    dtypes: &[DType::F32, DType::I64],
+    infer,
+    lower,
+    macs: reshape::no_macs,
+    ..BASE
+};
+
+fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let first = cx.input(0);
+    let rank = first.shape.rank();
+    if rank == 0 {
+        return Err(OpError::input(0, "Concat needs inputs of rank 1 or more"));
+    }
+    let axis = normalize_axis(cx.attrs.int("axis"), rank, "axis")?;
+    let mut total = 0;
+    for (i, t) in cx.inputs.iter().enumerate() {
+        let t = t.expect("variadic inputs are all present");
+        let same_rest = t.shape.rank() == rank
+            && (0..rank).all(|a| a == axis || t.shape.0[a] == first.shape.0[a]);
+        if !same_rest {
+            return Err(OpError::input(
+                i,
+                format!(
+                    "Concat along axis {axis}: input {i} is {}, but input 0 is {}; all other dimensions must agree",
+                    t.shape, first.shape
+                ),
+            ));
+        }
+        match t.shape.0[axis] {
+            Dim::Fixed(n) => total += n,
+            Dim::Sym(ref s) => {
+                return Err(OpError::input(
+                    i,
+                    format!("Concat needs a fixed size on the concat axis, input {i} has `{s}`"),
+                ));
+            }
+        }
+    }
+    let mut out = first.shape.0.clone();
+    out[axis] = Dim::Fixed(total);
+    Ok(vec![TensorType {
+        dtype: first.dtype,
+        shape: Shape(out),
+    }])
+}
+
+fn lower(cx: &LowerCtx) -> TokenStream {
+    let out = &cx.outputs[0].shape;
+    let axis = normalize_axis(cx.attrs.int("axis"), out.len(), "axis").expect("checked");
+    let outer: usize = out[..axis].iter().product();
+    let inner: usize = out[axis + 1..].iter().product();
+    let out_chunk = out[axis] * inner;
+    let y = &cx.outputs[0].expr;
+    let kernels = kernels();
+    let mut offset = 0;
+    let parts = cx.inputs.iter().flatten().map(|x| {
+        let chunk = x.shape[axis] * inner;
+        let at = offset;
+        offset += chunk;
+        let xe = &x.expr;
+        quote! { #kernels::copy::concat_part::<_, #outer, #chunk, #out_chunk, #at>(#xe, #y); }
+    });
+    quote! { #(#parts)* }
+}

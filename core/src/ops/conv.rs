@@ -1,0 +1,311 @@
+//! `Conv` (opset 11 semantics, unchanged through 21): 1-D and 2-D, with strides, pads,
+//! dilations, groups (depthwise included) and auto_pad. Also the window geometry shared
+//! with the pooling operators.
+
+use quote::quote;
+
+use super::*;
+use crate::types::{Dim, Shape, TensorType};
+
+pub static CONV: OpSchema = OpSchema {
+    op_type: "Conv",
+    inputs: &[input("X"), input("W"), optional("B")],
+    attrs: &[
+        attr("auto_pad", AttrKind::Str, AttrDefault::Str("NOTSET")),
+        attr("dilations", AttrKind::Ints, AttrDefault::Absent),
+        attr("group", AttrKind::Int, AttrDefault::Int(1)),
+        attr("kernel_shape", AttrKind::Ints, AttrDefault::Absent),
+        attr("pads", AttrKind::Ints, AttrDefault::Absent),
+        attr("strides", AttrKind::Ints, AttrDefault::Absent),
+    ],
+    infer,
+    lower,
+    macs,
+    ..BASE
+};
+
+/// The resolved window of one spatial axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Axis {
+    pub input: usize,
+    pub kernel: usize,
+    pub stride: usize,
+    pub dilation: usize,
+    pub pad_begin: usize,
+    pub pad_end: usize,
+    pub output: usize,
+}
+
+/// Resolves strides, dilations, pads and auto_pad of a sliding-window operator and
+/// computes the output size of each spatial axis. `ceil_mode` is the pooling flag.
+pub fn geometry(
+    attrs: &Attrs,
+    input: &[usize],
+    kernel: &[usize],
+    ceil_mode: bool,
+) -> Result<Vec<Axis>, OpError> {
+    let k = input.len();
+    let list = |name: &'static str, default: i64, len: usize| -> Result<Vec<usize>, OpError> {
+        match attrs.ints(name) {
+            None => Ok(vec![default as usize; len]),
+            Some(v) if v.len() != len => Err(OpError::attr(
+                name,
+                format!(
+                    "{name} needs {len} values for {k} spatial axes, got {}",
+                    v.len()
+                ),
+            )),
+            Some(v) if v.iter().any(|&x| x < 0 || (x == 0 && name != "pads")) => {
+                Err(OpError::attr(
+                    name,
+                    format!(
+                        "{name} must be {}, got {v:?}",
+                        if name == "pads" {
+                            "non-negative"
+                        } else {
+                            "positive"
+                        }
+                    ),
+                ))
+            }
+            Some(v) => Ok(v.iter().map(|&x| x as usize).collect()),
+        }
+    };
+    let strides = list("strides", 1, k)?;
+    let dilations = list("dilations", 1, k)?;
+    let auto_pad = attrs.string("auto_pad").unwrap_or("NOTSET");
+    if auto_pad != "NOTSET" && attrs.is_explicit("pads") {
+        return Err(OpError::attr(
+            "pads",
+            format!("pads cannot be combined with auto_pad = \"{auto_pad}\": remove one of them"),
+        ));
+    }
+    let pads = list("pads", 0, 2 * k)?;
+    let mut axes = Vec::with_capacity(k);
+    for i in 0..k {
+        let span = (kernel[i] - 1) * dilations[i] + 1;
+        let (pb, pe, out) = match auto_pad {
+            "NOTSET" => {
+                let padded = input[i] + pads[i] + pads[i + k];
+                if padded < span {
+                    return Err(OpError::op(format!(
+                        "the window ({span} wide) is larger than the padded input ({padded}) on spatial axis {i}"
+                    )));
+                }
+                let mut out = if ceil_mode {
+                    (padded - span).div_ceil(strides[i]) + 1
+                } else {
+                    (padded - span) / strides[i] + 1
+                };
+                // A last window that would start in the end padding is dropped.
+                if ceil_mode && (out - 1) * strides[i] >= input[i] + pads[i] {
+                    out -= 1;
+                }
+                (pads[i], pads[i + k], out)
+            }
+            "VALID" => {
+                if input[i] < span {
+                    return Err(OpError::op(format!(
+                        "the window ({span} wide) is larger than the input ({}) on spatial axis {i}",
+                        input[i]
+                    )));
+                }
+                (0, 0, (input[i] - span) / strides[i] + 1)
+            }
+            "SAME_UPPER" | "SAME_LOWER" => {
+                let out = input[i].div_ceil(strides[i]);
+                let total = ((out - 1) * strides[i] + span).saturating_sub(input[i]);
+                let small = total / 2;
+                if auto_pad == "SAME_UPPER" {
+                    (small, total - small, out)
+                } else {
+                    (total - small, small, out)
+                }
+            }
+            other => {
+                return Err(OpError::attr(
+                    "auto_pad",
+                    format!(
+                        "auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got \"{other}\""
+                    ),
+                ));
+            }
+        };
+        axes.push(Axis {
+            input: input[i],
+            kernel: kernel[i],
+            stride: strides[i],
+            dilation: dilations[i],
+            pad_begin: pb,
+            pad_end: pe,
+            output: out,
+        });
+    }
+    Ok(axes)
+}
+
+/// Fixed spatial dimensions of `x` (from axis 2), or an error naming the input.
+pub fn spatial(op: &str, x: &TensorType, input: usize) -> Result<Vec<usize>, OpError> {
+    let rank = x.shape.rank();
+    if rank != 3 && rank != 4 {
+        return Err(OpError::input(
+            input,
+            format!(
+                "{op} expects an input of rank 3 [N, C, L] or 4 [N, C, H, W], got {}",
+                x.shape
+            ),
+        ));
+    }
+    x.shape.0[2..]
+        .iter()
+        .map(|d| {
+            d.fixed().ok_or_else(|| {
+                OpError::input(
+                    input,
+                    format!("{op} needs fixed spatial dimensions, got {}", x.shape),
+                )
+            })
+        })
+        .collect()
+}
+
+fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let x = cx.input(0);
+    let w = cx.input(1);
+    let sp = spatial("Conv", x, 0)?;
+    if w.shape.rank() != x.shape.rank() {
+        return Err(OpError::input(
+            1,
+            format!(
+                "Conv weight W must have the rank of X ({}): [M, C/group, kernel...], got {}",
+                x.shape.rank(),
+                w.shape
+            ),
+        ));
+    }
+    let wd: Vec<usize> = w
+        .shape
+        .0
+        .iter()
+        .map(|d| d.fixed().expect("weights are fixed"))
+        .collect();
+    let Some(c) = x.shape.0[1].fixed() else {
+        return Err(OpError::input(
+            0,
+            format!("Conv needs a fixed channel dimension, got {}", x.shape),
+        ));
+    };
+    let group = cx.attrs.int("group");
+    if group < 1 {
+        return Err(OpError::attr(
+            "group",
+            format!("group must be positive, got {group}"),
+        ));
+    }
+    let g = group as usize;
+    let m = wd[0];
+    if !c.is_multiple_of(g) || !m.is_multiple_of(g) {
+        return Err(OpError::attr(
+            "group",
+            format!(
+                "group = {g} must divide the input channels ({c}) and the output channels ({m})"
+            ),
+        ));
+    }
+    if wd[1] * g != c {
+        return Err(OpError::input(
+            1,
+            format!(
+                "Conv channel mismatch: X has {c} channels, W {} expects {} x group {g} = {}",
+                w.shape,
+                wd[1],
+                wd[1] * g
+            ),
+        ));
+    }
+    let kernel = &wd[2..];
+    if let Some(ks) = cx.attrs.ints("kernel_shape")
+        && (ks.len() != kernel.len() || ks.iter().zip(kernel).any(|(&a, &b)| a as usize != b))
+    {
+        return Err(OpError::attr(
+            "kernel_shape",
+            format!("kernel_shape {ks:?} does not match the weight's kernel {kernel:?}"),
+        ));
+    }
+    if let Some(b) = cx.opt_input(2)
+        && b.shape != Shape::fixed(&[m])
+    {
+        return Err(OpError::input(
+            2,
+            format!("Conv bias B must be [{m}], got {}", b.shape),
+        ));
+    }
+    let axes = geometry(cx.attrs, &sp, kernel, false)?;
+    let mut out = vec![x.shape.0[0].clone(), Dim::Fixed(m)];
+    out.extend(axes.iter().map(|a| Dim::Fixed(a.output)));
+    Ok(vec![TensorType {
+        dtype: x.dtype,
+        shape: Shape(out),
+    }])
+}
+
+/// Device geometry as 2-D: a 1-D convolution is a 2-D one of height 1.
+pub fn as_2d(axes: &[Axis]) -> [Axis; 2] {
+    let unit = Axis {
+        input: 1,
+        kernel: 1,
+        stride: 1,
+        dilation: 1,
+        pad_begin: 0,
+        pad_end: 0,
+        output: 1,
+    };
+    if axes.len() == 1 {
+        [unit, axes[0]]
+    } else {
+        [axes[0], axes[1]]
+    }
+}
+
+fn plan(cx: &LowerCtx) -> (usize, usize, usize, usize, [Axis; 2]) {
+    let x = &cx.input(0).shape;
+    let w = &cx.input(1).shape;
+    let axes = geometry(cx.attrs, &x[2..], &w[2..], false).expect("checked during inference");
+    let g = cx.attrs.int("group") as usize;
+    (x[0], x[1], w[0], g, as_2d(&axes))
+}
+
+fn lower(cx: &LowerCtx) -> TokenStream {
+    let (n, c, m, g, [h, w]) = plan(cx);
+    let xs = &cx.input(0).expr;
+    let ws = &cx.input(1).expr;
+    let y = &cx.outputs[0].expr;
+    let b = match cx.inputs.get(2).cloned().flatten() {
+        Some(b) => {
+            let e = b.expr;
+            quote!(::core::option::Option::Some(#e))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let relu = cx.epilogue.relu;
+    let kernels = kernels();
+    let dims = [
+        n, c, h.input, w.input, m, g, h.kernel, w.kernel, h.output, w.output,
+    ];
+    let win = [
+        h.stride,
+        w.stride,
+        h.dilation,
+        w.dilation,
+        h.pad_begin,
+        w.pad_begin,
+    ];
+    quote! {
+        #kernels::conv::conv2d::<#(#dims),*, #(#win),*, #relu>(#xs, #ws, #b, #y);
+    }
+}
+
+fn macs(cx: &LowerCtx) -> u64 {
+    let (n, c, m, g, [h, w]) = plan(cx);
+    (n * m * h.output * w.output * (c / g) * h.kernel * w.kernel) as u64
+}

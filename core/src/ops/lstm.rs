@@ -1,0 +1,248 @@
+//! `LSTM` (opset 14 semantics, `layout` = 0): forward, reverse or bidirectional; ONNX
+//! gate order i, o, f, c in W, R and B; optional initial_h, initial_c and peepholes P;
+//! `clip`, `input_forget` and the activations Sigmoid, Tanh and Relu. Outputs Y, Y_h, Y_c.
+//! `sequence_lens` is not supported (every sequence has the full length).
+
+use proc_macro2::{Ident, Span};
+use quote::quote;
+
+use super::*;
+use crate::types::{Dim, Shape, TensorType};
+
+pub static LSTM: OpSchema = OpSchema {
+    op_type: "LSTM",
+    inputs: &[
+        input("X"),
+        input("W"),
+        input("R"),
+        optional("B"),
+        optional("sequence_lens"),
+        optional("initial_h"),
+        optional("initial_c"),
+        optional("P"),
+    ],
+    outputs: 3,
+    output_names: &["Y", "Y_h", "Y_c"],
+    attrs: &[
+        attr("activation_alpha", AttrKind::Floats, AttrDefault::Absent),
+        attr("activation_beta", AttrKind::Floats, AttrDefault::Absent),
+        attr("activations", AttrKind::Strs, AttrDefault::Absent),
+        attr("clip", AttrKind::Float, AttrDefault::Absent),
+        attr("direction", AttrKind::Str, AttrDefault::Str("forward")),
+        attr("hidden_size", AttrKind::Int, AttrDefault::Absent),
+        attr("input_forget", AttrKind::Int, AttrDefault::Int(0)),
+        attr("layout", AttrKind::Int, AttrDefault::Int(0)),
+    ],
+    infer,
+    lower,
+    macs,
+    scratch: |inputs, _, attrs| {
+        let x = inputs[0].as_ref().expect("X");
+        let r = inputs[2].as_ref().expect("R");
+        let hidden = attrs
+            .get("hidden_size")
+            .map_or(r[2], |_| attrs.int("hidden_size") as usize);
+        x[1] * 4 * hidden
+    },
+    ..BASE
+};
+
+/// Number of directions of a `direction` attribute.
+fn directions(attrs: &Attrs) -> Result<usize, OpError> {
+    match attrs.string("direction") {
+        Some("forward") | Some("reverse") => Ok(1),
+        Some("bidirectional") => Ok(2),
+        other => Err(OpError::attr(
+            "direction",
+            format!(
+                "direction must be \"forward\", \"reverse\" or \"bidirectional\", got {other:?}"
+            ),
+        )),
+    }
+}
+
+/// The kernel type names of the f, g, h activations.
+fn activations(attrs: &Attrs, dirs: usize) -> Result<[&'static str; 3], OpError> {
+    let Some(list) = attrs.strings("activations") else {
+        return Ok(["Sigmoid", "Tanh", "Tanh"]);
+    };
+    if list.len() != 3 * dirs {
+        return Err(OpError::attr(
+            "activations",
+            format!(
+                "activations needs 3 names per direction ({}), got {}",
+                3 * dirs,
+                list.len()
+            ),
+        ));
+    }
+    let mut out = ["", "", ""];
+    for (k, name) in list.iter().enumerate() {
+        let kernel = match name.as_str() {
+            "Sigmoid" | "sigmoid" => "Sigmoid",
+            "Tanh" | "tanh" => "Tanh",
+            "Relu" | "relu" => "Relu",
+            other => {
+                return Err(OpError::attr(
+                    "activations",
+                    format!("activation \"{other}\" is not supported: use Sigmoid, Tanh or Relu"),
+                ));
+            }
+        };
+        if k < 3 {
+            out[k] = kernel;
+        } else if out[k - 3] != kernel {
+            return Err(OpError::attr(
+                "activations",
+                "both directions must use the same activations",
+            ));
+        }
+    }
+    Ok(out)
+}
+
+fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let x = cx.input(0);
+    let dirs = directions(cx.attrs)?;
+    activations(cx.attrs, dirs)?;
+    if cx.attrs.int("layout") != 0 {
+        return Err(OpError::attr(
+            "layout",
+            "only layout = 0 ([seq, batch, features]) is supported; add a Transpose for batch-first data",
+        ));
+    }
+    if cx.attrs.is_explicit("activation_alpha") || cx.attrs.is_explicit("activation_beta") {
+        return Err(OpError::attr(
+            "activation_alpha",
+            "Sigmoid, Tanh and Relu take no activation_alpha or activation_beta",
+        ));
+    }
+    if !matches!(cx.attrs.int("input_forget"), 0 | 1) {
+        return Err(OpError::attr("input_forget", "input_forget must be 0 or 1"));
+    }
+    if cx.opt_input(4).is_some() {
+        return Err(OpError::input(
+            4,
+            "sequence_lens is not supported: every sequence runs its full length",
+        ));
+    }
+    if x.shape.rank() != 3 {
+        return Err(OpError::input(
+            0,
+            format!(
+                "LSTM expects X as [seq_length, batch_size, input_size], got {}",
+                x.shape
+            ),
+        ));
+    }
+    let (Some(seq), Some(input)) = (x.shape.0[0].fixed(), x.shape.0[2].fixed()) else {
+        return Err(OpError::input(
+            0,
+            format!(
+                "LSTM needs a fixed sequence length and input size, got {}",
+                x.shape
+            ),
+        ));
+    };
+    let batch = x.shape.0[1].clone();
+    let r = cx.input(2);
+    let hidden = match cx.attrs.get("hidden_size") {
+        Some(AttrValue::Int(h)) if *h > 0 => *h as usize,
+        Some(_) => return Err(OpError::attr("hidden_size", "hidden_size must be positive")),
+        None => match r.shape.0.get(2).and_then(Dim::fixed) {
+            Some(h) => h,
+            None => {
+                return Err(OpError::input(
+                    2,
+                    format!(
+                        "LSTM R must be [num_directions, 4*hidden, hidden], got {}",
+                        r.shape
+                    ),
+                ));
+            }
+        },
+    };
+    let expect = |i: usize, name: &str, want: Shape| -> Result<(), OpError> {
+        match cx.opt_input(i) {
+            Some(t) if t.shape != want => Err(OpError::input(
+                i,
+                format!(
+                    "LSTM {name} must be {want} for {dirs} direction(s), hidden_size {hidden} and input_size {input}, got {}",
+                    t.shape
+                ),
+            )),
+            _ => Ok(()),
+        }
+    };
+    let state = Shape(vec![Dim::Fixed(dirs), batch.clone(), Dim::Fixed(hidden)]);
+    expect(1, "W", Shape::fixed(&[dirs, 4 * hidden, input]))?;
+    expect(2, "R", Shape::fixed(&[dirs, 4 * hidden, hidden]))?;
+    expect(3, "B", Shape::fixed(&[dirs, 8 * hidden]))?;
+    expect(5, "initial_h", state.clone())?;
+    expect(6, "initial_c", state.clone())?;
+    expect(7, "P", Shape::fixed(&[dirs, 3 * hidden]))?;
+    let ty = |shape: Shape| TensorType {
+        dtype: x.dtype,
+        shape,
+    };
+    Ok(vec![
+        ty(Shape(vec![
+            Dim::Fixed(seq),
+            Dim::Fixed(dirs),
+            batch,
+            Dim::Fixed(hidden),
+        ])),
+        ty(state.clone()),
+        ty(state),
+    ])
+}
+
+fn dims(cx: &LowerCtx) -> (usize, usize, usize, usize, usize) {
+    let x = &cx.input(0).shape;
+    let y_h = &cx.outputs[1].shape;
+    (x[0], x[1], x[2], y_h[2], y_h[0])
+}
+
+fn lower(cx: &LowerCtx) -> TokenStream {
+    let (seq, batch, input, hidden, dirs) = dims(cx);
+    let kernels = kernels();
+    let acts = activations(cx.attrs, dirs).expect("checked during inference");
+    let [f, g, h] = acts.map(|a| Ident::new(a, Span::call_site()));
+    let opt = |i: usize| match cx.inputs.get(i).cloned().flatten() {
+        Some(o) => {
+            let e = o.expr;
+            quote!(::core::option::Option::Some(#e))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let (b, h0, c0, p) = (opt(3), opt(5), opt(6), opt(7));
+    let (x, w, r) = (&cx.input(0).expr, &cx.input(1).expr, &cx.input(2).expr);
+    let [y, y_h, y_c] = [0, 1, 2].map(|i| cx.outputs[i].expr.clone());
+    let clip = match cx.attrs.get("clip") {
+        Some(AttrValue::Float(c)) => *c,
+        _ => f32::INFINITY,
+    };
+    let clip = if clip.is_finite() {
+        quote!(#clip)
+    } else {
+        quote!(f32::INFINITY)
+    };
+    let input_forget = cx.attrs.int("input_forget") == 1;
+    let reverse = cx.attrs.string("direction") == Some("reverse");
+    let scratch = &cx.scratch.as_ref().expect("LSTM asks for scratch").expr;
+    quote! {
+        #kernels::lstm::lstm::<
+            #seq, #batch, #input, #hidden, #dirs,
+            #kernels::unary::#f, #kernels::unary::#g, #kernels::unary::#h,
+        >(
+            #x, #w, #r, #b, #h0, #c0, #p,
+            #kernels::lstm::Options { clip: #clip, input_forget: #input_forget, reverse: #reverse },
+            #y, #y_h, #y_c, #scratch,
+        );
+    }
+}
+
+fn macs(cx: &LowerCtx) -> u64 {
+    let (seq, batch, input, hidden, dirs) = dims(cx);
+    (dirs * seq * batch * 4 * hidden * (input + hidden)) as u64
+}

@@ -1,0 +1,64 @@
+//! `Transpose` (opset 13): permutes axes; `perm` defaults to reversing them.
+
+use quote::quote;
+
+use super::*;
+use crate::types::{Shape, TensorType};
+
+pub static TRANSPOSE: OpSchema = OpSchema {
+    op_type: "Transpose",
+    inputs: &[input("data")],
+    attrs: &[attr("perm", AttrKind::Ints, AttrDefault::Absent)],
+    output_names: &["transposed"],
+    dtypes: &[DType::F32, DType::I64],
+    infer,
+    lower,
+    macs: reshape::no_macs,
+    ..BASE
+};
+
+fn perm(attrs: &Attrs, rank: usize) -> Result<Vec<usize>, OpError> {
+    let Some(p) = attrs.ints("perm") else {
+        return Ok((0..rank).rev().collect());
+    };
+    let mut seen = vec![false; rank];
+    let ok = p.len() == rank
+        && p.iter().all(|&a| {
+            let fresh = a >= 0 && (a as usize) < rank && !seen[a as usize];
+            if fresh {
+                seen[a as usize] = true;
+            }
+            fresh
+        });
+    if !ok {
+        return Err(OpError::attr(
+            "perm",
+            format!("perm {p:?} is not a permutation of the {rank} axes 0..{rank}"),
+        ));
+    }
+    Ok(p.iter().map(|&a| a as usize).collect())
+}
+
+fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let x = cx.input(0);
+    let p = perm(cx.attrs, x.shape.rank())?;
+    Ok(vec![TensorType {
+        dtype: x.dtype,
+        shape: Shape(p.iter().map(|&a| x.shape.0[a].clone()).collect()),
+    }])
+}
+
+fn lower(cx: &LowerCtx) -> TokenStream {
+    let x = cx.input(0);
+    let rank = x.shape.len();
+    let p = perm(cx.attrs, rank).expect("checked during inference");
+    let mut in_strides = vec![1; rank];
+    for a in (0..rank.saturating_sub(1)).rev() {
+        in_strides[a] = in_strides[a + 1] * x.shape[a + 1];
+    }
+    let strides: Vec<usize> = p.iter().map(|&a| in_strides[a]).collect();
+    let shape = &cx.outputs[0].shape;
+    let (xe, y) = (&x.expr, &cx.outputs[0].expr);
+    let kernels = kernels();
+    quote! { #kernels::copy::transpose::<_, #rank>(#xe, #y, &[#(#shape),*], &[#(#strides),*]); }
+}

@@ -1,0 +1,99 @@
+//! 2-D convolution (1-D runs as height 1), NCHW, with groups, strides, dilations and
+//! zero padding, and an optional fused Relu.
+
+/// The output positions `o` in `0..out` whose input index
+/// `o * stride + k * dilation - pad` falls in `0..len`.
+#[inline(always)]
+pub(crate) fn valid_range(out: usize, len: usize, stride: usize, offset: isize) -> (usize, usize) {
+    // input = o * stride + offset must satisfy 0 <= input < len.
+    let lo = if offset >= 0 {
+        0
+    } else {
+        ((-offset) as usize).div_ceil(stride)
+    };
+    let hi_input = len as isize - offset;
+    let hi = if hi_input <= 0 {
+        0
+    } else {
+        (hi_input as usize).div_ceil(stride).min(out)
+    };
+    (lo.min(hi), hi)
+}
+
+/// `y[N, M, OH, OW] = conv(x[N, C, H, W], w[M, C/G, KH, KW]) + b`, then `max(y, 0)` when
+/// `RELU`. Padding is zero; `PT`/`PL` are the top/left pads (the bottom/right ones are
+/// implied by the output size).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub fn conv2d<
+    const N: usize,
+    const C: usize,
+    const H: usize,
+    const W: usize,
+    const M: usize,
+    const G: usize,
+    const KH: usize,
+    const KW: usize,
+    const OH: usize,
+    const OW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const PT: usize,
+    const PL: usize,
+    const RELU: bool,
+>(
+    x: &[f32],
+    w: &[f32],
+    b: Option<&[f32]>,
+    y: &mut [f32],
+) {
+    let cg = C / G;
+    let mg = M / G;
+    let x = &x[..N * C * H * W];
+    let w = &w[..M * cg * KH * KW];
+    let y = &mut y[..N * M * OH * OW];
+    for n in 0..N {
+        for oc in 0..M {
+            let g = oc / mg;
+            let plane = &mut y[(n * M + oc) * OH * OW..(n * M + oc + 1) * OH * OW];
+            plane.fill(b.map_or(0.0, |b| b[oc]));
+            for icg in 0..cg {
+                let ic = g * cg + icg;
+                let xplane = &x[(n * C + ic) * H * W..(n * C + ic + 1) * H * W];
+                for kh in 0..KH {
+                    let off_h = (kh * DH) as isize - PT as isize;
+                    let (oh_lo, oh_hi) = valid_range(OH, H, SH, off_h);
+                    for kw in 0..KW {
+                        let wv = w[((oc * cg + icg) * KH + kh) * KW + kw];
+                        let off_w = (kw * DW) as isize - PL as isize;
+                        let (ow_lo, ow_hi) = valid_range(OW, W, SW, off_w);
+                        for oh in oh_lo..oh_hi {
+                            let ih = (oh * SH) as isize + off_h;
+                            let xrow = &xplane[ih as usize * W..(ih as usize + 1) * W];
+                            let yrow = &mut plane[oh * OW..(oh + 1) * OW];
+                            if SW == 1 {
+                                let start = (ow_lo as isize + off_w) as usize;
+                                let src = &xrow[start..start + (ow_hi - ow_lo)];
+                                for (o, &v) in yrow[ow_lo..ow_hi].iter_mut().zip(src) {
+                                    *o += wv * v;
+                                }
+                            } else {
+                                for ow in ow_lo..ow_hi {
+                                    let iw = ((ow * SW) as isize + off_w) as usize;
+                                    yrow[ow] += wv * xrow[iw];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            if RELU {
+                for v in plane.iter_mut() {
+                    *v = v.max(0.0);
+                }
+            }
+        }
+    }
+}
