@@ -678,13 +678,27 @@ impl<'m> Checker<'m> {
             );
         }
         // Tensor arguments first (they may add nodes), then literals, named after the node.
-        let mut inputs: Vec<Option<TensorId>> = positional
-            .iter()
-            .map(|e| match e {
+        let mut inputs: Vec<Option<TensorId>> = Vec::with_capacity(positional.len());
+        for (i, e) in positional.iter().enumerate() {
+            inputs.push(match e {
                 Expr::Int(..) | Expr::Float(..) | Expr::List(..) => None,
+                Expr::Omit(span) => {
+                    if !op.inputs.get(i).is_some_and(|s| s.optional) {
+                        ok = false;
+                        let name = op.inputs.get(i).map_or("this input", |s| s.name);
+                        self.error(
+                            *span,
+                            format!(
+                                "{} input {name} is required and cannot be omitted with `_`",
+                                op.op_type
+                            ),
+                        );
+                    }
+                    None
+                }
                 e => self.tensor_expr(e),
-            })
-            .collect();
+            });
+        }
         let node_name = format!("{}{}_{}", self.prefix(), op.op_type, self.graph.nodes.len());
         for (i, e) in positional.iter().enumerate() {
             if let Expr::Int(..) | Expr::Float(..) | Expr::List(..) = e {
@@ -692,7 +706,10 @@ impl<'m> Checker<'m> {
                 inputs[i] = self.literal(e, format!("{node_name}.{spec}"));
             }
         }
-        ok &= inputs.iter().all(Option::is_some);
+        ok &= inputs
+            .iter()
+            .zip(&positional)
+            .all(|(t, e)| t.is_some() || matches!(e, Expr::Omit(_)));
         let attrs = self.attributes(call, op);
         let attrs = match attrs {
             Some(a) if ok => a,

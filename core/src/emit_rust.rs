@@ -297,6 +297,7 @@ pub fn emit(c: &Compiled) -> TokenStream {
             const INFO: ::tinyonnx::ModelInfo = #name::INFO;
 
             fn run_f32(
+                arena: &mut [u8],
                 inputs: &[&[f32]],
                 outputs: &mut [&mut [f32]],
             ) -> ::core::result::Result<(), ::tinyonnx::RunError> {
@@ -364,7 +365,7 @@ fn run_f32(graph: &Graph) -> TokenStream {
         .all(|&t| graph.tensors[t].ty.dtype == crate::types::DType::F32);
     if !all_f32 {
         return quote! {
-            let _ = (inputs, outputs);
+            let _ = (arena, inputs, outputs);
             ::core::result::Result::Err(::tinyonnx::RunError::NotF32)
         };
     }
@@ -409,8 +410,10 @@ fn run_f32(graph: &Graph) -> TokenStream {
         }
         #(#in_checks)*
         #(#out_checks)*
-        let mut arena = #name::arena();
-        #bind = #name::forward(&mut arena, #(#in_idents),*);
+        let got = arena.len();
+        let arena = ::tinyonnx::__export::arena_from_bytes::<{ #name::ARENA_BYTES }>(arena)
+            .ok_or(::tinyonnx::RunError::Arena { needed: #name::ARENA_BYTES, got })?;
+        #bind = #name::forward(arena, #(#in_idents),*);
         #(#copies)*
         ::core::result::Result::Ok(())
     }

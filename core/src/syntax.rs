@@ -116,6 +116,8 @@ pub enum Expr {
     Str(LitStr),
     Bool(bool, Span),
     List(Vec<Expr>, Span),
+    /// `_`: an omitted optional input.
+    Omit(Span),
 }
 
 /// `func(arg, name = value, ...)`.
@@ -139,7 +141,11 @@ impl Expr {
         match self {
             Expr::Name(i) => i.span(),
             Expr::Call(c) => c.func.span(),
-            Expr::Int(_, s) | Expr::Float(_, s) | Expr::Bool(_, s) | Expr::List(_, s) => *s,
+            Expr::Int(_, s)
+            | Expr::Float(_, s)
+            | Expr::Bool(_, s)
+            | Expr::List(_, s)
+            | Expr::Omit(s) => *s,
             Expr::Str(s) => s.span(),
         }
     }
@@ -154,6 +160,7 @@ impl Expr {
             Expr::Str(_) => "a string",
             Expr::Bool(..) => "a boolean",
             Expr::List(..) => "a list",
+            Expr::Omit(_) => "`_`",
         }
     }
 }
@@ -456,6 +463,10 @@ impl Parse for Expr {
                 syn::Lit::Float(f) => Ok(Expr::Float(-f.base10_parse::<f64>()?, minus.span)),
                 other => Err(syn::Error::new(other.span(), "expected a number after `-`")),
             };
+        }
+        if input.peek(Token![_]) {
+            let underscore: Token![_] = input.parse()?;
+            return Ok(Expr::Omit(underscore.span));
         }
         if input.peek(syn::token::Bracket) {
             let content;

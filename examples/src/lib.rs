@@ -7,6 +7,18 @@
 
 use tinyonnx::{Model, ModelInfo, RunF32, onnx_model};
 
+mod cnn;
+mod lstm;
+mod resnet;
+mod transformer;
+mod zoo;
+
+pub use cnn::Cnn;
+pub use lstm::{LstmBatchFirst, LstmClassifier};
+pub use resnet::ResNet;
+pub use transformer::{TransformerBlock, TransformerSugar};
+pub use zoo::{ConvZoo, LstmZoo, ShapeZoo};
+
 onnx_model! {
     /// Linear regression: 8 features to 1 value, one Gemm with bias.
     pub model LinearRegression {
@@ -64,9 +76,19 @@ const fn example<M: Model>() -> Example {
     }
 }
 
-/// Every example model.
+/// Every example model: the seed architectures, then models that cover the rest of the
+/// operators and their attributes.
 pub const MODELS: &[Example] = &[
     example::<LinearRegression>(),
     example::<Mlp>(),
     example::<MlpRaw>(),
+    example::<Cnn>(),
+    example::<ResNet>(),
+    example::<LstmClassifier>(),
+    example::<LstmBatchFirst>(),
+    example::<TransformerBlock>(),
+    example::<TransformerSugar>(),
+    example::<ConvZoo>(),
+    example::<LstmZoo>(),
+    example::<ShapeZoo>(),
 ];

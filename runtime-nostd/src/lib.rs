@@ -151,6 +151,13 @@ pub enum RunError {
     },
     /// The model has a port that is not f32.
     NotF32,
+    /// The arena buffer is too small or not 16-byte aligned.
+    Arena {
+        /// Bytes the model needs.
+        needed: usize,
+        /// Bytes passed.
+        got: usize,
+    },
 }
 
 impl fmt::Display for RunError {
@@ -169,12 +176,16 @@ impl fmt::Display for RunError {
             RunError::NotF32 => {
                 f.write_str("run_f32 needs a model whose inputs and outputs are all f32")
             }
+            RunError::Arena { needed, got } => write!(
+                f,
+                "the arena needs {needed} bytes at a 16-byte aligned address, got {got} bytes (or a misaligned buffer)"
+            ),
         }
     }
 }
 
 /// The signature of [`Model::run_f32`], for tables of models.
-pub type RunF32 = fn(&[&[f32]], &mut [&mut [f32]]) -> Result<(), RunError>;
+pub type RunF32 = fn(&mut [u8], &[&[f32]], &mut [&mut [f32]]) -> Result<(), RunError>;
 
 /// Implemented by every model type [`onnx_model!`] declares: a uniform way to run
 /// models from generic code (test harnesses, benchmarks, tools).
@@ -182,8 +193,14 @@ pub trait Model {
     /// The model's constants.
     const INFO: ModelInfo;
 
-    /// Runs one inference on flat row-major f32 buffers, with an arena on the stack.
-    fn run_f32(inputs: &[&[f32]], outputs: &mut [&mut [f32]]) -> Result<(), RunError>;
+    /// Runs one inference on flat row-major f32 buffers. `arena` must hold at least
+    /// `INFO.arena_bytes` bytes and start at a 16-byte aligned address (a `Vec<u128>`
+    /// viewed as bytes does); it may live on the heap, which large models need.
+    fn run_f32(
+        arena: &mut [u8],
+        inputs: &[&[f32]],
+        outputs: &mut [&mut [f32]],
+    ) -> Result<(), RunError>;
 }
 
 /// Items for generated code only; not a stable API.
@@ -217,6 +234,17 @@ pub mod __export {
         // Safety: as for `weights_f32`: 16-byte alignment covers i64, the size is checked
         // at compile time, every bit pattern is a valid i64, and targets are little-endian.
         unsafe { &*w.0.as_ptr().cast::<[i64; N]>() }
+    }
+
+    /// Views a byte buffer as an arena, if it is large enough and 16-byte aligned.
+    pub fn arena_from_bytes<const N: usize>(bytes: &mut [u8]) -> Option<&mut crate::Arena<N>> {
+        if bytes.len() < N || bytes.as_ptr().align_offset(16) != 0 {
+            return None;
+        }
+        // Safety: `Arena<N>` is `repr(C, align(16))` around `[u8; N]`; the buffer was
+        // checked above to hold `N` bytes at a 16-byte aligned address, every byte
+        // pattern is valid, and the returned borrow keeps the buffer exclusively borrowed.
+        Some(unsafe { &mut *bytes.as_mut_ptr().cast::<crate::Arena<N>>() })
     }
 
     /// A shared view of `len` elements at byte `offset` of an arena.

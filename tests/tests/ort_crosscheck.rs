@@ -1,6 +1,6 @@
 //! Every example model against ONNX Runtime on the same ONNX bytes and inputs.
 
-use tinyonnx_tests::{Provider, TOLERANCE, compare, run_ort, seeded_inputs, session};
+use tinyonnx_tests::{Provider, TOLERANCE, as_bytes, compare, run_ort, seeded_inputs, session};
 
 const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
 
@@ -17,6 +17,7 @@ fn every_example_matches_onnx_runtime() {
         let mut sess =
             session(info.onnx, provider).unwrap_or_else(|e| panic!("{}: {e}", info.name));
         let (mut max_abs, mut max_scaled, mut min_cos) = (0f32, 0f32, f64::INFINITY);
+        let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
         for seed in SEEDS {
             let inputs = seeded_inputs(info, seed, 1.0);
             let expected =
@@ -25,7 +26,7 @@ fn every_example_matches_onnx_runtime() {
                 info.outputs.iter().map(|t| vec![0.0; t.numel()]).collect();
             let input_refs: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
             let mut output_refs: Vec<&mut [f32]> = ours.iter_mut().map(Vec::as_mut_slice).collect();
-            (example.run)(&input_refs, &mut output_refs)
+            (example.run)(as_bytes(&mut arena), &input_refs, &mut output_refs)
                 .unwrap_or_else(|e| panic!("{}: {e}", info.name));
             for (k, (a, b)) in ours.iter().zip(&expected).enumerate() {
                 let d = compare(a, b);

@@ -1,0 +1,79 @@
+//! Models that exercise the operators and attributes the seed architectures do not.
+
+use tinyonnx::onnx_model;
+
+onnx_model! {
+    /// Convolution and pooling variants: 1-D with dilation, 1-D with stride and
+    /// SAME_UPPER (ONNX Runtime rejects dilation together with SAME_*), depthwise with
+    /// stride and SAME_LOWER, grouped with asymmetric pads and dilation, pooling with
+    /// ceil_mode, count_include_pad and dilations; Gelu in both modes.
+    pub model ConvZoo {
+        opset = 20;
+        input x: f32[1, 4, 9, 11];
+        input s: f32[1, 3, 17];
+        weight w1d: f32[5, 3, 3] = he_normal(seed = 1);
+        weight b1d: f32[5] = uniform(low = -0.1, high = 0.1, seed = 2);
+        weight wdw: f32[4, 1, 3, 3] = he_normal(seed = 3);
+        weight wg: f32[6, 2, 2, 3] = he_normal(seed = 4);
+
+        let c1 = Conv(s, w1d, b1d, dilations = [2], pads = [2, 1]);
+        output o1 = Gelu(MaxPool(c1, kernel_shape = [3], strides = [2], ceil_mode = 1), approximate = "tanh");
+        output o6 = Conv(s, w1d, strides = [2], auto_pad = "SAME_UPPER");
+        let dw = Conv(x, wdw, group = 4, strides = [2, 2], auto_pad = "SAME_LOWER");
+        let g = Conv(x, wg, group = 2, pads = [1, 0, 0, 2], dilations = [2, 1]);
+        output o2 = Gelu(AveragePool(g, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], count_include_pad = 1, ceil_mode = 1));
+        output o3 = AveragePool(g, kernel_shape = [2, 2], dilations = [2, 1], pads = [0, 1, 0, 1]);
+        output o4 = MaxPool(dw, kernel_shape = [2, 2], dilations = [2, 2], pads = [1, 1, 1, 1]);
+        output o5 = AveragePool(Relu(dw), kernel_shape = [2, 3], auto_pad = "SAME_UPPER");
+    }
+}
+
+onnx_model! {
+    /// LSTM variants: bidirectional with initial states and peepholes; reverse with
+    /// input_forget, custom activations and clip.
+    pub model LstmZoo {
+        opset = 17;
+        input x: f32[6, 2, 5];
+        input h0: f32[2, 2, 7];
+        input c0: f32[2, 2, 7];
+        weight w: f32[2, 28, 5] = uniform(low = -0.4, high = 0.4, seed = 1);
+        weight r: f32[2, 28, 7] = uniform(low = -0.4, high = 0.4, seed = 2);
+        weight b: f32[2, 56] = uniform(low = -0.2, high = 0.2, seed = 3);
+        weight p: f32[2, 21] = uniform(low = -0.3, high = 0.3, seed = 4);
+        weight w2: f32[1, 16, 5] = uniform(low = -0.5, high = 0.5, seed = 5);
+        weight r2: f32[1, 16, 4] = uniform(low = -0.5, high = 0.5, seed = 6);
+
+        let (y, yh, yc) = LSTM(x, w, r, b, _, h0, c0, p, direction = "bidirectional", hidden_size = 7);
+        output y;
+        output yh;
+        output yc;
+        let (y2, _, _) = LSTM(x, w2, r2, direction = "reverse", hidden_size = 4, input_forget = 1, activations = ["Sigmoid", "Relu", "Tanh"], clip = 1.5);
+        output y2;
+    }
+}
+
+onnx_model! {
+    /// Data movement and shape operators: Concat, Unsqueeze, Transpose (given and default
+    /// perm), Squeeze, Reshape with 0 and -1, Flatten, Constant, Dropout, Softmax on a
+    /// middle axis, MatMul with broadcast batch dimensions.
+    pub model ShapeZoo {
+        opset = 17;
+        dim batch = 2;
+        input x: f32[batch, 3, 4];
+        input z: f32[batch, 2, 4];
+        input m: f32[2, 1, 3, 4];
+        weight mw: f32[3, 4, 2] = glorot_uniform(seed = 1);
+        weight proj: f32[5, 3] = glorot_uniform(seed = 2);
+
+        let cat = Concat(x, z, axis = 1);
+        let t = Transpose(Unsqueeze(cat, [1]), perm = [0, 3, 1, 2]);
+        let sq = Squeeze(t, [2]);
+        let flat = Reshape(sq, [0, -1]);
+        let shifted = Dropout(Add(flat, Constant(value_floats = [0.5, -0.5, 0.25, -0.25, 0.0, 1.0, -1.0, 0.5, 0.5, 0.5, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])));
+        output y1 = Softmax(Mul(Flatten(shifted), Constant(value_float = 0.5)), axis = 1);
+        output y2 = Transpose(sq);
+        output y3 = Softmax(sq, axis = 1);
+        output y4 = MatMul(sq, proj);
+        output y5 = MatMul(m, mw);
+    }
+}
