@@ -170,7 +170,7 @@ pub const TOLERANCE: f32 = 1e-5;
 
 /// A 16-byte aligned buffer viewed as bytes, for `Model::run_f32`'s arena.
 pub fn as_bytes(buf: &mut [u128]) -> &mut [u8] {
-    let len = std::mem::size_of_val(buf);
+    let len = size_of_val(buf);
     // Safety: u8 has alignment 1 and every byte of a u128 is initialized; the returned
     // slice covers exactly the buffer and borrows it mutably for its lifetime.
     unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), len) }
