@@ -149,4 +149,74 @@ mod tests {
         // Relu runs in place over the first Gemm's output.
         assert!(c.plan.inplace[1]);
     }
+
+    fn conv_block_model() -> proc_macro2::TokenStream {
+        quote! {
+            model M {
+                input x: f32[1, 3, 8, 8];
+                block unit(x, ch) {
+                    let conv = conv2d(x, ch, 3, pad = 1);
+                    let bn = batch_norm(conv, var_init = constant(2.0));
+                    return Relu(bn);
+                }
+                let stage1 = unit(x, 4);
+                let stage2 = unit(stage1, 4);
+                output y = global_avg_pool(stage2);
+            }
+        }
+    }
+
+    #[test]
+    fn block_instances_get_readable_unique_names() {
+        let c = super::compile(conv_block_model()).unwrap();
+        let weights: Vec<&str> = c
+            .graph
+            .weights
+            .iter()
+            .map(|&w| c.graph.tensors[w].name.as_str())
+            .collect();
+        assert!(weights.contains(&"stage1.conv.weight"), "{weights:?}");
+        assert!(weights.contains(&"stage2.bn.var"), "{weights:?}");
+        let names: std::collections::HashSet<&str> =
+            c.graph.tensors.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names.len(),
+            c.graph.tensors.len(),
+            "tensor names are unique"
+        );
+    }
+
+    #[test]
+    fn batch_norm_and_relu_fuse_into_the_convolution() {
+        let c = super::compile(conv_block_model()).unwrap();
+        let ops: Vec<&str> = c.graph.nodes.iter().map(|n| n.op.op_type).collect();
+        assert_eq!(
+            ops,
+            [
+                "Conv",
+                "BatchNormalization",
+                "Relu",
+                "Conv",
+                "BatchNormalization",
+                "Relu",
+                "GlobalAveragePool"
+            ]
+        );
+        // The ONNX keeps every node; the forward pass runs three kernels.
+        let run: Vec<&str> = (0..ops.len())
+            .filter(|&i| !c.schedule.skip[i])
+            .map(|i| ops[i])
+            .collect();
+        assert_eq!(run, ["Conv", "Conv", "GlobalAveragePool"]);
+        assert!(c.schedule.epilogue[0].relu && c.schedule.epilogue[3].relu);
+        // var = 2, scale = 1, mean = 0, B = 0: weights scale by 1/sqrt(2 + 1e-5).
+        let (w, _) = c.schedule.folded[0].as_ref().unwrap();
+        let orig = c.graph.tensors[c.graph.nodes[0].inputs[1].unwrap()]
+            .value
+            .as_ref()
+            .and_then(crate::ir::Data::as_f32)
+            .unwrap();
+        let s = 1.0 / (2.0f64 + 1e-5).sqrt();
+        assert!((w[5] as f64 - orig[5] as f64 * s).abs() < 1e-7);
+    }
 }

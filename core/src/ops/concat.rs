@@ -5,6 +5,8 @@ use quote::quote;
 use super::*;
 use crate::types::{Dim, Shape, TensorType};
 
+const OP: &str = "Concat";
+
 pub static CONCAT: OpSchema = OpSchema {
     op_type: "Concat",
     inputs: &[input("inputs")],
@@ -24,7 +26,7 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     if rank == 0 {
         return Err(OpError::input(0, "Concat needs inputs of rank 1 or more"));
     }
-    let axis = normalize_axis(cx.attrs.int("axis"), rank, "axis")?;
+    let axis = normalize_axis(OP, cx.attrs.int("axis"), rank, "axis")?;
     let mut total = 0;
     for (i, t) in cx.inputs.iter().enumerate() {
         let t = t.expect("variadic inputs are all present");
@@ -59,7 +61,7 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
 
 fn lower(cx: &LowerCtx) -> TokenStream {
     let out = &cx.outputs[0].shape;
-    let axis = normalize_axis(cx.attrs.int("axis"), out.len(), "axis").expect("checked");
+    let axis = normalize_axis(OP, cx.attrs.int("axis"), out.len(), "axis").expect("checked");
     let outer: usize = out[..axis].iter().product();
     let inner: usize = out[axis + 1..].iter().product();
     let out_chunk = out[axis] * inner;

@@ -208,7 +208,7 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
         return Err(OpError::attr(
             "group",
             format!(
-                "group = {g} must divide the input channels ({c}) and the output channels ({m})"
+                "Conv group = {g} must divide the input channels ({c}) and the output channels ({m})"
             ),
         ));
     }

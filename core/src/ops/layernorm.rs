@@ -6,6 +6,8 @@ use quote::quote;
 use super::*;
 use crate::types::{TensorType, broadcast};
 
+const OP: &str = "LayerNormalization";
+
 pub static LAYER_NORMALIZATION: OpSchema = OpSchema {
     op_type: "LayerNormalization",
     inputs: &[input("X"), input("Scale"), optional("B")],
@@ -32,7 +34,7 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
             "LayerNormalization needs an input of rank 1 or more",
         ));
     }
-    let axis = normalize_axis(cx.attrs.int("axis"), rank, "axis")?;
+    let axis = normalize_axis(OP, cx.attrs.int("axis"), rank, "axis")?;
     if cx.attrs.int("stash_type") != 1 {
         return Err(OpError::attr(
             "stash_type",
@@ -70,7 +72,7 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
 
 fn lower(cx: &LowerCtx) -> TokenStream {
     let shape = &cx.outputs[0].shape;
-    let axis = normalize_axis(cx.attrs.int("axis"), shape.len(), "axis").expect("checked");
+    let axis = normalize_axis(OP, cx.attrs.int("axis"), shape.len(), "axis").expect("checked");
     let outer: usize = shape[..axis].iter().product();
     let inner: usize = shape[axis..].iter().product();
     let eps = cx.attrs.float("epsilon");

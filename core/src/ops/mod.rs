@@ -480,8 +480,13 @@ pub fn elementwise_macs(cx: &LowerCtx) -> u64 {
     cx.outputs[0].numel() as u64
 }
 
-/// Rejects negative or out-of-range axes; returns the axis counted from the front.
-pub fn normalize_axis(axis: i64, rank: usize, attr: &'static str) -> Result<usize, OpError> {
+/// Rejects out-of-range axes; returns the axis counted from the front.
+pub fn normalize_axis(
+    op: &str,
+    axis: i64,
+    rank: usize,
+    attr: &'static str,
+) -> Result<usize, OpError> {
     let r = rank as i64;
     if axis < -r || axis >= r {
         let lo = -r;
@@ -489,7 +494,7 @@ pub fn normalize_axis(axis: i64, rank: usize, attr: &'static str) -> Result<usiz
         return Err(OpError::attr(
             attr,
             format!(
-                "{attr} = {axis} is out of range for a rank-{rank} input: expected {lo}..={hi}"
+                "{op} {attr} = {axis} is out of range for a rank-{rank} input: expected {lo}..={hi}"
             ),
         ));
     }

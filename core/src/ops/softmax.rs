@@ -6,6 +6,8 @@ use quote::quote;
 use super::*;
 use crate::types::TensorType;
 
+const OP: &str = "Softmax";
+
 pub static SOFTMAX: OpSchema = OpSchema {
     op_type: "Softmax",
     inputs: &[input("input")],
@@ -25,13 +27,13 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
             "Softmax needs an input of rank 1 or more",
         ));
     }
-    normalize_axis(cx.attrs.int("axis"), x.shape.rank(), "axis")?;
+    normalize_axis(OP, cx.attrs.int("axis"), x.shape.rank(), "axis")?;
     Ok(vec![x.clone()])
 }
 
 fn split(cx: &LowerCtx) -> (usize, usize, usize) {
     let shape = &cx.outputs[0].shape;
-    let axis = normalize_axis(cx.attrs.int("axis"), shape.len(), "axis")
+    let axis = normalize_axis(OP, cx.attrs.int("axis"), shape.len(), "axis")
         .expect("bug: axis was checked during inference");
     let outer: usize = shape[..axis].iter().product();
     let inner: usize = shape[axis + 1..].iter().product();
