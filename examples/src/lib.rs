@@ -17,7 +17,7 @@ pub use cnn::Cnn;
 pub use lstm::{LstmBatchFirst, LstmClassifier};
 pub use resnet::ResNet;
 pub use transformer::{TransformerBlock, TransformerSugar};
-pub use zoo::{ConvZoo, LstmZoo, ShapeZoo};
+pub use zoo::{ConvZoo, LstmZoo, ShapeZoo, SugarZoo};
 
 onnx_model! {
     /// Linear regression: 8 features to 1 value, one Gemm with bias.
@@ -91,4 +91,5 @@ pub const MODELS: &[Example] = &[
     example::<ConvZoo>(),
     example::<LstmZoo>(),
     example::<ShapeZoo>(),
+    example::<SugarZoo>(),
 ];

@@ -77,3 +77,18 @@ onnx_model! {
         output y5 = MatMul(m, mw);
     }
 }
+
+onnx_model! {
+    /// The layer sugar the seed models do not use: `avg_pool2d`, `dropout`, a depthwise
+    /// `conv2d` (groups = channels) with stride and dilation, and a bidirectional `lstm`.
+    pub model SugarZoo {
+        opset = 17;
+        input x: f32[1, 6, 12, 12];
+        input seq: f32[5, 1, 4];
+        let dw = conv2d(x, 6, 3, groups = 6, stride = 2, dilation = 2, pad = [2, 1]);
+        let pooled = avg_pool2d(Relu(dw), 2, stride = 1, pad = 1, count_include_pad = true);
+        output image = dropout(flatten(pooled), ratio = 0.25);
+        let (ys, _, _) = lstm(seq, 3, direction = "bidirectional", name = "birnn");
+        output sequence = dropout(ys);
+    }
+}

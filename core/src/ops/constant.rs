@@ -65,7 +65,7 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
 fn lower(cx: &LowerCtx) -> TokenStream {
     let y = &cx.outputs[0].expr;
     match cx.output_consts[0].expect("Constant folds") {
-        Data::F32(v) => quote! { #y.copy_from_slice(&[#(#v),*]); },
-        Data::I64(v) => quote! { #y.copy_from_slice(&[#(#v),*]); },
+        Data::F32(v) => quote! { <[_]>::copy_from_slice(#y, &[#(#v),*]); },
+        Data::I64(v) => quote! { <[_]>::copy_from_slice(#y, &[#(#v),*]); },
     }
 }

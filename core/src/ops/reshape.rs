@@ -80,7 +80,7 @@ fn lower_view(cx: &LowerCtx) -> TokenStream {
     }
     let x = &cx.input(0).expr;
     let y = &cx.outputs[0].expr;
-    quote! { #y.copy_from_slice(#x); }
+    quote! { <[_]>::copy_from_slice(#y, #x); }
 }
 
 /// Splits a shape into its fixed product and its symbolic dimensions.

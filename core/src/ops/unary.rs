@@ -42,7 +42,7 @@ fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
             return TokenStream::new();
         }
         let x = &cx.input(0).expr;
-        return quote! { #y.copy_from_slice(#x); };
+        return quote! { <[_]>::copy_from_slice(#y, #x); };
     }
     let op = Ident::new(kernel, Span::call_site());
     if cx.inplace {
