@@ -16,7 +16,7 @@ use crate::ops::{
 };
 use crate::suggest;
 use crate::syntax::{Arg, Block, Call, DimExpr, Expr, Item, ModelDef, Pattern, TypeExpr};
-use crate::types::{DType, Dim, Shape, TensorType};
+use crate::types::{DType, Dim, MAX_DIM, Shape, TensorType, checked_numel};
 
 /// Lower-case layer sugar that is exactly one ONNX operator.
 pub const ALIASES: &[(&str, &str)] = &[
@@ -35,8 +35,11 @@ pub const ALIASES: &[(&str, &str)] = &[
 /// How deep block instances may nest (a block calling itself is an error long before).
 const MAX_BLOCK_DEPTH: usize = 16;
 
-/// Checks a parsed model and builds its graph, or returns every error found.
-pub fn check(model: &ModelDef) -> Result<Graph, Vec<syn::Error>> {
+/// A warning: where, and what.
+pub type Warning = (Span, String);
+
+/// Checks a parsed model and builds its graph and warnings, or returns every error found.
+pub fn check(model: &ModelDef) -> Result<(Graph, Vec<Warning>), Vec<syn::Error>> {
     let mut cx = Checker {
         errors: Vec::new(),
         graph: Graph {
@@ -56,6 +59,7 @@ pub fn check(model: &ModelDef) -> Result<Graph, Vec<syn::Error>> {
         layer_counts: HashMap::new(),
         blocks: HashMap::new(),
         hint: None,
+        declared: Vec::new(),
     };
     cx.settings(model);
     cx.collect_blocks(&model.items);
@@ -71,11 +75,22 @@ pub fn check(model: &ModelDef) -> Result<Graph, Vec<syn::Error>> {
             ),
         );
     }
-    if cx.errors.is_empty() {
-        Ok(cx.graph)
-    } else {
-        Err(cx.errors)
+    if !cx.errors.is_empty() {
+        return Err(cx.errors);
     }
+    let warnings = cx
+        .declared
+        .iter()
+        .filter(|(id, _, _)| cx.graph.consumers(*id).is_empty())
+        .map(|(id, span, what)| {
+            let name = &cx.graph.tensors[*id].name;
+            (
+                *span,
+                format!("{what} `{name}` is declared but never used: remove it or use it"),
+            )
+        })
+        .collect();
+    Ok((cx.graph, warnings))
 }
 
 /// The names visible in the model body or in one block instance.
@@ -105,6 +120,8 @@ pub(crate) struct Checker<'m> {
     /// The name of the `let` whose right side is being evaluated, for the layer or block
     /// called directly there (`let conv1 = conv2d(...)` names the layer `conv1`).
     hint: Option<String>,
+    /// Inputs and weights declared by the user, for the unused-declaration warning.
+    declared: Vec<(TensorId, Span, &'static str)>,
 }
 
 impl<'m> Checker<'m> {
@@ -156,12 +173,14 @@ impl<'m> Checker<'m> {
                         continue;
                     }
                     match value.base10_parse::<usize>() {
-                        Ok(v) if v > 0 => {
+                        Ok(v) if v > 0 && v <= MAX_DIM => {
                             self.graph.device_dims.insert(key, v);
                         }
                         _ => self.error(
                             value.span(),
-                            format!("the device value of `{key}` must be a positive integer"),
+                            format!(
+                                "the device value of `{key}` must be an integer in 1..={MAX_DIM}"
+                            ),
                         ),
                     }
                 }
@@ -209,10 +228,13 @@ impl<'m> Checker<'m> {
                 "blocks are defined in the model body, not nested",
             ),
             Item::Block(_) => {}
-            Item::Input { name, .. } if in_block => self.error(
-                name.span(),
-                "inputs are declared in the model body; pass tensors to a block as parameters",
-            ),
+            Item::Input { name, .. } if in_block => {
+                self.error(
+                    name.span(),
+                    "inputs are declared in the model body; pass tensors to a block as parameters",
+                );
+                self.poison(name);
+            }
             Item::Output { name, .. } if in_block => self.error(
                 name.span(),
                 "outputs are declared in the model body; a block ends with `return expr;`",
@@ -235,6 +257,7 @@ impl<'m> Checker<'m> {
                 };
                 let id = self.new_tensor(name.to_string(), ty, TensorKind::Input, doc, None);
                 self.graph.inputs.push(id);
+                self.declared.push((id, name.span(), "input"));
                 self.bind(name, id);
             }
             Item::Weight {
@@ -264,6 +287,7 @@ impl<'m> Checker<'m> {
                 let full = format!("{}{name}", self.prefix());
                 let id = self.new_tensor(full, ty, TensorKind::Weight, doc, Some(data));
                 self.graph.weights.push(id);
+                self.declared.push((id, name.span(), "weight"));
                 self.bind(name, id);
             }
             Err((span, msg)) => {
@@ -501,14 +525,19 @@ impl<'m> Checker<'m> {
         for d in &ty.dims {
             match d {
                 DimExpr::Fixed(lit) => match lit.base10_parse::<usize>() {
-                    Ok(n) if n > 0 => dims.push(Dim::Fixed(n)),
+                    Ok(n) if n > 0 && n <= MAX_DIM => dims.push(Dim::Fixed(n)),
                     _ => {
                         ok = false;
-                        self.error(lit.span(), "a dimension must be a positive integer");
+                        self.error(
+                            lit.span(),
+                            format!("a dimension must be an integer in 1..={MAX_DIM}"),
+                        );
                     }
                 },
                 DimExpr::Sym(id) => match self.subst(&Expr::Name(id.clone())) {
-                    Expr::Int(n, _) if n > 0 => dims.push(Dim::Fixed(n as usize)),
+                    Expr::Int(n, _) if n > 0 && n as u64 <= MAX_DIM as u64 => {
+                        dims.push(Dim::Fixed(n as usize))
+                    }
                     Expr::Name(_) if weight => {
                         ok = false;
                         self.error(
@@ -537,10 +566,26 @@ impl<'m> Checker<'m> {
                 format!("weights of dtype `{name}` are not supported yet: declare them f32 or i64"),
             );
         }
+        let shape = Shape(dims);
+        if ok && self.device_numel(&shape).is_none() {
+            ok = false;
+            self.error(
+                ty.bracket,
+                format!("{shape} has more than {MAX_DIM} elements on the device"),
+            );
+        }
         ok.then(|| TensorType {
             dtype: dtype.expect("checked above"),
-            shape: Shape(dims),
+            shape,
         })
+    }
+
+    /// Elements of a shape on the device, if at most [`MAX_DIM`].
+    fn device_numel(&self, shape: &Shape) -> Option<usize> {
+        checked_numel(shape.0.iter().map(|d| match d {
+            Dim::Fixed(n) => *n,
+            Dim::Sym(s) => self.graph.device_dims.get(s).copied().unwrap_or(1),
+        }))
     }
 
     /// An expression that must denote one tensor.
@@ -799,10 +844,27 @@ impl<'m> Checker<'m> {
         let (out_types, values) = match inferred {
             Ok(v) => v,
             Err(e) => {
-                self.error(span_of(e.at), e.msg);
+                let mut err = syn::Error::new(span_of(e.at), e.msg);
+                if let Some((at, note)) = e.note {
+                    err.combine(syn::Error::new(span_of(at), format!("note: {note}")));
+                }
+                self.errors.push(err);
                 return None;
             }
         };
+        if let Some(t) = out_types
+            .iter()
+            .find(|t| self.device_numel(&t.shape).is_none())
+        {
+            self.error(
+                span_of(At::Op),
+                format!(
+                    "the output of {} would be {}, more than {MAX_DIM} elements on the device",
+                    op.op_type, t.shape
+                ),
+            );
+            return None;
+        }
         while inputs.last().is_some_and(Option::is_none) {
             inputs.pop();
         }

@@ -310,10 +310,13 @@ fn evaluate_call(call: &Call, shape: &[usize]) -> Result<Vec<f32>, InitError> {
         "he_normal" | "he_uniform" | "glorot_normal" | "glorot_uniform" | "he" | "glorot"
         | "kaiming_normal" | "kaiming_uniform" | "xavier_normal" | "xavier_uniform" => &["seed"],
         _ => {
+            let hint = crate::suggest::did_you_mean(&name, NAMES)
+                .map(|s| format!("did you mean `{s}`? "))
+                .unwrap_or_default();
             return Err((
                 call.func.span(),
                 format!(
-                    "unknown initializer `{name}`: expected one of {}, or a literal list",
+                    "unknown initializer `{name}`: {hint}expected one of {}, or a literal list",
                     NAMES.join(", ")
                 ),
             ));

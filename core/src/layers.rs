@@ -22,7 +22,7 @@ use crate::init;
 use crate::ir::{Data, TensorId};
 use crate::ops::{self, At, AttrValue};
 use crate::syntax::{Call, Expr};
-use crate::types::{DType, Dim};
+use crate::types::{DType, Dim, MAX_DIM};
 
 /// Every layer sugar name.
 pub const LAYERS: &[&str] = &[
@@ -100,10 +100,10 @@ impl<'c> Args<'c> {
         default: i64,
     ) -> Option<usize> {
         let v = self.int(cx, e, what, default)?;
-        if v <= 0 {
+        if v <= 0 || v as u64 > MAX_DIM as u64 {
             cx.error(
                 e.map_or(self.call.func.span(), Expr::span),
-                format!("{} expects `{what}` to be positive, got {v}", self.layer),
+                format!("{} expects `{what}` in 1..={MAX_DIM}, got {v}", self.layer),
             );
             return None;
         }
@@ -121,12 +121,12 @@ impl<'c> Args<'c> {
     ) -> Option<Vec<i64>> {
         match e {
             None => Some(vec![default; n]),
-            Some(Expr::Int(v, _)) => Some(vec![*v; n]),
+            Some(Expr::Int(v, _)) if v.unsigned_abs() <= MAX_DIM as u64 => Some(vec![*v; n]),
             Some(Expr::List(items, span)) => {
                 let mut out = Vec::new();
                 for item in items {
                     match item {
-                        Expr::Int(v, _) => out.push(*v),
+                        Expr::Int(v, _) if v.unsigned_abs() <= MAX_DIM as u64 => out.push(*v),
                         other => {
                             cx.error(
                                 other.span(),

@@ -10,6 +10,7 @@ pub mod check;
 pub mod emit_onnx;
 pub mod emit_rust;
 pub mod fuse;
+pub mod fuzz;
 pub mod init;
 pub mod ir;
 pub mod layers;
@@ -30,6 +31,8 @@ pub struct Compiled {
     pub plan: plan::Plan,
     pub schedule: fuse::Schedule,
     pub onnx: Vec<u8>,
+    /// Warnings for the user (unused inputs and weights), with their spans.
+    pub warnings: Vec<check::Warning>,
 }
 
 /// Why a model did not compile: every error, and the model when it parsed.
@@ -48,7 +51,7 @@ pub fn compile(tokens: TokenStream) -> Result<Compiled, Box<Failure>> {
         })
     })?;
     match check::check(&model) {
-        Ok(graph) => {
+        Ok((graph, warnings)) => {
             let scratch: Vec<usize> = graph
                 .nodes
                 .iter()
@@ -72,6 +75,7 @@ pub fn compile(tokens: TokenStream) -> Result<Compiled, Box<Failure>> {
                 plan,
                 schedule,
                 onnx,
+                warnings,
             })
         }
         Err(errors) => Err(Box::new(Failure {
@@ -81,10 +85,28 @@ pub fn compile(tokens: TokenStream) -> Result<Compiled, Box<Failure>> {
     }
 }
 
+/// A compiler warning at `span` on stable Rust: the use of a `#[deprecated]` constant
+/// whose note is the message (the technique of the proc-macro-warning crate).
+fn warning(span: proc_macro2::Span, msg: &str) -> TokenStream {
+    let name = Ident::new("tinyonnx_warning", span);
+    quote! {
+        const _: () = {
+            #[deprecated(note = #msg)]
+            #[allow(non_upper_case_globals)]
+            const tinyonnx_warning: () = ();
+            #name
+        };
+    }
+}
+
 /// The expansion of `onnx_model! { ... }`.
 pub fn expand(tokens: TokenStream) -> TokenStream {
     match compile(tokens) {
-        Ok(c) => emit_rust::emit(&c),
+        Ok(c) => {
+            let code = emit_rust::emit(&c);
+            let warnings = c.warnings.iter().map(|(span, msg)| warning(*span, msg));
+            quote!(#code #(#warnings)*)
+        }
         Err(failure) => {
             let Failure { model, errors } = *failure;
             let errors = errors.iter().map(syn::Error::to_compile_error);

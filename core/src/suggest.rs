@@ -7,12 +7,23 @@ pub fn did_you_mean<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
         return Some(k);
     }
     let limit = (name.chars().count() / 3).clamp(1, 3);
-    known
+    let close = known
         .iter()
         .map(|k| (levenshtein(&lower, &k.to_lowercase()), *k))
         .filter(|(d, _)| *d <= limit)
         .min()
-        .map(|(_, k)| k)
+        .map(|(_, k)| k);
+    // Otherwise a name that extends or abbreviates a known one (`padding`, `pad`).
+    close.or_else(|| {
+        known
+            .iter()
+            .filter(|k| {
+                let k = k.to_lowercase();
+                k.len().min(lower.len()) >= 3 && (k.starts_with(&lower) || lower.starts_with(&k))
+            })
+            .min()
+            .copied()
+    })
 }
 
 /// Edit distance (insertions, deletions, substitutions) between two strings.
@@ -41,5 +52,6 @@ mod tests {
         assert_eq!(did_you_mean("Linear", &known), Some("linear"));
         assert_eq!(did_you_mean("Softmx", &known), Some("Softmax"));
         assert_eq!(did_you_mean("Conv", &known), None);
+        assert_eq!(did_you_mean("padding", &["pad", "stride"]), Some("pad"));
     }
 }

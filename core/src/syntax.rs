@@ -150,6 +150,14 @@ impl Expr {
         }
     }
 
+    /// The span of the expression's last token (a call's closing parenthesis).
+    pub fn end_span(&self) -> Span {
+        match self {
+            Expr::Call(c) => c.close,
+            other => other.span(),
+        }
+    }
+
     /// A short description used in "expected ..., found ..." messages.
     pub fn describe(&self) -> &'static str {
         match self {
@@ -296,13 +304,13 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
         };
         input.parse::<Token![=]>()?;
         let expr: Expr = input.parse()?;
-        expect_semi(input)?;
+        expect_semi_after(input, expr.end_span())?;
         return Ok(Item::Let { pattern, expr });
     }
     if input.peek(Token![return]) {
         let kw: Token![return] = input.parse()?;
         let expr: Expr = input.parse()?;
-        expect_semi(input)?;
+        expect_semi_after(input, expr.end_span())?;
         return Ok(Item::Return { kw: kw.span, expr });
     }
     let kw: Ident = input.parse().map_err(|e| {
@@ -404,18 +412,25 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
             ));
         }
     };
-    expect_semi(input)?;
+    let end = match &item {
+        Item::Opset { value, .. } | Item::Dim { value, .. } => value.span(),
+        Item::Input { ty, .. } => ty.bracket,
+        Item::Weight { init, .. } => init.end_span(),
+        Item::Output { name, expr, .. } => expr.as_ref().map_or(name.span(), Expr::end_span),
+        Item::Let { expr, .. } | Item::Return { expr, .. } => expr.end_span(),
+        Item::Block(b) => b.close,
+    };
+    expect_semi_after(input, end)?;
     Ok(item)
 }
 
-fn expect_semi(input: ParseStream) -> syn::Result<()> {
+/// A `;` must follow; a missing one is reported at the end of the item it belongs to.
+fn expect_semi_after(input: ParseStream, end: Span) -> syn::Result<()> {
     if input.peek(Token![;]) {
         input.parse::<Token![;]>()?;
         Ok(())
-    } else if input.is_empty() {
-        Err(input.error("expected `;` at the end of this item"))
     } else {
-        Err(input.error("expected `;`"))
+        Err(syn::Error::new(end, "expected `;` after this"))
     }
 }
 

@@ -2,6 +2,18 @@
 
 use std::fmt;
 
+/// The largest dimension, element count or size-like attribute tinyonnx accepts. With
+/// every factor at most this, the shape arithmetic of the checker cannot overflow on a
+/// 64-bit host.
+pub const MAX_DIM: usize = 1 << 31;
+
+/// The product of `dims` if it is at most [`MAX_DIM`].
+pub fn checked_numel(dims: impl IntoIterator<Item = usize>) -> Option<usize> {
+    dims.into_iter()
+        .try_fold(1usize, |acc, d| acc.checked_mul(d))
+        .filter(|&n| n <= MAX_DIM)
+}
+
 /// An element type of the DSL.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {

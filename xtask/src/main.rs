@@ -34,6 +34,12 @@ enum Command {
         #[arg(long)]
         cuda: bool,
     },
+    /// Fuzz the macro front end (parse, check, plan, emit) for a time budget.
+    Fuzz {
+        /// How long to fuzz.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+    },
     /// Only the idempotent set-up step of `test`.
     Setup,
     /// Regenerate the prost code of tinyonnx-proto from proto/proto/onnx.proto.
@@ -61,5 +67,6 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Codegen => codegen::run(&root),
+        Command::Fuzz { seconds } => test::fuzz(&root, seconds),
     }
 }

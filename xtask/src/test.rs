@@ -63,7 +63,7 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
         ]))
     })?;
     step(
-        "cargo test --workspace (ORT cross-check, ui tests, unit tests)",
+        "cargo test --workspace (ORT cross-check, ui tests, unit tests, 5 s fuzz)",
         || {
             run(cargo()
                 .current_dir(root)
@@ -72,6 +72,7 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
                 .args(["test", "--workspace", "--", "--nocapture"]))
         },
     )?;
+    step("fuzz the macro front end (60 s)", || fuzz(root, 60))?;
     let out = root.join("target/onnx");
     let mut files = Vec::new();
     step(
@@ -136,4 +137,22 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
     })?;
     println!("\nall checks passed");
     Ok(())
+}
+
+/// `cargo xtask fuzz --seconds N`: the core's fuzz test with a longer budget, in the
+/// debug profile so that arithmetic overflow panics as it would inside rustc.
+pub fn fuzz(root: &Path, seconds: u64) -> Result<()> {
+    run(cargo()
+        .current_dir(root)
+        .env("TINYONNX_FUZZ_SECONDS", seconds.to_string())
+        .args([
+            "test",
+            "-p",
+            "tinyonnx-core",
+            "--test",
+            "fuzz",
+            "mutated_models_never_panic",
+            "--",
+            "--nocapture",
+        ]))
 }

@@ -45,7 +45,8 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
                 "{} cannot broadcast A {} with B {}",
                 cx.op.op_type, a.shape, b.shape
             ),
-        )),
+        )
+        .with_note(At::Input(0), format!("A is {}", a.shape))),
     }
 }
 

@@ -42,7 +42,7 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
             ));
         }
         match t.shape.0[axis] {
-            Dim::Fixed(n) => total += n,
+            Dim::Fixed(n) => total = usize::saturating_add(total, n),
             Dim::Sym(ref s) => {
                 return Err(OpError::input(
                     i,

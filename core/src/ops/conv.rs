@@ -5,7 +5,7 @@
 use quote::quote;
 
 use super::*;
-use crate::types::{Dim, Shape, TensorType};
+use crate::types::{Dim, MAX_DIM, Shape, TensorType};
 
 pub static CONV: OpSchema = OpSchema {
     op_type: "Conv",
@@ -39,6 +39,7 @@ pub struct Axis {
 /// Resolves strides, dilations, pads and auto_pad of a sliding-window operator and
 /// computes the output size of each spatial axis. `ceil_mode` is the pooling flag.
 pub fn geometry(
+    op: &str,
     attrs: &Attrs,
     input: &[usize],
     kernel: &[usize],
@@ -51,15 +52,18 @@ pub fn geometry(
             Some(v) if v.len() != len => Err(OpError::attr(
                 name,
                 format!(
-                    "{name} needs {len} values for {k} spatial axes, got {}",
+                    "{op} {name} needs {len} values for {k} spatial axes, got {}",
                     v.len()
                 ),
             )),
-            Some(v) if v.iter().any(|&x| x < 0 || (x == 0 && name != "pads")) => {
+            Some(v)
+                if v.iter()
+                    .any(|&x| x < 0 || (x == 0 && name != "pads") || x as u64 > MAX_DIM as u64) =>
+            {
                 Err(OpError::attr(
                     name,
                     format!(
-                        "{name} must be {}, got {v:?}",
+                        "{op} {name} must be {} and at most {MAX_DIM}, got {v:?}",
                         if name == "pads" {
                             "non-negative"
                         } else {
@@ -77,7 +81,9 @@ pub fn geometry(
     if auto_pad != "NOTSET" && attrs.is_explicit("pads") {
         return Err(OpError::attr(
             "pads",
-            format!("pads cannot be combined with auto_pad = \"{auto_pad}\": remove one of them"),
+            format!(
+                "{op} pads cannot be combined with auto_pad = \"{auto_pad}\": remove one of them"
+            ),
         ));
     }
     let pads = list("pads", 0, 2 * k)?;
@@ -89,7 +95,7 @@ pub fn geometry(
                 let padded = input[i] + pads[i] + pads[i + k];
                 if padded < span {
                     return Err(OpError::op(format!(
-                        "the window ({span} wide) is larger than the padded input ({padded}) on spatial axis {i}"
+                        "{op}: the window ({span} wide) is larger than the padded input ({padded}) on spatial axis {i}"
                     )));
                 }
                 let mut out = if ceil_mode {
@@ -106,7 +112,7 @@ pub fn geometry(
             "VALID" => {
                 if input[i] < span {
                     return Err(OpError::op(format!(
-                        "the window ({span} wide) is larger than the input ({}) on spatial axis {i}",
+                        "{op}: the window ({span} wide) is larger than the input ({}) on spatial axis {i}",
                         input[i]
                     )));
                 }
@@ -126,7 +132,7 @@ pub fn geometry(
                 return Err(OpError::attr(
                     "auto_pad",
                     format!(
-                        "auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got \"{other}\""
+                        "{op} auto_pad must be NOTSET, SAME_UPPER, SAME_LOWER or VALID, got \"{other}\""
                     ),
                 ));
             }
@@ -221,7 +227,8 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
                 wd[1],
                 wd[1] * g
             ),
-        ));
+        )
+        .with_note(At::Input(0), format!("X has {c} channels here")));
     }
     let kernel = &wd[2..];
     if let Some(ks) = cx.attrs.ints("kernel_shape")
@@ -240,7 +247,7 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
             format!("Conv bias B must be [{m}], got {}", b.shape),
         ));
     }
-    let axes = geometry(cx.attrs, &sp, kernel, false)?;
+    let axes = geometry("Conv", cx.attrs, &sp, kernel, false)?;
     let mut out = vec![x.shape.0[0].clone(), Dim::Fixed(m)];
     out.extend(axes.iter().map(|a| Dim::Fixed(a.output)));
     Ok(vec![TensorType {
@@ -270,7 +277,8 @@ pub fn as_2d(axes: &[Axis]) -> [Axis; 2] {
 fn plan(cx: &LowerCtx) -> (usize, usize, usize, usize, [Axis; 2]) {
     let x = &cx.input(0).shape;
     let w = &cx.input(1).shape;
-    let axes = geometry(cx.attrs, &x[2..], &w[2..], false).expect("checked during inference");
+    let axes =
+        geometry("Conv", cx.attrs, &x[2..], &w[2..], false).expect("checked during inference");
     let g = cx.attrs.int("group") as usize;
     (x[0], x[1], w[0], g, as_2d(&axes))
 }

@@ -27,7 +27,7 @@ fn flag(cx: &InferCtx, name: &'static str) -> Result<bool, OpError> {
         1 => Ok(true),
         v => Err(OpError::attr(
             name,
-            format!("{name} must be 0 or 1, got {v}"),
+            format!("Gemm {name} must be 0 or 1, got {v}"),
         )),
     }
 }
@@ -55,7 +55,8 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
                 "Gemm inner dimensions differ: {a_what} has {ka} columns (A is {}), {b_what} has {kb} rows (B is {})",
                 a.shape, b.shape
             ),
-        ));
+        )
+        .with_note(At::Input(0), format!("{a_what} has {ka} columns here")));
     }
     let out = Shape(vec![m.clone(), n.clone()]);
     if let Some(c) = cx.inputs.get(2).copied().flatten()

@@ -147,8 +147,15 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     let batch = x.shape.0[1].clone();
     let r = cx.input(2);
     let hidden = match cx.attrs.get("hidden_size") {
-        Some(AttrValue::Int(h)) if *h > 0 => *h as usize,
-        Some(_) => return Err(OpError::attr("hidden_size", "hidden_size must be positive")),
+        Some(AttrValue::Int(h)) if *h > 0 && *h as u64 <= crate::types::MAX_DIM as u64 => {
+            *h as usize
+        }
+        Some(_) => {
+            return Err(OpError::attr(
+                "hidden_size",
+                format!("hidden_size must be in 1..={}", crate::types::MAX_DIM),
+            ));
+        }
         None => match r.shape.0.get(2).and_then(Dim::fixed) {
             Some(h) => h,
             None => {

@@ -40,7 +40,8 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
                 "MatMul inner dimensions differ: A is {} ({ka} columns), B is {} ({kb} rows)",
                 a.shape, b.shape
             ),
-        ));
+        )
+        .with_note(At::Input(0), format!("A has {ka} columns here")));
     }
     let a_batch = Shape(a.shape.0[..ar.saturating_sub(2)].to_vec());
     let b_batch = Shape(b.shape.0[..br.saturating_sub(2)].to_vec());

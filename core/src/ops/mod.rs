@@ -354,11 +354,13 @@ pub enum At {
     Attr(&'static str),
 }
 
-/// An inference error: where it points and what it says.
+/// An inference error: where it points and what it says, and optionally a note at a
+/// second place that disagrees with the first.
 #[derive(Clone, Debug)]
 pub struct OpError {
     pub at: At,
     pub msg: String,
+    pub note: Option<(At, String)>,
 }
 
 impl OpError {
@@ -367,6 +369,7 @@ impl OpError {
         OpError {
             at: At::Op,
             msg: msg.into(),
+            note: None,
         }
     }
 
@@ -375,6 +378,7 @@ impl OpError {
         OpError {
             at: At::Input(i),
             msg: msg.into(),
+            note: None,
         }
     }
 
@@ -383,7 +387,14 @@ impl OpError {
         OpError {
             at: At::Attr(name),
             msg: msg.into(),
+            note: None,
         }
+    }
+
+    /// Adds a note at a second place.
+    pub fn with_note(mut self, at: At, msg: impl Into<String>) -> OpError {
+        self.note = Some((at, msg.into()));
+        self
     }
 }
 

@@ -63,13 +63,17 @@ pub static GLOBAL_AVERAGE_POOL: OpSchema = OpSchema {
     ..BASE
 };
 
-fn window(cx_attrs: &Attrs, sp: &[usize]) -> Result<Vec<Axis>, OpError> {
+fn window(op: &str, cx_attrs: &Attrs, sp: &[usize]) -> Result<Vec<Axis>, OpError> {
     let ks = cx_attrs.ints("kernel_shape").unwrap_or(&[]);
-    if ks.len() != sp.len() || ks.iter().any(|&k| k <= 0) {
+    if ks.len() != sp.len()
+        || ks
+            .iter()
+            .any(|&k| k <= 0 || k as u64 > crate::types::MAX_DIM as u64)
+    {
         return Err(OpError::attr(
             "kernel_shape",
             format!(
-                "kernel_shape needs {} positive values for the spatial axes, got {ks:?}",
+                "{op} kernel_shape needs {} positive values for the spatial axes, got {ks:?}",
                 sp.len()
             ),
         ));
@@ -81,11 +85,11 @@ fn window(cx_attrs: &Attrs, sp: &[usize]) -> Result<Vec<Axis>, OpError> {
         v => {
             return Err(OpError::attr(
                 "ceil_mode",
-                format!("ceil_mode must be 0 or 1, got {v}"),
+                format!("{} ceil_mode must be 0 or 1, got {v}", op),
             ));
         }
     };
-    geometry(cx_attrs, sp, &kernel, ceil)
+    geometry(op, cx_attrs, sp, &kernel, ceil)
 }
 
 fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
@@ -115,7 +119,7 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
             ),
         ));
     }
-    let axes = window(cx.attrs, &sp)?;
+    let axes = window(cx.op.op_type, cx.attrs, &sp)?;
     let mut out = x.shape.0[..2].to_vec();
     out.extend(axes.iter().map(|a| Dim::Fixed(a.output)));
     Ok(vec![TensorType {
@@ -126,7 +130,7 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
 
 fn plan(cx: &LowerCtx) -> (usize, [Axis; 2]) {
     let x = &cx.input(0).shape;
-    let axes = window(cx.attrs, &x[2..]).expect("checked during inference");
+    let axes = window("pool", cx.attrs, &x[2..]).expect("checked during inference");
     (x[0] * x[1], as_2d(&axes))
 }
 

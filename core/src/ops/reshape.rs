@@ -7,7 +7,7 @@
 use quote::quote;
 
 use super::*;
-use crate::types::{Dim, Shape, TensorType};
+use crate::types::{Dim, MAX_DIM, Shape, TensorType};
 
 pub static RESHAPE: OpSchema = OpSchema {
     op_type: "Reshape",
@@ -83,13 +83,14 @@ fn lower_view(cx: &LowerCtx) -> TokenStream {
     quote! { <[_]>::copy_from_slice(#y, #x); }
 }
 
-/// Splits a shape into its fixed product and its symbolic dimensions.
+/// Splits a shape into its fixed product (saturating: sizes beyond [`MAX_DIM`] are
+/// rejected after inference) and its symbolic dimensions.
 fn parts(s: &[Dim]) -> (usize, Vec<String>) {
-    let mut fixed = 1;
+    let mut fixed: usize = 1;
     let mut syms = Vec::new();
     for d in s {
         match d {
-            Dim::Fixed(n) => fixed *= n,
+            Dim::Fixed(n) => fixed = fixed.saturating_mul(*n),
             Dim::Sym(n) => syms.push(n.clone()),
         }
     }
@@ -135,7 +136,7 @@ fn infer_reshape(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
                     ));
                 }
             },
-            v if v < -1 => {
+            v if v < -1 || v as u64 > MAX_DIM as u64 => {
                 return Err(OpError::input(
                     1,
                     format!("Reshape shape {spec:?} has the invalid value {v}"),

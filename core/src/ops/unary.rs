@@ -69,7 +69,10 @@ fn infer_gelu(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
         Some("none") | Some("tanh") => Ok(vec![cx.input(0).clone()]),
         other => Err(OpError::attr(
             "approximate",
-            format!("approximate must be \"none\" or \"tanh\", got {other:?}"),
+            format!(
+                "Gelu approximate must be \"none\" or \"tanh\", got \"{}\"",
+                other.unwrap_or_default()
+            ),
         )),
     }
 }

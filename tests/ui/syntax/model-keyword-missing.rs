@@ -1,0 +1,7 @@
+tinyonnx::onnx_model! {
+    pub struct M {
+        input x: f32[1, 4];
+    }
+}
+
+fn main() {}
