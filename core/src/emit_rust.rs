@@ -261,10 +261,9 @@ pub fn emit(c: &Compiled) -> TokenStream {
             pub const NODES: usize = #nodes;
             /// Multiply-accumulates (element operations for element-wise nodes) of one inference.
             pub const MACS: u64 = #total_macs;
-            /// Everything above, plus the inputs and outputs, as one value.
+            /// The constants above (but the ONNX bytes), plus the inputs and outputs.
             pub const INFO: ::tinyonnx::ModelInfo = ::tinyonnx::ModelInfo {
                 name: #name_str,
-                onnx: Self::ONNX,
                 inputs: &[#(#input_infos),*],
                 outputs: &[#(#output_infos),*],
                 params: #params,
@@ -295,6 +294,7 @@ pub fn emit(c: &Compiled) -> TokenStream {
 
         impl ::tinyonnx::Model for #name {
             const INFO: ::tinyonnx::ModelInfo = #name::INFO;
+            const ONNX: &'static [u8] = #name::ONNX;
 
             fn run_f32(
                 arena: &mut [u8],

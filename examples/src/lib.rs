@@ -65,6 +65,8 @@ onnx_model! {
 pub struct Example {
     /// The model's constants.
     pub info: ModelInfo,
+    /// The model serialized as ONNX.
+    pub onnx: &'static [u8],
     /// `Model::run_f32` of the model.
     pub run: RunF32,
 }
@@ -72,6 +74,7 @@ pub struct Example {
 const fn example<M: Model>() -> Example {
     Example {
         info: M::INFO,
+        onnx: M::ONNX,
         run: M::run_f32,
     }
 }

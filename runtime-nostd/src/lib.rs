@@ -63,6 +63,11 @@ impl<const N: usize> Arena<N> {
         N == 0
     }
 
+    /// The arena's bytes, 16-byte aligned: the buffer [`Model::run_f32`] takes.
+    pub fn as_bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.0
+    }
+
     /// The start of the arena, for generated code.
     #[doc(hidden)]
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
@@ -89,18 +94,23 @@ pub struct TensorInfo {
 
 impl TensorInfo {
     /// Number of elements.
-    pub fn numel(&self) -> usize {
-        self.shape.iter().product()
+    pub const fn numel(&self) -> usize {
+        let mut n = 1;
+        let mut i = 0;
+        while i < self.shape.len() {
+            n *= self.shape[i];
+            i += 1;
+        }
+        n
     }
 }
 
-/// What a model declares about itself; every field is known at compile time.
+/// What a model declares about itself; every field is known at compile time. It does not
+/// hold the ONNX bytes (see [`Model::ONNX`]), so using it on a device costs no flash for them.
 #[derive(Clone, Copy, Debug)]
 pub struct ModelInfo {
     /// The model's name.
     pub name: &'static str,
-    /// The serialized ONNX model.
-    pub onnx: &'static [u8],
     /// Inputs in declaration order.
     pub inputs: &'static [TensorInfo],
     /// Outputs in declaration order.
@@ -117,6 +127,86 @@ pub struct ModelInfo {
     pub arena_bytes: usize,
     /// The largest total size of intermediate tensors alive at the same step.
     pub arena_lower_bound_bytes: usize,
+}
+
+impl ModelInfo {
+    /// Elements of all inputs together.
+    pub const fn input_elements(&self) -> usize {
+        total(self.inputs)
+    }
+
+    /// Elements of all outputs together.
+    pub const fn output_elements(&self) -> usize {
+        total(self.outputs)
+    }
+}
+
+const fn total(ports: &[TensorInfo]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < ports.len() {
+        n += ports[i].numel();
+        i += 1;
+    }
+    n
+}
+
+/// Fails compilation (in a `const` context) when a model does not fit a board's budgets,
+/// naming both numbers:
+///
+/// ```compile_fail
+/// tinyonnx::onnx_model! {
+///     model Big {
+///         input x: f32[1, 256];
+///         output y = linear(x, 256);
+///     }
+/// }
+/// // 256 x 257 weights need 263,168 bytes; this board has 65,536 for them.
+/// const _: () = tinyonnx::assert_fits(&Big::INFO, 65_536, 65_536);
+/// ```
+pub const fn assert_fits(info: &ModelInfo, weights_budget: usize, arena_budget: usize) {
+    if info.weights_bytes > weights_budget {
+        const_panic::concat_panic!(
+            "model `",
+            display: info.name,
+            "` has ",
+            info.weights_bytes,
+            " bytes of weights, more than the ",
+            weights_budget,
+            " bytes of flash this firmware declares for weights"
+        );
+    }
+    if info.arena_bytes > arena_budget {
+        const_panic::concat_panic!(
+            "model `",
+            display: info.name,
+            "` needs an arena of ",
+            info.arena_bytes,
+            " bytes, more than the ",
+            arena_budget,
+            " bytes of RAM this firmware declares for it"
+        );
+    }
+}
+
+/// Deterministic test inputs, the same on the host and on every target.
+pub mod testing {
+    /// Fills `buf` with values uniform in `[-scale, scale)`: SplitMix64 seeded with
+    /// `seed`, each value `((next_u64() >> 11) * 2^-53) as f32 * 2 - 1`, times `scale`.
+    /// Returns the generator state, so consecutive buffers continue one stream.
+    pub fn fill_uniform(state: u64, buf: &mut [f32], scale: f32) -> u64 {
+        let mut s = state;
+        for v in buf.iter_mut() {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            let u = (z >> 11) as f64 * (1.0 / (1u64 << 53) as f64);
+            *v = (u as f32 * 2.0 - 1.0) * scale;
+        }
+        s
+    }
 }
 
 /// Which port of a model an error is about.
@@ -193,9 +283,14 @@ pub trait Model {
     /// The model's constants.
     const INFO: ModelInfo;
 
+    /// The model serialized as ONNX.
+    const ONNX: &'static [u8];
+
     /// Runs one inference on flat row-major f32 buffers. `arena` must hold at least
-    /// `INFO.arena_bytes` bytes and start at a 16-byte aligned address (a `Vec<u128>`
-    /// viewed as bytes does); it may live on the heap, which large models need.
+    /// `INFO.arena_bytes` bytes and start at a 16-byte aligned address:
+    /// [`Arena::as_bytes_mut`], or on the host a `Vec<u128>` viewed as bytes (u128 is
+    /// 16-aligned on x86_64 and aarch64, not on every target); it may live on the heap,
+    /// which large models need.
     fn run_f32(
         arena: &mut [u8],
         inputs: &[&[f32]],

@@ -29,15 +29,28 @@ impl Provider {
     }
 }
 
-/// Loads the ONNX Runtime library named by `ORT_DYLIB_PATH`, once per process.
+static LIBRARY: OnceLock<std::path::PathBuf> = OnceLock::new();
+
+/// Uses this ONNX Runtime library instead of `ORT_DYLIB_PATH` (call before the first
+/// session).
+pub fn use_ort_library(path: std::path::PathBuf) {
+    let _ = LIBRARY.set(path);
+}
+
+/// Loads the ONNX Runtime library (see [`use_ort_library`], else `ORT_DYLIB_PATH`), once
+/// per process.
 pub fn init_ort() -> Result<&'static Environment, String> {
     static INIT: OnceLock<Result<Environment, String>> = OnceLock::new();
     INIT.get_or_init(|| {
-        let path = std::env::var("ORT_DYLIB_PATH").map_err(|_| {
-            "ORT_DYLIB_PATH is not set: run the tests with `cargo xtask test`, which downloads \
+        let explicit = LIBRARY.get().map(|p| p.display().to_string());
+        let path = explicit
+            .map(Ok)
+            .unwrap_or_else(|| std::env::var("ORT_DYLIB_PATH"))
+            .map_err(|_| {
+                "ORT_DYLIB_PATH is not set: run the tests with `cargo xtask test`, which downloads \
              ONNX Runtime and sets it, or point it at libonnxruntime.so yourself"
-                .to_string()
-        })?;
+                    .to_string()
+            })?;
         if !std::path::Path::new(&path).exists() {
             return Err(format!(
                 "ORT_DYLIB_PATH points at {path}, which does not exist"
@@ -119,15 +132,16 @@ pub fn run_ort(
         .collect()
 }
 
-/// Seeded inputs uniform in `[-scale, scale)`, one vector per model input.
+/// Seeded inputs uniform in `[-scale, scale)`, one vector per model input, from
+/// `tinyonnx::testing::fill_uniform` (the generator the firmware uses too).
 pub fn seeded_inputs(info: &ModelInfo, seed: u64, scale: f32) -> Vec<Vec<f32>> {
-    let mut rng = tinyonnx_core::init::SplitMix64::new(seed);
+    let mut state = seed;
     info.inputs
         .iter()
         .map(|t| {
-            (0..t.numel())
-                .map(|_| (rng.next_f64() as f32 * 2.0 - 1.0) * scale)
-                .collect()
+            let mut v = vec![0.0; t.numel()];
+            state = tinyonnx::testing::fill_uniform(state, &mut v, scale);
+            v
         })
         .collect()
 }

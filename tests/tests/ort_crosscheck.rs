@@ -15,7 +15,7 @@ fn every_example_matches_onnx_runtime() {
     for example in tinyonnx_examples::MODELS {
         let info = &example.info;
         let mut sess =
-            session(info.onnx, provider).unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            session(example.onnx, provider).unwrap_or_else(|e| panic!("{}: {e}", info.name));
         let (mut max_abs, mut max_scaled, mut min_cos) = (0f32, 0f32, f64::INFINITY);
         let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
         for seed in SEEDS {

@@ -38,14 +38,14 @@ pub fn export(out: &Path) -> Result<Vec<Row>> {
     for ex in tinyonnx_examples::MODELS {
         let info = &ex.info;
         let path = out.join(format!("{}.onnx", file_stem(info.name)));
-        std::fs::write(&path, info.onnx)
+        std::fs::write(&path, ex.onnx)
             .with_context(|| format!("cannot write {}", path.display()))?;
         rows.push(Row {
             model: info.name.to_string(),
             onnx_path: path.display().to_string(),
             params: info.params,
             nodes: info.nodes,
-            onnx_bytes: info.onnx.len(),
+            onnx_bytes: ex.onnx.len(),
             weights_bytes: info.weights_bytes,
             macs: info.macs,
             arena_bytes: info.arena_bytes,

@@ -2,6 +2,7 @@
 
 mod codegen;
 mod export;
+mod firmware;
 mod setup;
 mod test;
 
@@ -40,6 +41,15 @@ enum Command {
         #[arg(long, default_value_t = 60)]
         seconds: u64,
     },
+    /// Build and run the test firmware of every model that fits each board in QEMU.
+    Firmware {
+        /// Only this board (cortex-m4f, cortex-m3, riscv32).
+        #[arg(long)]
+        board: Option<String>,
+        /// Also write the report as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
     /// Only the idempotent set-up step of `test`.
     Setup,
     /// Regenerate the prost code of tinyonnx-proto from proto/proto/onnx.proto.
@@ -68,5 +78,6 @@ fn main() -> Result<()> {
         }
         Command::Codegen => codegen::run(&root),
         Command::Fuzz { seconds } => test::fuzz(&root, seconds),
+        Command::Firmware { board, json } => firmware::run_cli(&root, board, json),
     }
 }

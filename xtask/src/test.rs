@@ -123,6 +123,13 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
                 ]))
         })?;
     }
+    step(
+        "firmware on Cortex-M4F, Cortex-M3 and RISC-V in QEMU",
+        || {
+            let json = root.join("target/firmware/report.json");
+            crate::firmware::run_cli(root, None, Some(json))
+        },
+    )?;
     step("no_std build for thumbv7em-none-eabihf", || {
         run(cargo().current_dir(root).args([
             "build",

@@ -1,0 +1,24 @@
+// Shared by the board crates' build scripts (each includes this file): selects the model
+// from TINYONNX_MODEL and puts the board's memory layout where the linker script finds it.
+
+use std::path::PathBuf;
+
+/// Writes `model.rs` (`type M = tinyonnx_examples::<TINYONNX_MODEL>;`) and copies
+/// `memory_file` to `memory.x` in OUT_DIR, which goes on the linker search path. The
+/// board's file has its own name on purpose: a `memory.x` in the package root would win.
+fn configure(memory_file: &str) {
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let model = std::env::var("TINYONNX_MODEL").unwrap_or_else(|_| "LinearRegression".into());
+    if model.is_empty() || !model.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        panic!("TINYONNX_MODEL must be the name of an example model, got {model:?}");
+    }
+    std::fs::write(
+        out.join("model.rs"),
+        format!("/// The model this firmware runs.\ntype M = tinyonnx_examples::{model};\n"),
+    )
+    .expect("cannot write model.rs");
+    std::fs::copy(memory_file, out.join("memory.x")).expect("cannot copy the memory layout");
+    println!("cargo:rustc-link-search={}", out.display());
+    println!("cargo:rerun-if-env-changed=TINYONNX_MODEL");
+    println!("cargo:rerun-if-changed={memory_file}");
+}

@@ -1,0 +1,135 @@
+//! The board-independent part of the test firmware: deterministic inputs, one inference
+//! between two markers for the instruction counter, stack painting, and a line protocol
+//! over semihosting that `cargo xtask firmware` parses:
+//!
+//! ```text
+//! model <name>
+//! out <k> <hex f32 bits>...      (every output, 8 values a line)
+//! stack <bytes>
+//! result ok | result error <message>
+//! ```
+
+#![no_std]
+
+use core::fmt::Arguments;
+use core::sync::atomic::{Ordering, compiler_fence};
+
+use tinyonnx::Model;
+
+/// The most inputs or outputs a test model has.
+pub const MAX_PORTS: usize = 8;
+/// The seed of the inputs (the host cross-check uses the same).
+pub const SEED: u64 = 1;
+const PAINT: u32 = 0xA5A5_A5A5;
+
+/// What a board provides.
+pub trait Board {
+    /// Writes one line to the host.
+    fn line(&mut self, args: Arguments);
+    /// The current stack pointer.
+    fn stack_pointer(&self) -> usize;
+}
+
+/// The instruction counter snapshots its count each time this function starts.
+#[inline(never)]
+#[unsafe(no_mangle)]
+pub extern "C" fn tinyonnx_mark() {
+    compiler_fence(Ordering::SeqCst);
+}
+
+/// Runs model `M` once on the seeded inputs and reports everything; returns whether the
+/// run succeeded. `stack` is the (lowest, highest) address of the stack region.
+pub fn run<M: Model, B: Board>(
+    board: &mut B,
+    arena: &mut [u8],
+    input: &mut [f32],
+    output: &mut [f32],
+    stack: (usize, usize),
+) -> bool {
+    let info = M::INFO;
+    board.line(format_args!("model {}", info.name));
+    if info.inputs.len() > MAX_PORTS || info.outputs.len() > MAX_PORTS {
+        board.line(format_args!("result error more than {MAX_PORTS} ports"));
+        return false;
+    }
+    let mut state = SEED;
+    let mut ins: [&[f32]; MAX_PORTS] = [&[]; MAX_PORTS];
+    let mut rest: &mut [f32] = input;
+    for (k, t) in info.inputs.iter().enumerate() {
+        let (head, tail) = rest.split_at_mut(t.numel());
+        state = tinyonnx::testing::fill_uniform(state, head, 1.0);
+        ins[k] = head;
+        rest = tail;
+    }
+    let mut outs: [&mut [f32]; MAX_PORTS] = Default::default();
+    let mut rest: &mut [f32] = output;
+    for (k, t) in info.outputs.iter().enumerate() {
+        let (head, tail) = rest.split_at_mut(t.numel());
+        outs[k] = head;
+        rest = tail;
+    }
+
+    let painted_to = paint(board.stack_pointer(), stack.0);
+    tinyonnx_mark();
+    let result = M::run_f32(arena, &ins[..info.inputs.len()], &mut outs[..info.outputs.len()]);
+    tinyonnx_mark();
+    let used = stack.1 - high_water(stack.0, painted_to);
+
+    for (k, out) in outs[..info.outputs.len()].iter().enumerate() {
+        for chunk in out.chunks(8) {
+            let mut words = [0u32; 8];
+            for (w, v) in words.iter_mut().zip(chunk) {
+                *w = v.to_bits();
+            }
+            let w = &words[..chunk.len()];
+            match w.len() {
+                8 => board.line(format_args!(
+                    "out {k} {:08x} {:08x} {:08x} {:08x} {:08x} {:08x} {:08x} {:08x}",
+                    w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]
+                )),
+                _ => {
+                    for v in w {
+                        board.line(format_args!("out {k} {v:08x}"));
+                    }
+                }
+            }
+        }
+    }
+    board.line(format_args!("stack {used}"));
+    match result {
+        Ok(()) => {
+            board.line(format_args!("result ok"));
+            true
+        }
+        Err(e) => {
+            board.line(format_args!("result error {e}"));
+            false
+        }
+    }
+}
+
+/// Fills the free stack below the current frame with a pattern; returns where it stops.
+fn paint(sp: usize, bottom: usize) -> usize {
+    let top = (sp - 256) & !3;
+    let mut p = bottom;
+    while p < top {
+        // Safety: [bottom, top) is the part of the stack region below the current frame
+        // (256 bytes of margin), which no live data occupies; the addresses are 4-aligned.
+        unsafe { core::ptr::write_volatile(p as *mut u32, PAINT) };
+        p += 4;
+    }
+    top
+}
+
+/// The lowest address whose pattern was overwritten (the deepest stack use).
+fn high_water(bottom: usize, top: usize) -> usize {
+    let mut p = bottom;
+    while p < top {
+        // Safety: reads the words painted above, in the stack region, 4-aligned.
+        if unsafe { core::ptr::read_volatile(p as *const u32) } != PAINT {
+            return p;
+        }
+        p += 4;
+    }
+    top
+}

@@ -1,0 +1,441 @@
+//! `cargo xtask firmware [--board B] [--json FILE]`: builds the test firmware of every
+//! example model that fits each board, runs it in QEMU with the instruction-count plugin,
+//! and compares its outputs with the host forward pass and with ONNX Runtime.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+use tinyonnx::ModelInfo;
+use tinyonnx_tests::{Provider, TOLERANCE, as_bytes, compare, run_ort, seeded_inputs, session};
+
+use crate::setup::{self, run};
+
+/// One emulated board.
+#[derive(Debug, Clone, Copy)]
+pub struct Board {
+    pub name: &'static str,
+    dir: &'static str,
+    target: &'static str,
+    bin: &'static str,
+    qemu: &'static [&'static str],
+    /// Bytes of flash and RAM, and what the firmware keeps for code and stack: the same
+    /// numbers as the board's `src/main.rs`, whose compile-time fit check is the authority.
+    flash: usize,
+    ram: usize,
+    code: usize,
+    stack: usize,
+}
+
+/// The three boards of the test suite.
+pub const BOARDS: &[Board] = &[
+    Board {
+        name: "cortex-m4f",
+        dir: "examples/firmware/cortex-m4f",
+        target: "thumbv7em-none-eabihf",
+        bin: "tinyonnx-firmware-m4f",
+        qemu: &[
+            "qemu-system-arm",
+            "-machine",
+            "mps2-an386",
+            "-cpu",
+            "cortex-m4",
+        ],
+        flash: 4 << 20,
+        ram: 4 << 20,
+        code: 64 << 10,
+        stack: 64 << 10,
+    },
+    Board {
+        name: "cortex-m3",
+        dir: "examples/firmware/cortex-m3",
+        target: "thumbv7m-none-eabi",
+        bin: "tinyonnx-firmware-m3",
+        qemu: &[
+            "qemu-system-arm",
+            "-machine",
+            "lm3s6965evb",
+            "-cpu",
+            "cortex-m3",
+        ],
+        flash: 256 << 10,
+        ram: 64 << 10,
+        code: 32 << 10,
+        stack: 8 << 10,
+    },
+    Board {
+        name: "riscv32",
+        dir: "examples/firmware/riscv32",
+        target: "riscv32imc-unknown-none-elf",
+        bin: "tinyonnx-firmware-riscv32",
+        qemu: &["qemu-system-riscv32", "-machine", "virt", "-bios", "none"],
+        flash: 4 << 20,
+        ram: 400 << 10,
+        code: 64 << 10,
+        stack: 32 << 10,
+    },
+];
+
+impl Board {
+    /// Whether a model fits, by the rule of the firmware's compile-time check.
+    pub fn fits(&self, info: &ModelInfo) -> bool {
+        let io = 4 * (info.input_elements() + info.output_elements());
+        info.weights_bytes <= self.flash - self.code
+            && info.arena_bytes + io <= self.ram - self.stack
+    }
+}
+
+/// One row of the firmware report (also the JSON schema).
+#[derive(Debug, Serialize)]
+pub struct Row {
+    pub board: String,
+    pub model: String,
+    pub passed: bool,
+    pub flash_bytes: u64,
+    pub weights_bytes: usize,
+    pub ram_bytes: u64,
+    pub arena_bytes: usize,
+    pub stack_bytes: u64,
+    pub instructions: u64,
+    pub macs: u64,
+    pub instructions_per_mac: f64,
+    pub max_abs_diff: f32,
+    pub max_abs_diff_vs_host: f32,
+}
+
+/// Installs QEMU (Debian's 7.2) and llvm's binutils when they are missing. Debian's QEMU conflicts with a newer
+/// qemu-utils some images carry: that one is removed and Debian's reinstalled.
+pub fn qemu() -> Result<()> {
+    let have = |bin: &str| {
+        Command::new(bin)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !have("llvm-size") || !have("llvm-nm") {
+        println!("setup: installing llvm (llvm-size, llvm-nm) from Debian");
+        run(Command::new("apt-get").args(["update", "-qq"]))?;
+        run(Command::new("apt-get")
+            .args(["install", "-y", "-qq", "llvm"])
+            .env("DEBIAN_FRONTEND", "noninteractive"))
+        .context("llvm-size and llvm-nm are needed for the size report")?;
+    }
+    if have("qemu-system-arm") && have("qemu-system-riscv32") {
+        return Ok(());
+    }
+    println!("setup: installing QEMU (qemu-system-arm, qemu-system-misc) from Debian");
+    let apt = |args: &[&str]| {
+        run(Command::new("apt-get")
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive"))
+    };
+    apt(&["update", "-qq"]).context("apt-get update failed (QEMU comes from Debian's packages)")?;
+    apt(&[
+        "install",
+        "-y",
+        "-qq",
+        "qemu-system-arm",
+        "qemu-system-misc",
+        "qemu-utils-",
+    ])?;
+    apt(&["install", "-y", "-qq", "qemu-utils"])?;
+    if !(have("qemu-system-arm") && have("qemu-system-riscv32")) {
+        bail!("QEMU was installed but qemu-system-arm or qemu-system-riscv32 does not run");
+    }
+    Ok(())
+}
+
+/// Builds the instruction-count plugin when its source is newer than the library.
+pub fn plugin(root: &Path) -> Result<PathBuf> {
+    let src = root.join("xtask/qemu-plugin/icount.c");
+    let lib = root.join("target/xtask/libicount.so");
+    let stale = match (std::fs::metadata(&src), std::fs::metadata(&lib)) {
+        (Ok(s), Ok(l)) => s.modified()? > l.modified()?,
+        _ => true,
+    };
+    if stale {
+        std::fs::create_dir_all(lib.parent().expect("has a parent"))?;
+        run(Command::new("gcc")
+            .args(["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-o"])
+            .arg(&lib)
+            .arg(&src))
+        .context("cannot build the QEMU instruction-count plugin with gcc")?;
+    }
+    Ok(lib)
+}
+
+fn output(cmd: &mut Command) -> Result<String> {
+    let shown = format!("{cmd:?}");
+    let out = cmd
+        .output()
+        .with_context(|| format!("cannot start {shown}"))?;
+    if !out.status.success() {
+        bail!("{shown} failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `llvm-size -A` sections of an ELF: (flash, ram) in bytes.
+fn sizes(elf: &Path) -> Result<(u64, u64)> {
+    let text = output(Command::new("llvm-size").arg("-A").arg(elf))
+        .context("llvm-size (Debian's llvm) is needed for the size report")?;
+    let (mut flash, mut ram) = (0, 0);
+    for line in text.lines() {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        let [name, size, _] = cols[..] else { continue };
+        let Ok(size) = size.parse::<u64>() else {
+            continue;
+        };
+        match name {
+            ".vector_table" | ".text" | ".rodata" | ".srodata" | ".init" | ".trap" => flash += size,
+            ".data" | ".sdata" => {
+                flash += size;
+                ram += size;
+            }
+            ".bss" | ".sbss" | ".uninit" => ram += size,
+            _ => {}
+        }
+    }
+    Ok((flash, ram))
+}
+
+/// The address of `tinyonnx_mark` (Thumb bit cleared).
+fn mark_address(elf: &Path) -> Result<u64> {
+    let text = output(Command::new("llvm-nm").arg(elf))?;
+    let line = text
+        .lines()
+        .find(|l| l.ends_with(" tinyonnx_mark"))
+        .context("the firmware has no tinyonnx_mark symbol")?;
+    let addr = u64::from_str_radix(line.split(' ').next().unwrap_or(""), 16)?;
+    Ok(addr & !1)
+}
+
+/// What one QEMU run reported.
+#[derive(Debug, Default)]
+struct Report {
+    outputs: Vec<Vec<f32>>,
+    stack: u64,
+    instructions: u64,
+    ok: bool,
+    lines: String,
+}
+
+fn run_qemu(board: &Board, elf: &Path, plugin: &Path, outputs: usize) -> Result<Report> {
+    let mark = mark_address(elf)?;
+    let mut cmd = Command::new("timeout");
+    cmd.arg("300")
+        .args(board.qemu)
+        .args([
+            "-nographic",
+            "-semihosting-config",
+            "enable=on,target=native",
+            "-d",
+            "plugin",
+        ])
+        .arg("-plugin")
+        .arg(format!("{},mark=0x{mark:x}", plugin.display()))
+        .arg("-kernel")
+        .arg(elf);
+    let out = cmd
+        .output()
+        .with_context(|| format!("cannot start {}", board.qemu[0]))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let mut r = Report {
+        outputs: vec![Vec::new(); outputs],
+        lines: format!("{stdout}{stderr}"),
+        ..Report::default()
+    };
+    for line in stdout.lines() {
+        let mut words = line.split_whitespace();
+        match words.next() {
+            Some("out") => {
+                let k: usize = words.next().unwrap_or("").parse()?;
+                for w in words {
+                    let bits = u32::from_str_radix(w, 16)?;
+                    r.outputs
+                        .get_mut(k)
+                        .context("the firmware printed an output the model does not have")?
+                        .push(f32::from_bits(bits));
+                }
+            }
+            Some("stack") => r.stack = words.next().unwrap_or("0").parse()?,
+            Some("result") => r.ok = words.next() == Some("ok"),
+            _ => {}
+        }
+    }
+    if let Some(line) = stderr.lines().find(|l| l.starts_with("icount ")) {
+        let marks: Vec<u64> = line
+            .split("marks=")
+            .nth(1)
+            .unwrap_or("")
+            .split(',')
+            .filter_map(|m| m.trim().parse().ok())
+            .collect();
+        if marks.len() >= 2 {
+            r.instructions = marks[1] - marks[0];
+        }
+    }
+    r.ok &= out.status.success();
+    Ok(r)
+}
+
+/// Builds and runs every fitting model on `boards`; returns the rows.
+pub fn run_boards(root: &Path, boards: &[Board]) -> Result<Vec<Row>> {
+    setup::targets()?;
+    qemu()?;
+    let plugin = plugin(root)?;
+    let ort_lib = setup::onnxruntime(root, &setup::python(root)?)?;
+    tinyonnx_tests::use_ort_library(ort_lib);
+    let mut rows = Vec::new();
+    for board in boards {
+        println!("\nboard {}", board.name);
+        let dir = root.join(board.dir);
+        let target_dir = root.join("target/firmware").join(board.name);
+        for example in tinyonnx_examples::MODELS {
+            let info = &example.info;
+            if !board.fits(info) {
+                continue;
+            }
+            run(
+                Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                    .current_dir(&dir)
+                    .env("TINYONNX_MODEL", info.name)
+                    .env("CARGO_TARGET_DIR", &target_dir)
+                    .args(["build", "--release", "--quiet"]),
+            )
+            .with_context(|| format!("building {} for {}", info.name, board.name))?;
+            let elf = target_dir
+                .join(board.target)
+                .join("release")
+                .join(board.bin);
+            let (flash, ram) = sizes(&elf)?;
+            let report = run_qemu(board, &elf, &plugin, info.outputs.len())?;
+
+            // The same seeded inputs on the host: our forward pass and ONNX Runtime.
+            let inputs = seeded_inputs(info, 1, 1.0);
+            let refs: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
+            let mut host: Vec<Vec<f32>> =
+                info.outputs.iter().map(|t| vec![0.0; t.numel()]).collect();
+            let mut outs: Vec<&mut [f32]> = host.iter_mut().map(Vec::as_mut_slice).collect();
+            let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
+            (example.run)(as_bytes(&mut arena), &refs, &mut outs)
+                .map_err(|e| anyhow::anyhow!("host run of {}: {e}", info.name))?;
+            let mut sess = session(example.onnx, Provider::Cpu).map_err(anyhow::Error::msg)?;
+            let ort = run_ort(&mut sess, info, &inputs).map_err(anyhow::Error::msg)?;
+
+            let mut vs_ort = 0f32;
+            let mut vs_host = 0f32;
+            let mut complete = report.ok;
+            for k in 0..info.outputs.len() {
+                let got = &report.outputs[k];
+                if got.len() != host[k].len() {
+                    complete = false;
+                    continue;
+                }
+                vs_ort = vs_ort.max(compare(got, &ort[k]).max_scaled);
+                vs_host = vs_host.max(compare(got, &host[k]).max_scaled);
+            }
+            let passed = complete && vs_ort <= TOLERANCE && vs_host <= TOLERANCE;
+            if !passed {
+                println!(
+                    "FAILED {} on {}; the firmware printed:\n{}",
+                    info.name, board.name, report.lines
+                );
+            }
+            rows.push(Row {
+                board: board.name.to_string(),
+                model: info.name.to_string(),
+                passed,
+                flash_bytes: flash,
+                weights_bytes: info.weights_bytes,
+                ram_bytes: ram,
+                arena_bytes: info.arena_bytes,
+                stack_bytes: report.stack,
+                instructions: report.instructions,
+                macs: info.macs,
+                instructions_per_mac: report.instructions as f64 / info.macs.max(1) as f64,
+                max_abs_diff: vs_ort,
+                max_abs_diff_vs_host: vs_host,
+            });
+            print_row(rows.last().expect("just pushed"));
+        }
+    }
+    Ok(rows)
+}
+
+/// The table header.
+pub fn print_header() {
+    println!(
+        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>8} {:>9} {:>7} {:>11} {:>10} {:>8} {:>10}",
+        "board",
+        "model",
+        "passed",
+        "flash",
+        "weights",
+        "RAM",
+        "arena",
+        "stack",
+        "instr",
+        "MACs",
+        "instr/MAC",
+        "max diff"
+    );
+}
+
+fn print_row(r: &Row) {
+    println!(
+        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>8} {:>9} {:>7} {:>11} {:>10} {:>8.2} {:>10.3e}",
+        r.board,
+        r.model,
+        if r.passed { "yes" } else { "NO" },
+        r.flash_bytes,
+        r.weights_bytes,
+        r.ram_bytes,
+        r.arena_bytes,
+        r.stack_bytes,
+        r.instructions,
+        r.macs,
+        r.instructions_per_mac,
+        r.max_abs_diff
+    );
+}
+
+/// `cargo xtask firmware [--board B] [--json FILE]`.
+pub fn run_cli(root: &Path, board: Option<String>, json: Option<PathBuf>) -> Result<()> {
+    let boards: Vec<Board> = match &board {
+        None => BOARDS.to_vec(),
+        Some(name) => {
+            let b = BOARDS.iter().find(|b| b.name == name).with_context(|| {
+                let names: Vec<&str> = BOARDS.iter().map(|b| b.name).collect();
+                format!(
+                    "unknown board `{name}`: expected one of {}",
+                    names.join(", ")
+                )
+            })?;
+            vec![*b]
+        }
+    };
+    print_header();
+    let rows = run_boards(root, &boards)?;
+    println!();
+    print_header();
+    for r in &rows {
+        print_row(r);
+    }
+    if let Some(json) = json {
+        std::fs::write(&json, serde_json::to_string_pretty(&rows)? + "\n")
+            .with_context(|| format!("cannot write {}", json.display()))?;
+        println!("wrote {}", json.display());
+    }
+    let failed: Vec<String> = rows
+        .iter()
+        .filter(|r| !r.passed)
+        .map(|r| format!("{} on {}", r.model, r.board))
+        .collect();
+    if !failed.is_empty() {
+        bail!("firmware runs failed: {}", failed.join(", "));
+    }
+    Ok(())
+}
