@@ -746,9 +746,10 @@ impl<'m> Checker<'m> {
         }
         let node_name = format!("{}{}_{}", self.prefix(), op.op_type, self.graph.nodes.len());
         for (i, e) in positional.iter().enumerate() {
-            if let Expr::Int(..) | Expr::Float(..) | Expr::List(..) = e {
-                let spec = op.inputs[i.min(op.inputs.len() - 1)].name;
-                inputs[i] = self.literal(e, format!("{node_name}.{spec}"));
+            if let Expr::Int(..) | Expr::Float(..) | Expr::List(..) = e
+                && let Some(spec) = op.input_spec(i)
+            {
+                inputs[i] = self.literal(e, format!("{node_name}.{}", spec.name));
             }
         }
         ok &= inputs
@@ -904,7 +905,9 @@ impl<'m> Checker<'m> {
         let mut first: Option<(usize, DType)> = None;
         for (i, id) in inputs.iter().enumerate() {
             let Some(id) = id else { continue };
-            let spec = &op.inputs[i.min(op.inputs.len() - 1)];
+            let Some(spec) = op.input_spec(i) else {
+                continue;
+            };
             let t = &self.graph.tensors[*id];
             let dtype = t.ty.dtype;
             let span = span_of(At::Input(i));
@@ -945,7 +948,7 @@ impl<'m> Checker<'m> {
                     match first {
                         None => first = Some((i, dtype)),
                         Some((j, d)) if d != dtype => {
-                            let other = op.inputs[j.min(op.inputs.len() - 1)].name;
+                            let other = op.input_spec(j).map_or("input", |s| s.name);
                             self.error(
                                 span,
                                 format!(

@@ -319,10 +319,10 @@ fn read_weights(graph: &Graph, schedule: &Schedule) -> Vec<TensorId> {
         for (k, t) in node.inputs.iter().enumerate() {
             let Some(t) = *t else { continue };
             let replaced = schedule.folded[i].is_some() && (k == 1 || k == 2);
-            let compile_time = matches!(
-                node.op.inputs[k.min(node.op.inputs.len() - 1)].ty,
-                crate::ops::InTy::I64Const
-            );
+            let compile_time = node
+                .op
+                .input_spec(k)
+                .is_some_and(|s| s.ty == crate::ops::InTy::I64Const);
             if graph.tensors[t].kind == TensorKind::Weight && !replaced && !compile_time {
                 read.push(t);
             }

@@ -191,6 +191,16 @@ impl OpSchema {
         names.join(", ")
     }
 
+    /// The spec of positional input `i`: the last one repeats for a variadic operator;
+    /// `None` past the end.
+    pub fn input_spec(&self, i: usize) -> Option<&InputSpec> {
+        match self.inputs.get(i) {
+            Some(s) => Some(s),
+            None if self.variadic => self.inputs.last(),
+            None => None,
+        }
+    }
+
     /// The name of output `i`.
     pub fn output_name(&self, i: usize) -> &'static str {
         self.output_names.get(i).copied().unwrap_or("output")

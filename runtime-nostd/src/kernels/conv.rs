@@ -76,9 +76,7 @@ pub fn conv2d<
                             if SW == 1 {
                                 let start = (ow_lo as isize + off_w) as usize;
                                 let src = &xrow[start..start + (ow_hi - ow_lo)];
-                                for (o, &v) in yrow[ow_lo..ow_hi].iter_mut().zip(src) {
-                                    *o += wv * v;
-                                }
+                                super::axpy(&mut yrow[ow_lo..ow_hi], wv, src);
                             } else {
                                 for ow in ow_lo..ow_hi {
                                     let iw = ((ow * SW) as isize + off_w) as usize;

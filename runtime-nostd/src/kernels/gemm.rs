@@ -32,9 +32,7 @@ pub fn gemm<const M: usize, const K: usize, const N: usize, const TA: bool, cons
             for k in 0..K {
                 let aik = a_at(k);
                 let brow = &b[k * N..(k + 1) * N];
-                for (out, &bkj) in row.iter_mut().zip(brow) {
-                    *out += aik * bkj;
-                }
+                super::axpy(row, aik, brow);
             }
         }
         match c {

@@ -17,6 +17,71 @@ pub mod pool;
 pub mod softmax;
 pub mod unary;
 
+/// `y[i] += a * x[i]` over the shorter of the two slices: the inner loop of the Gemm and
+/// Conv kernels. With the `fma-vfp4` feature on ARM it runs a hand-written loop of fused
+/// multiply-adds (`VFMA.F32`, four elements an iteration); otherwise plain Rust, which the
+/// compiler vectorizes on the host.
+#[inline(always)]
+pub(crate) fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
+    let n = y.len().min(x.len());
+    // Below 8 elements the call costs more than the fused loop saves.
+    #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+    if n >= 8 {
+        // Safety: `x` and `y` hold at least `n` elements, `y` is exclusively borrowed and
+        // cannot overlap `x`; the routine reads `n` floats from `x` and reads and writes
+        // `n` floats of `y`, and follows the AAPCS-VFP calling convention.
+        unsafe { tinyonnx_axpy_vfma(n as u32, a, x.as_ptr(), y.as_mut_ptr()) };
+        return;
+    }
+    for (o, &v) in y[..n].iter_mut().zip(&x[..n]) {
+        *o += a * v;
+    }
+}
+
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+unsafe extern "C" {
+    fn tinyonnx_axpy_vfma(n: u32, a: f32, x: *const f32, y: *mut f32);
+}
+
+// AAPCS-VFP: n in r0, a in s0, x in r1, y in r2. s1-s11 are caller-saved scratch here
+// (s0-s15 are not preserved across calls).
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+core::arch::global_asm!(
+    ".syntax unified",
+    ".thumb",
+    ".fpu fpv4-sp-d16",
+    ".section .text.tinyonnx_axpy_vfma,\"ax\",%progbits",
+    ".global tinyonnx_axpy_vfma",
+    ".type tinyonnx_axpy_vfma,%function",
+    ".thumb_func",
+    "tinyonnx_axpy_vfma:",
+    "    cmp r0, #4",
+    "    blo 2f",
+    "1:",
+    "    vldmia r1!, {{s4-s7}}",
+    "    vldmia r2, {{s8-s11}}",
+    "    vfma.f32 s8, s0, s4",
+    "    vfma.f32 s9, s0, s5",
+    "    vfma.f32 s10, s0, s6",
+    "    vfma.f32 s11, s0, s7",
+    "    vstmia r2!, {{s8-s11}}",
+    "    subs r0, #4",
+    "    cmp r0, #4",
+    "    bhs 1b",
+    "2:",
+    "    cbz r0, 4f",
+    "3:",
+    "    vldmia r1!, {{s4}}",
+    "    vldr s8, [r2]",
+    "    vfma.f32 s8, s0, s4",
+    "    vstmia r2!, {{s8}}",
+    "    subs r0, #1",
+    "    bne 3b",
+    "4:",
+    "    bx lr",
+    ".size tinyonnx_axpy_vfma, . - tinyonnx_axpy_vfma",
+);
+
 /// Advances a row-major multi-index over `shape`, moving two strided offsets along.
 #[inline(always)]
 pub(crate) fn step2<const R: usize>(
