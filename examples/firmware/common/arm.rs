@@ -1,0 +1,32 @@
+// Shared by the Cortex-M board crates' main.rs (each includes this file after
+// `board.rs`): semihosting output, the stack bounds from cortex-m-rt, and the entry point.
+
+use cortex_m_rt::entry;
+use cortex_m_semihosting::{debug, hprintln};
+use panic_semihosting as _;
+
+struct Semihosting;
+
+impl tinyonnx_firmware::Board for Semihosting {
+    fn line(&mut self, args: core::fmt::Arguments) {
+        hprintln!("{}", args);
+    }
+
+    fn stack_pointer(&self) -> usize {
+        cortex_m::register::msp::read() as usize
+    }
+}
+
+unsafe extern "C" {
+    static _stack_start: u32;
+    static __sheap: u32;
+}
+
+#[entry]
+fn main() -> ! {
+    // Only the addresses of the linker symbols are taken, which needs no unsafe.
+    let stack = (&raw const __sheap as usize, &raw const _stack_start as usize);
+    let ok = run_model(&mut Semihosting, stack);
+    debug::exit(if ok { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
+    loop {}
+}
