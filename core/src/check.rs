@@ -38,8 +38,11 @@ const MAX_BLOCK_DEPTH: usize = 16;
 /// A warning: where, and what.
 pub type Warning = (Span, String);
 
+/// What a successful check returns: the graph, warnings, and the weight files it read.
+pub type Checked = (Graph, Vec<Warning>, Vec<std::path::PathBuf>);
+
 /// Checks a parsed model and builds its graph and warnings, or returns every error found.
-pub fn check(model: &ModelDef) -> Result<(Graph, Vec<Warning>), Vec<syn::Error>> {
+pub fn check(model: &ModelDef) -> Result<Checked, Vec<syn::Error>> {
     let mut cx = Checker {
         errors: Vec::new(),
         graph: Graph {
@@ -60,6 +63,7 @@ pub fn check(model: &ModelDef) -> Result<(Graph, Vec<Warning>), Vec<syn::Error>>
         blocks: HashMap::new(),
         hint: None,
         declared: Vec::new(),
+        files: crate::weights::Files::default(),
     };
     cx.settings(model);
     cx.collect_blocks(&model.items);
@@ -90,7 +94,8 @@ pub fn check(model: &ModelDef) -> Result<(Graph, Vec<Warning>), Vec<syn::Error>>
             )
         })
         .collect();
-    Ok((cx.graph, warnings))
+    let files = cx.files.paths();
+    Ok((cx.graph, warnings, files))
 }
 
 /// The names visible in the model body or in one block instance.
@@ -122,6 +127,8 @@ pub(crate) struct Checker<'m> {
     hint: Option<String>,
     /// Inputs and weights declared by the user, for the unused-declaration warning.
     declared: Vec<(TensorId, Span, &'static str)>,
+    /// Weight files read so far.
+    pub(crate) files: crate::weights::Files,
 }
 
 impl<'m> Checker<'m> {
@@ -278,8 +285,20 @@ impl<'m> Checker<'m> {
         };
         let shape: Vec<usize> = ty.shape.0.iter().map(|d| d.fixed().unwrap_or(1)).collect();
         let init = self.subst(init);
-        let data = match ty.dtype {
-            DType::I64 => init::evaluate_i64(&init, &shape).map(Data::I64),
+        let data = match (&init, ty.dtype) {
+            (Expr::Call(c), dtype) if c.func == "load" => self
+                .load_call(c, &shape, &name.to_string())
+                .and_then(|v| match dtype {
+                    DType::I64 if v.iter().all(|x| x.fract() == 0.0) => {
+                        Ok(Data::I64(v.into_iter().map(|x| x as i64).collect()))
+                    }
+                    DType::I64 => Err((
+                        c.func.span(),
+                        format!("`{name}` is i64 but the file holds non-integer values"),
+                    )),
+                    _ => Ok(Data::F32(v)),
+                }),
+            (_, DType::I64) => init::evaluate_i64(&init, &shape).map(Data::I64),
             _ => init::evaluate(&init, &shape).map(Data::F32),
         };
         match data {
@@ -1018,6 +1037,71 @@ impl<'m> Checker<'m> {
             );
         }
         ok.then(|| attrs_with_defaults(op, explicit))
+    }
+
+    /// `load("file", name = "tensor")`: the values of a tensor of `shape` from a file.
+    fn load_call(
+        &mut self,
+        call: &Call,
+        shape: &[usize],
+        what: &str,
+    ) -> Result<Vec<f32>, (Span, String)> {
+        let mut path = None;
+        let mut name = None;
+        for arg in &call.args {
+            match arg {
+                Arg::Pos(Expr::Str(s)) if path.is_none() => path = Some(s.clone()),
+                Arg::Named(n, Expr::Str(s)) if n == "name" => name = Some(s.value()),
+                Arg::Pos(e) | Arg::Named(_, e) => {
+                    return Err((
+                        e.span(),
+                        "`load` takes a file path and an optional `name = \"tensor\"`, as in load(\"weights.safetensors\", name = \"fc1.weight\")".to_string(),
+                    ));
+                }
+            }
+        }
+        let Some(path) = path else {
+            return Err((
+                call.close,
+                "`load` needs a file path, as in load(\"fc1_weight.npy\")".to_string(),
+            ));
+        };
+        self.load_checked(&path, name.as_deref(), shape, what)
+    }
+
+    /// Loads a tensor and checks its shape; errors point at the path literal.
+    pub(crate) fn load_checked(
+        &mut self,
+        path: &syn::LitStr,
+        name: Option<&str>,
+        shape: &[usize],
+        what: &str,
+    ) -> Result<Vec<f32>, (Span, String)> {
+        let loaded = self
+            .files
+            .load(&path.value(), name)
+            .map_err(|e| (path.span(), e))?;
+        if loaded.shape != shape {
+            let tensor = name.unwrap_or("the array");
+            let hint = if shape.len() == 2
+                && loaded.shape.len() == 2
+                && loaded.shape[0] == shape[1]
+                && loaded.shape[1] == shape[0]
+            {
+                " (a PyTorch Linear weight is [out, in]: declare it so and use transB = 1, or linear(..., layout = \"pytorch\"))"
+            } else {
+                ""
+            };
+            return Err((
+                path.span(),
+                format!(
+                    "`{tensor}` in {} is {:?}, but `{what}` needs {shape:?}{hint}",
+                    path.value(),
+                    loaded.shape
+                ),
+            ));
+        }
+        Ok(loaded.values)
     }
 
     /// A name for a layer or block instance: `name = "..."`, else the `let` it is bound

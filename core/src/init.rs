@@ -94,6 +94,7 @@ pub const NAMES: &[&str] = &[
     "kaiming_uniform",
     "xavier_normal",
     "xavier_uniform",
+    "load",
 ];
 
 /// An initializer error: where and what.

@@ -235,7 +235,7 @@ fn signature(layer: &str) -> (&'static [&'static str], &'static [&'static str]) 
     match layer {
         "linear" => (
             &["input", "out_features"],
-            &["init", "bias", "bias_init", "name"],
+            &["init", "bias", "bias_init", "name", "weights", "layout"],
         ),
         "conv2d" => (
             &["input", "out_channels", "kernel"],
@@ -248,6 +248,7 @@ fn signature(layer: &str) -> (&'static [&'static str], &'static [&'static str]) 
                 "init",
                 "bias_init",
                 "name",
+                "weights",
             ],
         ),
         "batch_norm" => (
@@ -259,6 +260,8 @@ fn signature(layer: &str) -> (&'static [&'static str], &'static [&'static str]) 
                 "mean_init",
                 "var_init",
                 "name",
+                "weights",
+                "layout",
             ],
         ),
         "max_pool2d" => (
@@ -280,6 +283,8 @@ fn signature(layer: &str) -> (&'static [&'static str], &'static [&'static str]) 
                 "bias_init",
                 "bias",
                 "name",
+                "weights",
+                "layout",
             ],
         ),
         "layer_norm" => (
@@ -340,6 +345,36 @@ pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Opt
     }
     let x = x?;
     let name = cx.instance_name(layer, args.explicit_name(), hint, call.func.span())?;
+    let file: Option<syn::LitStr> = match args.named("weights") {
+        None => None,
+        Some(Expr::Str(s)) => Some(s.clone()),
+        Some(other) => {
+            cx.error(
+                other.span(),
+                format!("{layer} expects `weights` to be a file path string"),
+            );
+            return None;
+        }
+    };
+    let pytorch = match args.named("layout") {
+        None => false,
+        Some(Expr::Str(s)) if s.value() == "onnx" => false,
+        Some(Expr::Str(s)) if s.value() == "pytorch" => true,
+        Some(other) => {
+            cx.error(
+                other.span(),
+                format!("{layer} expects `layout` to be \"onnx\" or \"pytorch\""),
+            );
+            return None;
+        }
+    };
+    if pytorch && file.is_none() {
+        cx.error(
+            call.func.span(),
+            format!("{layer}: `layout` describes weights from a file; add `weights = \"...\"`"),
+        );
+        return None;
+    }
     let xt = cx.graph.tensors[x].ty.clone();
     if xt.dtype != DType::F32 {
         cx.error(
@@ -364,20 +399,35 @@ pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Opt
         let op = ops::lookup(op).expect("layers lower to registered operators");
         cx.build(op, node, inputs, attrs_with_defaults(op, attrs), &span_of)
     };
-    let weight = |cx: &mut Checker,
-                  e: Option<&Expr>,
-                  default: Expr,
-                  wname: String,
-                  shape: &[usize]|
+    // A weight from its initializer, or from the `weights` file under the key given.
+    let weight_keyed = |cx: &mut Checker,
+                        e: Option<&Expr>,
+                        default: Expr,
+                        wname: String,
+                        key: &str,
+                        shape: &[usize]|
      -> Option<TensorId> {
-        let e = e.cloned().unwrap_or(default);
-        match init::evaluate(&e, shape) {
+        let values = match &file {
+            Some(path) => cx.load_checked(path, Some(key), shape, &wname),
+            None => init::evaluate(e.unwrap_or(&default), shape),
+        };
+        match values {
             Ok(v) => Some(cx.add_weight(wname, shape, Data::F32(v))),
             Err((span, msg)) => {
                 cx.error(span, msg);
                 None
             }
         }
+    };
+    // The same, with the file key equal to the weight's name.
+    let weight = |cx: &mut Checker,
+                  e: Option<&Expr>,
+                  default: Expr,
+                  wname: String,
+                  shape: &[usize]|
+     -> Option<TensorId> {
+        let key = wname.clone();
+        weight_keyed(cx, e, default, wname, &key, shape)
     };
     let call_init = |f: &str, args: &[(&str, Expr)]| {
         Expr::Call(Call {
@@ -423,24 +473,33 @@ pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Opt
         "linear" => {
             let out = args.positive(cx, args.pos.get(1).copied(), "out_features", 1)?;
             let in_f = channels(cx, 2)?;
+            // PyTorch stores Linear weights as [out, in]: Gemm reads them with transB = 1.
+            let w_shape = if pytorch { [out, in_f] } else { [in_f, out] };
+            let default = call_init("glorot_uniform", &[("seed", seed(index))]);
             let w = weight(
                 cx,
                 args.named("init"),
-                call_init("glorot_uniform", &[("seed", seed(index))]),
+                default,
                 format!("{name}.weight"),
-                &[in_f, out],
+                &w_shape,
             )?;
             let mut inputs = vec![Some(x), Some(w)];
             if args.boolean(cx, "bias", true)? {
-                inputs.push(Some(weight(
+                let b = weight(
                     cx,
                     args.named("bias_init"),
                     zeros,
                     format!("{name}.bias"),
                     &[out],
-                )?));
+                )?;
+                inputs.push(Some(b));
             }
-            build(cx, "Gemm", name, inputs, vec![])
+            let attrs = if pytorch {
+                vec![("transB", AttrValue::Int(1))]
+            } else {
+                vec![]
+            };
+            build(cx, "Gemm", name, inputs, attrs)
         }
         "conv2d" => {
             let out = args.positive(cx, args.pos.get(1).copied(), "out_channels", 1)?;
@@ -522,34 +581,19 @@ pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Opt
                 return None;
             };
             let eps = args.float(cx, "epsilon", 1e-5)?;
-            let scale = weight(
-                cx,
-                args.named("scale_init"),
-                ones.clone(),
-                format!("{name}.scale"),
-                &[c],
-            )?;
-            let bias = weight(
-                cx,
-                args.named("bias_init"),
-                zeros.clone(),
-                format!("{name}.bias"),
-                &[c],
-            )?;
-            let mean = weight(
-                cx,
-                args.named("mean_init"),
-                zeros,
-                format!("{name}.mean"),
-                &[c],
-            )?;
-            let var = weight(
-                cx,
-                args.named("var_init"),
-                ones,
-                format!("{name}.var"),
-                &[c],
-            )?;
+            // PyTorch names: weight, bias, running_mean, running_var.
+            let key =
+                |onnx: &str, torch: &str| format!("{name}.{}", if pytorch { torch } else { onnx });
+            let (sinit, binit) = (args.named("scale_init"), args.named("bias_init"));
+            let (minit, vinit) = (args.named("mean_init"), args.named("var_init"));
+            let k = key("scale", "weight");
+            let scale = weight_keyed(cx, sinit, ones.clone(), format!("{name}.scale"), &k, &[c])?;
+            let k = key("bias", "bias");
+            let bias = weight_keyed(cx, binit, zeros.clone(), format!("{name}.bias"), &k, &[c])?;
+            let k = key("mean", "running_mean");
+            let mean = weight_keyed(cx, minit, zeros, format!("{name}.mean"), &k, &[c])?;
+            let k = key("var", "running_var");
+            let var = weight_keyed(cx, vinit, ones, format!("{name}.var"), &k, &[c])?;
             build(
                 cx,
                 "BatchNormalization",
@@ -649,29 +693,46 @@ pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Opt
                     &[("low", num(-k)), ("high", num(k)), ("seed", seed(s))],
                 )
             };
-            let w = weight(
-                cx,
-                args.named("init"),
-                uni(3 * index),
-                format!("{name}.W"),
-                &[dirs, 4 * hidden, input],
-            )?;
-            let r = weight(
-                cx,
-                args.named("recurrent_init"),
-                uni(3 * index + 1),
-                format!("{name}.R"),
-                &[dirs, 4 * hidden, hidden],
-            )?;
-            let mut inputs = vec![Some(x), Some(w), Some(r)];
-            if args.boolean(cx, "bias", true)? {
-                inputs.push(Some(weight(
-                    cx,
-                    args.named("bias_init"),
-                    uni(3 * index + 2),
-                    format!("{name}.B"),
-                    &[dirs, 8 * hidden],
-                )?));
+            let bias = args.boolean(cx, "bias", true)?;
+            let mut inputs = vec![Some(x)];
+            if pytorch {
+                let path = file.as_ref().expect("checked: pytorch needs a file");
+                let (w, r, b) = pytorch_lstm(cx, path, &name, dirs, hidden, input, bias)?;
+                let w_shape = [dirs, 4 * hidden, input];
+                let r_shape = [dirs, 4 * hidden, hidden];
+                inputs.push(Some(cx.add_weight(
+                    format!("{name}.W"),
+                    &w_shape,
+                    Data::F32(w),
+                )));
+                inputs.push(Some(cx.add_weight(
+                    format!("{name}.R"),
+                    &r_shape,
+                    Data::F32(r),
+                )));
+                if let Some(b) = b {
+                    let b_shape = [dirs, 8 * hidden];
+                    inputs.push(Some(cx.add_weight(
+                        format!("{name}.B"),
+                        &b_shape,
+                        Data::F32(b),
+                    )));
+                }
+            } else {
+                let w_shape = [dirs, 4 * hidden, input];
+                let r_shape = [dirs, 4 * hidden, hidden];
+                let init = args.named("init");
+                let w = weight(cx, init, uni(3 * index), format!("{name}.W"), &w_shape)?;
+                let rinit = args.named("recurrent_init");
+                let r = weight(cx, rinit, uni(3 * index + 1), format!("{name}.R"), &r_shape)?;
+                inputs.push(Some(w));
+                inputs.push(Some(r));
+                if bias {
+                    let binit = args.named("bias_init");
+                    let b_shape = [dirs, 8 * hidden];
+                    let b = weight(cx, binit, uni(3 * index + 2), format!("{name}.B"), &b_shape)?;
+                    inputs.push(Some(b));
+                }
             }
             build(
                 cx,
@@ -884,4 +945,54 @@ pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Opt
         }
         _ => unreachable!("bug: `{layer}` has no expansion"),
     }
+}
+
+/// ONNX LSTM W, R and (optional) B values.
+type LstmWeights = (Vec<f32>, Vec<f32>, Option<Vec<f32>>);
+
+/// PyTorch `nn.LSTM` weights (`weight_ih_l0` `[4H, I]`, `weight_hh_l0` `[4H, H]`,
+/// `bias_ih_l0`, `bias_hh_l0` `[4H]`, with `_reverse` for the second direction), gate order
+/// i, f, g, o, converted to ONNX's W, R, B with gate order i, o, f, c.
+fn pytorch_lstm(
+    cx: &mut Checker,
+    path: &syn::LitStr,
+    name: &str,
+    dirs: usize,
+    hidden: usize,
+    input: usize,
+    bias: bool,
+) -> Option<LstmWeights> {
+    // ONNX gate k takes PyTorch gate ORDER[k]: i <- i, o <- o (3), f <- f (1), c <- g (2).
+    const ORDER: [usize; 4] = [0, 3, 1, 2];
+    let reorder = |v: &[f32], per_gate: usize| -> Vec<f32> {
+        ORDER
+            .iter()
+            .flat_map(|&g| v[g * per_gate..(g + 1) * per_gate].iter().copied())
+            .collect()
+    };
+    let (mut w, mut r, mut b) = (Vec::new(), Vec::new(), Vec::new());
+    for d in 0..dirs {
+        let suffix = if d == 1 { "_reverse" } else { "" };
+        let mut get = |key: &str, shape: &[usize]| {
+            let full = format!("{name}.{key}_l0{suffix}");
+            cx.load_checked(path, Some(&full), shape, &full)
+                .map_err(|(span, msg)| cx.error(span, msg))
+                .ok()
+        };
+        w.extend(reorder(
+            &get("weight_ih", &[4 * hidden, input])?,
+            hidden * input,
+        ));
+        r.extend(reorder(
+            &get("weight_hh", &[4 * hidden, hidden])?,
+            hidden * hidden,
+        ));
+        if bias {
+            let bi = get("bias_ih", &[4 * hidden])?;
+            let bh = get("bias_hh", &[4 * hidden])?;
+            b.extend(reorder(&bi, hidden));
+            b.extend(reorder(&bh, hidden));
+        }
+    }
+    Some((w, r, bias.then_some(b)))
 }

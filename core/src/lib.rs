@@ -19,6 +19,7 @@ pub mod plan;
 pub mod suggest;
 pub mod syntax;
 pub mod types;
+pub mod weights;
 
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
@@ -33,6 +34,8 @@ pub struct Compiled {
     pub onnx: Vec<u8>,
     /// Warnings for the user (unused inputs and weights), with their spans.
     pub warnings: Vec<check::Warning>,
+    /// Weight files read, so that the build reruns when one changes.
+    pub files: Vec<std::path::PathBuf>,
 }
 
 /// Why a model did not compile: every error, and the model when it parsed.
@@ -51,7 +54,7 @@ pub fn compile(tokens: TokenStream) -> Result<Compiled, Box<Failure>> {
         })
     })?;
     match check::check(&model) {
-        Ok((graph, warnings)) => {
+        Ok((graph, warnings, files)) => {
             let scratch: Vec<usize> = graph
                 .nodes
                 .iter()
@@ -76,6 +79,7 @@ pub fn compile(tokens: TokenStream) -> Result<Compiled, Box<Failure>> {
                 schedule,
                 onnx,
                 warnings,
+                files,
             })
         }
         Err(errors) => Err(Box::new(Failure {
@@ -105,7 +109,15 @@ pub fn expand(tokens: TokenStream) -> TokenStream {
         Ok(c) => {
             let code = emit_rust::emit(&c);
             let warnings = c.warnings.iter().map(|(span, msg)| warning(*span, msg));
-            quote!(#code #(#warnings)*)
+            // Reading a file with include_bytes! makes cargo rebuild when it changes; the
+            // unused constant adds nothing to the binary.
+            let files = c.files.iter().map(|p| {
+                let p = p.display().to_string();
+                quote!(
+                    const _: &[u8] = include_bytes!(#p);
+                )
+            });
+            quote!(#code #(#warnings)* #(#files)*)
         }
         Err(failure) => {
             let Failure { model, errors } = *failure;

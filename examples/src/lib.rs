@@ -8,12 +8,14 @@
 use tinyonnx::{Model, ModelInfo, RunF32, onnx_model};
 
 mod cnn;
+mod digits;
 mod lstm;
 mod resnet;
 mod transformer;
 mod zoo;
 
 pub use cnn::Cnn;
+pub use digits::Digits;
 pub use lstm::{LstmBatchFirst, LstmClassifier};
 pub use resnet::ResNet;
 pub use transformer::{TransformerBlock, TransformerSugar};
@@ -91,6 +93,7 @@ pub const MODELS: &[Example] = &[
     example::<LstmBatchFirst>(),
     example::<TransformerBlock>(),
     example::<TransformerSugar>(),
+    example::<Digits>(),
     example::<ConvZoo>(),
     example::<LstmZoo>(),
     example::<ShapeZoo>(),

@@ -1,0 +1,382 @@
+//! Weights loaded at compile time from files: safetensors, NumPy `.npy` and `.npz`, and
+//! the initializers of an `.onnx` model. Every format is converted to f32 (f16, bf16, f64
+//! and integer tensors included). Errors are messages for the checker, which places them
+//! on the argument that named the file or tensor; nothing here panics on a bad file.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use tinyonnx_proto::Message;
+
+/// A tensor read from a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    pub shape: Vec<usize>,
+    pub values: Vec<f32>,
+}
+
+/// Files read during one expansion, by absolute path (each is read once).
+#[derive(Debug, Default)]
+pub struct Files {
+    bytes: HashMap<PathBuf, Vec<u8>>,
+}
+
+impl Files {
+    /// The absolute path of `path` (relative to the crate's manifest directory).
+    pub fn resolve(path: &str) -> PathBuf {
+        let p = Path::new(path);
+        if p.is_absolute() {
+            return p.to_path_buf();
+        }
+        let base = std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_default();
+        base.join(p)
+    }
+
+    /// Every file read so far (for the rebuild-on-change dependency).
+    pub fn paths(&self) -> Vec<PathBuf> {
+        let mut p: Vec<PathBuf> = self.bytes.keys().cloned().collect();
+        p.sort();
+        p
+    }
+
+    fn read(&mut self, path: &Path) -> Result<&[u8], String> {
+        if !self.bytes.contains_key(path) {
+            let data = std::fs::read(path).map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => format!(
+                    "weight file {} not found (paths are relative to the crate's Cargo.toml)",
+                    path.display()
+                ),
+                _ => format!("cannot read weight file {}: {e}", path.display()),
+            })?;
+            self.bytes.insert(path.to_path_buf(), data);
+        }
+        Ok(&self.bytes[path])
+    }
+
+    /// Reads tensor `name` (or the only tensor, when `name` is `None`) from `path`.
+    pub fn load(&mut self, path: &str, name: Option<&str>) -> Result<Loaded, String> {
+        let full = Self::resolve(path);
+        let ext = full
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let bytes = self.read(&full)?;
+        let shown = full.display().to_string();
+        match ext.as_str() {
+            "safetensors" => safetensors_tensor(bytes, name, &shown),
+            "npy" => {
+                if let Some(n) = name {
+                    return Err(format!(
+                        "{shown} is a single array; remove `name = \"{n}\"` (names select arrays in .npz, .safetensors and .onnx files)"
+                    ));
+                }
+                npy(bytes).map_err(|e| format!("{shown}: {e}"))
+            }
+            "npz" => npz_tensor(bytes, name, &shown),
+            "onnx" => onnx_tensor(bytes, name, &shown),
+            other => Err(format!(
+                "cannot load weights from a `.{other}` file: use .safetensors, .npy, .npz or .onnx"
+            )),
+        }
+    }
+}
+
+/// `name`, or the only name; with the names that exist, nearest first, when it is missing.
+fn choose<'a>(names: &'a [String], name: Option<&str>, shown: &str) -> Result<&'a str, String> {
+    match name {
+        Some(n) => match names.iter().find(|x| *x == n) {
+            Some(x) => Ok(x),
+            None => {
+                let mut sorted: Vec<&String> = names.iter().collect();
+                sorted.sort_by_key(|x| (crate::suggest::levenshtein(n, x), x.as_str()));
+                let list: Vec<&str> = sorted.iter().take(12).map(|s| s.as_str()).collect();
+                let more = if names.len() > 12 {
+                    format!(" and {} more", names.len() - 12)
+                } else {
+                    String::new()
+                };
+                Err(format!(
+                    "{shown} has no tensor `{n}`; it has {}{more}",
+                    list.join(", ")
+                ))
+            }
+        },
+        None if names.len() == 1 => Ok(&names[0]),
+        None => Err(format!(
+            "{shown} holds {} tensors: say which with `name = \"...\"` ({})",
+            names.len(),
+            names
+                .iter()
+                .take(12)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+fn safetensors_tensor(bytes: &[u8], name: Option<&str>, shown: &str) -> Result<Loaded, String> {
+    use safetensors::Dtype;
+    let st = safetensors::SafeTensors::deserialize(bytes)
+        .map_err(|e| format!("{shown} is not a valid safetensors file: {e}"))?;
+    let mut names: Vec<String> = st.names().into_iter().map(str::to_string).collect();
+    names.sort();
+    let chosen = choose(&names, name, shown)?.to_string();
+    let t = st
+        .tensor(&chosen)
+        .map_err(|e| format!("{shown}: tensor `{chosen}`: {e}"))?;
+    let data = t.data();
+    let values: Vec<f32> = match t.dtype() {
+        Dtype::F32 => data
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        Dtype::F64 => data
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")) as f32)
+            .collect(),
+        Dtype::F16 => data
+            .chunks_exact(2)
+            .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
+        Dtype::BF16 => data
+            .chunks_exact(2)
+            .map(|c| half::bf16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
+        other => {
+            return Err(format!(
+                "{shown}: tensor `{chosen}` is {other:?}; tinyonnx loads F32, F16, BF16 and F64"
+            ));
+        }
+    };
+    Ok(Loaded {
+        shape: t.shape().to_vec(),
+        values,
+    })
+}
+
+/// Parses a NumPy `.npy` array (format versions 1 to 3, C order).
+pub fn npy(bytes: &[u8]) -> Result<Loaded, String> {
+    if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+        return Err("not a .npy file (no \\x93NUMPY magic)".into());
+    }
+    let (header_len, start): (usize, usize) = match bytes[6] {
+        1 => (u16::from_le_bytes([bytes[8], bytes[9]]) as usize, 10),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
+        v => return Err(format!("unsupported .npy format version {v}")),
+    };
+    let header = bytes
+        .get(start..start.saturating_add(header_len))
+        .ok_or("truncated .npy header")?;
+    let header = std::str::from_utf8(header).map_err(|_| "the .npy header is not text")?;
+    let field = |key: &str| -> Option<&str> {
+        let at = header.find(&format!("'{key}'"))? + key.len() + 2;
+        let rest = header[at..].trim_start().strip_prefix(':')?.trim_start();
+        Some(rest)
+    };
+    let descr = field("descr")
+        .and_then(|r| r.strip_prefix('\''))
+        .and_then(|r| r.split('\'').next())
+        .ok_or("the .npy header has no descr")?;
+    if field("fortran_order").is_some_and(|r| r.starts_with("True")) {
+        return Err(
+            "Fortran-order arrays are not supported: save with np.ascontiguousarray".into(),
+        );
+    }
+    let shape_text = field("shape")
+        .and_then(|r| r.strip_prefix('('))
+        .and_then(|r| r.split(')').next())
+        .ok_or("the .npy header has no shape")?;
+    let shape = shape_text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<usize>()
+                .map_err(|_| format!("bad dimension `{s}` in the .npy shape"))
+        })
+        .collect::<Result<Vec<usize>, String>>()?;
+    let numel = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .filter(|&n| n <= crate::types::MAX_DIM)
+        .ok_or("the .npy array is too large")?;
+    let data = &bytes[start + header_len..];
+    let (size, convert): (usize, fn(&[u8]) -> f32) = match descr {
+        "<f4" => (4, |c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        "<f8" => (8, |c| {
+            f64::from_le_bytes(c.try_into().expect("8 bytes")) as f32
+        }),
+        "<f2" => (2, |c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
+        "<i4" => (4, |c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32),
+        "<i8" => (8, |c| {
+            i64::from_le_bytes(c.try_into().expect("8 bytes")) as f32
+        }),
+        "|i1" => (1, |c| c[0] as i8 as f32),
+        "|u1" => (1, |c| c[0] as f32),
+        other => {
+            return Err(format!(
+                "dtype `{other}` is not supported: tinyonnx loads little-endian f2, f4, f8, i1, u1, i4, i8"
+            ));
+        }
+    };
+    if data.len() < numel * size {
+        return Err(format!(
+            "truncated: the header says {shape:?} ({numel} values), the file has {} bytes of data",
+            data.len()
+        ));
+    }
+    Ok(Loaded {
+        shape,
+        values: data[..numel * size]
+            .chunks_exact(size)
+            .map(convert)
+            .collect(),
+    })
+}
+
+fn npz_tensor(bytes: &[u8], name: Option<&str>, shown: &str) -> Result<Loaded, String> {
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes))
+        .map_err(|e| format!("{shown} is not a valid .npz (zip) file: {e}"))?;
+    let mut names: Vec<String> = Vec::new();
+    for n in archive.file_names() {
+        let n = n.map_err(|e| format!("{shown}: unreadable entry name: {e}"))?;
+        names.push(n.strip_suffix(".npy").unwrap_or(&n).to_string());
+    }
+    names.sort();
+    let chosen = choose(&names, name, shown)?.to_string();
+    let entry_name = if archive.index_for_name(&format!("{chosen}.npy")).is_some() {
+        format!("{chosen}.npy")
+    } else {
+        chosen.clone()
+    };
+    let mut entry = archive
+        .by_name(&entry_name)
+        .map_err(|e| format!("{shown}: array `{chosen}`: {e}"))?;
+    let mut data = Vec::new();
+    entry
+        .read_to_end(&mut data)
+        .map_err(|e| format!("{shown}: array `{chosen}` cannot be decompressed: {e}"))?;
+    npy(&data).map_err(|e| format!("{shown}: array `{chosen}`: {e}"))
+}
+
+fn onnx_tensor(bytes: &[u8], name: Option<&str>, shown: &str) -> Result<Loaded, String> {
+    let model = tinyonnx_proto::ModelProto::decode(bytes)
+        .map_err(|e| format!("{shown} is not a valid ONNX model: {e}"))?;
+    let graph = model.graph.unwrap_or_default();
+    let mut names: Vec<String> = graph
+        .initializer
+        .iter()
+        .map(|t| t.name.clone().unwrap_or_default())
+        .collect();
+    names.sort();
+    let chosen = choose(&names, name, shown)?.to_string();
+    let t = graph
+        .initializer
+        .iter()
+        .find(|t| t.name.as_deref() == Some(chosen.as_str()))
+        .expect("chosen from these names");
+    let shape: Vec<usize> = t
+        .dims
+        .iter()
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| format!("{shown}: `{chosen}` has a negative dimension"))
+        })
+        .collect::<Result<_, _>>()?;
+    let numel = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .filter(|&n| n <= crate::types::MAX_DIM)
+        .ok_or_else(|| format!("{shown}: `{chosen}` is too large"))?;
+    if t.data_location == Some(1) {
+        return Err(format!(
+            "{shown}: `{chosen}` is stored as external data, which tinyonnx does not read"
+        ));
+    }
+    let raw = t.raw_data.as_deref().unwrap_or(&[]);
+    let values: Vec<f32> = match t.data_type.unwrap_or(0) {
+        1 if !raw.is_empty() => raw
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+        1 => t.float_data.clone(),
+        11 if !raw.is_empty() => raw
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")) as f32)
+            .collect(),
+        11 => t.double_data.iter().map(|&v| v as f32).collect(),
+        10 if !raw.is_empty() => raw
+            .chunks_exact(2)
+            .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
+            .collect(),
+        10 => t
+            .int32_data
+            .iter()
+            .map(|&v| half::f16::from_bits(v as u16).to_f32())
+            .collect(),
+        other => {
+            return Err(format!(
+                "{shown}: `{chosen}` has ONNX data type {other}; tinyonnx loads FLOAT, FLOAT16 and DOUBLE"
+            ));
+        }
+    };
+    if values.len() != numel {
+        return Err(format!(
+            "{shown}: `{chosen}` is truncated or corrupt: dims {shape:?} need {numel} values, it holds {}",
+            values.len()
+        ));
+    }
+    Ok(Loaded { shape, values })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn npy_bytes(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+        let mut header =
+            format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut out = b"\x93NUMPY\x01\x00".to_vec();
+        out.extend((header.len() as u16).to_le_bytes());
+        out.extend(header.as_bytes());
+        out.extend(data);
+        out
+    }
+
+    #[test]
+    fn npy_reads_f4_and_reports_truncation() {
+        let data: Vec<u8> = [1.0f32, -2.5, 3.0, 0.5]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let l = npy(&npy_bytes("<f4", "(2, 2)", &data)).unwrap();
+        assert_eq!(l.shape, vec![2, 2]);
+        assert_eq!(l.values, vec![1.0, -2.5, 3.0, 0.5]);
+        let err = npy(&npy_bytes("<f4", "(2, 3)", &data)).unwrap_err();
+        assert!(err.contains("truncated"), "{err}");
+        assert!(npy(b"garbage").unwrap_err().contains("magic"));
+    }
+
+    #[test]
+    fn missing_names_are_listed_nearest_first() {
+        let names: Vec<String> = ["fc1.weight", "fc1.bias", "fc2.weight"]
+            .map(String::from)
+            .to_vec();
+        let err = choose(&names, Some("fc2.wieght"), "m.safetensors").unwrap_err();
+        assert!(
+            err.contains("has no tensor `fc2.wieght`; it has fc2.weight, fc1.weight"),
+            "{err}"
+        );
+    }
+}

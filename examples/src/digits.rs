@@ -1,0 +1,14 @@
+use tinyonnx::onnx_model;
+
+onnx_model! {
+    /// The scikit-learn digits classifier (8x8 images, 64 -> 32 -> 10), trained by
+    /// examples/train/train_digits.py. Its first layer comes from a NumPy .npz in ONNX
+    /// layout, the second from a safetensors file in PyTorch layout ([out, in], emitted as
+    /// Gemm transB = 1): both are read and checked at compile time.
+    pub model Digits {
+        opset = 17;
+        input x: f32[batch, 64];
+        let hidden = relu(linear(x, 32, weights = "data/digits/fc1.npz", name = "fc1"));
+        output probs = softmax(linear(hidden, 10, weights = "data/digits/fc2.safetensors", name = "fc2", layout = "pytorch"), axis = -1);
+    }
+}
