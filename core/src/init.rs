@@ -77,6 +77,43 @@ pub fn fans(shape: &[usize]) -> (usize, usize) {
     }
 }
 
+/// A (semi-)orthogonal matrix: the weight viewed as `[shape[0], rest]`, from the QR
+/// decomposition of a standard normal matrix (drawn as `[max, min]` row-major), its `Q`
+/// with the signs that make `R`'s diagonal positive, transposed when there are fewer rows
+/// than columns, times `gain`. Modified Gram-Schmidt in f64 gives that `Q` directly.
+#[allow(clippy::needless_range_loop)] // Index loops mirror the algorithm.
+pub fn orthogonal(seed: u64, shape: &[usize], gain: f64) -> Vec<f32> {
+    let rows = shape.first().copied().unwrap_or(1);
+    let cols: usize = shape.iter().skip(1).product::<usize>().max(1);
+    let (n, k) = (rows.max(cols), rows.min(cols));
+    let z = normals(seed, n * k);
+    // Columns of the n x k matrix.
+    let mut q: Vec<Vec<f64>> = (0..k)
+        .map(|j| (0..n).map(|i| z[i * k + j]).collect())
+        .collect();
+    for j in 0..k {
+        for p in 0..j {
+            let dot: f64 = (0..n).map(|i| q[p][i] * q[j][i]).sum();
+            for i in 0..n {
+                q[j][i] -= dot * q[p][i];
+            }
+        }
+        let norm = q[j].iter().map(|v| v * v).sum::<f64>().sqrt();
+        for v in &mut q[j] {
+            *v /= norm;
+        }
+    }
+    // Element (r, c) of the weight: Q is n x k; transposed when rows < cols.
+    let mut out = Vec::with_capacity(rows * cols);
+    for r in 0..rows {
+        for c in 0..cols {
+            let v = if rows >= cols { q[c][r] } else { q[r][c] };
+            out.push((gain * v) as f32);
+        }
+    }
+    out
+}
+
 /// The initializer names the DSL knows, for messages.
 pub const NAMES: &[&str] = &[
     "zeros",
@@ -94,6 +131,7 @@ pub const NAMES: &[&str] = &[
     "kaiming_uniform",
     "xavier_normal",
     "xavier_uniform",
+    "orthogonal",
     "load",
 ];
 
@@ -310,6 +348,7 @@ fn evaluate_call(call: &Call, shape: &[usize]) -> Result<Vec<f32>, InitError> {
         "normal" => &["mean", "std", "seed"],
         "he_normal" | "he_uniform" | "glorot_normal" | "glorot_uniform" | "he" | "glorot"
         | "kaiming_normal" | "kaiming_uniform" | "xavier_normal" | "xavier_uniform" => &["seed"],
+        "orthogonal" => &["gain", "seed"],
         _ => {
             let hint = crate::suggest::did_you_mean(&name, NAMES)
                 .map(|s| format!("did you mean `{s}`? "))
@@ -373,6 +412,10 @@ fn evaluate_call(call: &Call, shape: &[usize]) -> Result<Vec<f32>, InitError> {
         "he_normal" | "he" | "kaiming_normal" => normal((2.0 / fan_in as f64).sqrt()),
         "he_uniform" | "kaiming_uniform" => uniform((6.0 / fan_in as f64).sqrt()),
         "glorot_normal" | "xavier_normal" => normal((2.0 / (fan_in + fan_out) as f64).sqrt()),
+        "orthogonal" => {
+            let gain = args.number("gain")?.unwrap_or(1.0);
+            Ok(orthogonal(args.seed()?, shape, gain))
+        }
         _ => uniform((6.0 / (fan_in + fan_out) as f64).sqrt()),
     }
 }
@@ -404,5 +447,77 @@ mod tests {
     fn fans_follow_the_documented_layouts() {
         assert_eq!(fans(&[784, 256]), (784, 256));
         assert_eq!(fans(&[32, 3, 3, 3]), (27, 288));
+    }
+
+    /// The first values of each initializer for a weight [4, 3], against
+    /// examples/train/init_reference.py: an independent NumPy transcription of the
+    /// documented generator (numpy.linalg.qr for `orthogonal`).
+    #[test]
+    #[allow(clippy::excessive_precision)] // The values as the reference script printed them.
+    fn initializers_match_the_independent_reference() {
+        let cases: [(&str, &[usize], [f32; 4]); 8] = [
+            (
+                "he_normal(seed = 1)",
+                &[4, 3],
+                [-0.024230655, -0.91401225, -1.7678146, 0.6445042],
+            ),
+            (
+                "he_uniform(seed = 2)",
+                &[4, 3],
+                [0.22336832, 0.61028957, 0.2342645, 0.6501415],
+            ),
+            (
+                "glorot_normal(seed = 3)",
+                &[4, 3],
+                [-0.08060028, -0.24962765, 0.660652, 0.3255399],
+            ),
+            (
+                "glorot_uniform(seed = 4)",
+                &[4, 3],
+                [-0.12691917, 0.7265963, 0.66495574, -0.015231104],
+            ),
+            (
+                "uniform(low = -0.5, high = 2.0, seed = 5)",
+                &[4, 3],
+                [0.4669201, 1.3807676, 0.08177292, -0.25165147],
+            ),
+            (
+                "normal(mean = 1.0, std = 0.1, seed = 6)",
+                &[4, 3],
+                [0.84515196, 1.0543091, 1.0268391, 1.0209645],
+            ),
+            (
+                "orthogonal(gain = 2.0, seed = 7)",
+                &[4, 3],
+                [1.2553927, 0.41531903, -1.218569, -1.3589875],
+            ),
+            (
+                "orthogonal(gain = 2.0, seed = 7)",
+                &[3, 4],
+                [1.2553927, -1.3589875, -0.67219, 0.35398158],
+            ),
+        ];
+        for (src, shape, want) in cases {
+            let expr: Expr = syn::parse_str(src).unwrap();
+            let got = evaluate(&expr, shape).unwrap();
+            for (g, w) in got.iter().zip(want) {
+                assert!(
+                    (g - w).abs() <= 1e-6 * w.abs().max(1.0),
+                    "{src} {shape:?}: {got:?} vs {want:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn orthogonal_rows_are_orthonormal() {
+        let w = orthogonal(3, &[5, 8], 1.0);
+        for a in 0..5 {
+            for b in 0..5 {
+                let dot: f32 = (0..8).map(|k| w[a * 8 + k] * w[b * 8 + k]).sum();
+                let want = if a == b { 1.0 } else { 0.0 };
+                assert!((dot - want).abs() < 1e-5, "rows {a}, {b}: {dot}");
+            }
+        }
     }
 }

@@ -379,4 +379,126 @@ mod tests {
             "{err}"
         );
     }
+
+    fn temp_file(name: &str, bytes: &[u8]) -> String {
+        let dir = std::env::temp_dir().join(format!("tinyonnx-weights-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.display().to_string()
+    }
+
+    /// A safetensors file written by hand: a u64 header length, a JSON header, the data.
+    fn safetensors_bytes(entries: &[(&str, &str, &[usize], Vec<u8>)]) -> Vec<u8> {
+        let mut header = String::from("{");
+        let mut data: Vec<u8> = Vec::new();
+        for (i, (name, dtype, shape, raw)) in entries.iter().enumerate() {
+            let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+            header.push_str(&format!(
+                "{}\"{name}\":{{\"dtype\":\"{dtype}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}",
+                if i > 0 { "," } else { "" },
+                dims.join(","),
+                data.len(),
+                data.len() + raw.len()
+            ));
+            data.extend(raw);
+        }
+        header.push('}');
+        while header.len() % 8 != 0 {
+            header.push(' ');
+        }
+        let mut out = (header.len() as u64).to_le_bytes().to_vec();
+        out.extend(header.as_bytes());
+        out.extend(data);
+        out
+    }
+
+    #[test]
+    fn safetensors_f16_and_bf16_convert_to_f32() {
+        let halfs: Vec<u8> = [1.5f32, -0.25]
+            .iter()
+            .flat_map(|&v| half::f16::from_f32(v).to_le_bytes())
+            .collect();
+        let bf: Vec<u8> = [3.0f32, -2.0]
+            .iter()
+            .flat_map(|&v| half::bf16::from_f32(v).to_le_bytes())
+            .collect();
+        let bytes = safetensors_bytes(&[("a", "F16", &[2], halfs), ("b", "BF16", &[1, 2], bf)]);
+        let path = temp_file("t.safetensors", &bytes);
+        let mut files = Files::default();
+        assert_eq!(
+            files.load(&path, Some("a")).unwrap().values,
+            vec![1.5, -0.25]
+        );
+        let b = files.load(&path, Some("b")).unwrap();
+        assert_eq!((b.shape, b.values), (vec![1, 2], vec![3.0, -2.0]));
+        assert!(
+            files
+                .load(&path, None)
+                .unwrap_err()
+                .contains("holds 2 tensors")
+        );
+        let ints = safetensors_bytes(&[("i", "I32", &[1], 7i32.to_le_bytes().to_vec())]);
+        let err = Files::default()
+            .load(&temp_file("i.safetensors", &ints), None)
+            .unwrap_err();
+        assert!(
+            err.contains("tinyonnx loads F32, F16, BF16 and F64"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn onnx_initializers_load_from_raw_and_typed_fields() {
+        use tinyonnx_proto as pb;
+        let raw = pb::TensorProto {
+            dims: vec![2],
+            data_type: Some(1),
+            name: Some("raw".into()),
+            raw_data: Some([0.5f32, 4.0].iter().flat_map(|v| v.to_le_bytes()).collect()),
+            ..Default::default()
+        };
+        let typed = pb::TensorProto {
+            dims: vec![1, 3],
+            data_type: Some(1),
+            name: Some("typed".into()),
+            float_data: vec![1.0, 2.0, 3.0],
+            ..Default::default()
+        };
+        let short = pb::TensorProto {
+            dims: vec![4],
+            data_type: Some(1),
+            name: Some("short".into()),
+            float_data: vec![1.0],
+            ..Default::default()
+        };
+        let model = pb::ModelProto {
+            graph: Some(pb::GraphProto {
+                initializer: vec![raw, typed, short],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let path = temp_file("m.onnx", &model.encode_to_vec());
+        let mut files = Files::default();
+        assert_eq!(
+            files.load(&path, Some("raw")).unwrap().values,
+            vec![0.5, 4.0]
+        );
+        let t = files.load(&path, Some("typed")).unwrap();
+        assert_eq!((t.shape, t.values), (vec![1, 3], vec![1.0, 2.0, 3.0]));
+        assert!(
+            files
+                .load(&path, Some("short"))
+                .unwrap_err()
+                .contains("truncated or corrupt")
+        );
+        let garbage = temp_file("g.onnx", b"\xff\xff\xff");
+        assert!(
+            Files::default()
+                .load(&garbage, None)
+                .unwrap_err()
+                .contains("not a valid ONNX model")
+        );
+    }
 }

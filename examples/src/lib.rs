@@ -11,6 +11,7 @@ mod cnn;
 mod digits;
 mod lstm;
 mod resnet;
+mod torch_lstm;
 mod transformer;
 mod zoo;
 
@@ -18,6 +19,7 @@ pub use cnn::Cnn;
 pub use digits::Digits;
 pub use lstm::{LstmBatchFirst, LstmClassifier};
 pub use resnet::ResNet;
+pub use torch_lstm::TorchLstm;
 pub use transformer::{TransformerBlock, TransformerSugar};
 pub use zoo::{ConvZoo, LstmZoo, ShapeZoo, SugarZoo};
 
@@ -94,6 +96,7 @@ pub const MODELS: &[Example] = &[
     example::<TransformerBlock>(),
     example::<TransformerSugar>(),
     example::<Digits>(),
+    example::<TorchLstm>(),
     example::<ConvZoo>(),
     example::<LstmZoo>(),
     example::<ShapeZoo>(),

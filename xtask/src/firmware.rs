@@ -365,6 +365,62 @@ pub fn run_boards(root: &Path, boards: &[Board]) -> Result<Vec<Row>> {
     Ok(rows)
 }
 
+/// The digits test split classified by the Cortex-M4F firmware: its accuracy and the
+/// number of predictions that differ from scikit-learn's.
+pub fn digits_on_m4f(root: &Path) -> Result<(f64, f64, usize)> {
+    let board = BOARDS[0];
+    let dir = root.join(board.dir);
+    let target_dir = root.join("target/firmware").join(board.name);
+    run(
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(&dir)
+            .env("TINYONNX_MODEL", "Digits")
+            .env("TINYONNX_DATASET", "data/digits/x_test.npy")
+            .env("CARGO_TARGET_DIR", &target_dir)
+            .args(["build", "--release", "--quiet"]),
+    )
+    .context("building the digits classifier firmware")?;
+    let elf = target_dir
+        .join(board.target)
+        .join("release")
+        .join(board.bin);
+    let out = Command::new("timeout")
+        .arg("300")
+        .args(board.qemu)
+        .args([
+            "-nographic",
+            "-semihosting-config",
+            "enable=on,target=native",
+            "-kernel",
+        ])
+        .arg(&elf)
+        .output()?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let preds: Vec<usize> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("pred "))
+        .map(str::parse)
+        .collect::<Result<_, _>>()?;
+    let load = |f: &str| -> Result<Vec<usize>> {
+        let bytes = std::fs::read(root.join("examples/data/digits").join(f))?;
+        let l = tinyonnx_core::weights::npy(&bytes).map_err(anyhow::Error::msg)?;
+        Ok(l.values.iter().map(|&v| v as usize).collect())
+    };
+    let (labels, sklearn) = (load("y_test.npy")?, load("sklearn_pred.npy")?);
+    if !out.status.success() || preds.len() != labels.len() {
+        bail!(
+            "the digits firmware printed {} predictions for {} images:\n{stdout}",
+            preds.len(),
+            labels.len()
+        );
+    }
+    let acc = |p: &[usize]| {
+        p.iter().zip(&labels).filter(|(a, b)| a == b).count() as f64 / labels.len() as f64
+    };
+    let differ = preds.iter().zip(&sklearn).filter(|(a, b)| a != b).count();
+    Ok((acc(&preds), acc(&sklearn), differ))
+}
+
 /// The table header.
 pub fn print_header() {
     println!(
@@ -428,6 +484,19 @@ pub fn run_cli(root: &Path, board: Option<String>, json: Option<PathBuf>) -> Res
         std::fs::write(&json, serde_json::to_string_pretty(&rows)? + "\n")
             .with_context(|| format!("cannot write {}", json.display()))?;
         println!("wrote {}", json.display());
+    }
+    if boards.iter().any(|b| b.name == "cortex-m4f") {
+        let (fw, sk, differ) = digits_on_m4f(root)?;
+        println!(
+            "digits test split on cortex-m4f: firmware {:.2}%, scikit-learn {:.2}%, predictions differing: {differ}",
+            100.0 * fw,
+            100.0 * sk
+        );
+        if differ != 0 {
+            bail!(
+                "the firmware's digits predictions differ from scikit-learn's on {differ} images"
+            );
+        }
     }
     let failed: Vec<String> = rows
         .iter()

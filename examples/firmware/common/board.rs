@@ -16,7 +16,9 @@ static mut ARENA: tinyonnx::Arena<ARENA_BYTES> = tinyonnx::Arena::new();
 static mut INPUT: [f32; INPUTS] = [0.0; INPUTS];
 static mut OUTPUT: [f32; OUTPUTS] = [0.0; OUTPUTS];
 
-/// Runs the model once with the static buffers.
+include!(concat!(env!("OUT_DIR"), "/dataset.rs"));
+
+/// Runs the model once with the static buffers (or classifies the dataset).
 fn run_model<B: tinyonnx_firmware::Board>(board: &mut B, stack: (usize, usize)) -> bool {
     // Safety: called once from the single thread of the firmware, so these are the only
     // references to the three buffers.
@@ -27,5 +29,8 @@ fn run_model<B: tinyonnx_firmware::Board>(board: &mut B, stack: (usize, usize)) 
             &mut *(&raw mut OUTPUT),
         )
     };
-    tinyonnx_firmware::run::<M, B>(board, arena.as_bytes_mut(), input, output, stack)
+    match DATASET {
+        Some(npy) => tinyonnx_firmware::classify::<M, B>(board, arena.as_bytes_mut(), input, output, npy),
+        None => tinyonnx_firmware::run::<M, B>(board, arena.as_bytes_mut(), input, output, stack),
+    }
 }

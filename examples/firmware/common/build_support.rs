@@ -17,6 +17,25 @@ fn configure(memory_file: &str) {
         format!("/// The model this firmware runs.\ntype M = tinyonnx_examples::{model};\n"),
     )
     .expect("cannot write model.rs");
+    // TINYONNX_DATASET: a .npy of f32 inputs (relative to examples/) to classify instead of
+    // running the seeded input once.
+    let dataset = match std::env::var("TINYONNX_DATASET") {
+        Ok(rel) if !rel.is_empty() => {
+            let path = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("set by cargo"))
+                .join("../..")
+                .join(&rel);
+            let path = path.canonicalize().unwrap_or_else(|e| panic!("TINYONNX_DATASET {rel}: {e}"));
+            println!("cargo:rerun-if-changed={}", path.display());
+            format!("Some(include_bytes!({:?}))", path.display().to_string())
+        }
+        _ => "None".to_string(),
+    };
+    std::fs::write(
+        out.join("dataset.rs"),
+        format!("/// Inputs to classify (a .npy of f32), when the firmware was built with a dataset.\nconst DATASET: Option<&[u8]> = {dataset};\n"),
+    )
+    .expect("cannot write dataset.rs");
+    println!("cargo:rerun-if-env-changed=TINYONNX_DATASET");
     std::fs::copy(memory_file, out.join("memory.x")).expect("cannot copy the memory layout");
     println!("cargo:rustc-link-search={}", out.display());
     println!("cargo:rerun-if-env-changed=TINYONNX_MODEL");

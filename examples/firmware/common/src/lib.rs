@@ -108,6 +108,49 @@ pub fn run<M: Model, B: Board>(
     }
 }
 
+/// Classifies every sample of a `.npy` of f32 inputs (format version 1, C order; each
+/// sample is the model's single input) and prints `pred <class>` for each: the index of
+/// the largest value of the first output.
+pub fn classify<M: Model, B: Board>(
+    board: &mut B,
+    arena: &mut [u8],
+    input: &mut [f32],
+    output: &mut [f32],
+    npy: &[u8],
+) -> bool {
+    let info = M::INFO;
+    board.line(format_args!("model {}", info.name));
+    if npy.len() < 10 || &npy[..6] != b"\x93NUMPY" || npy[6] != 1 || info.inputs.len() != 1 {
+        board.line(format_args!("result error the dataset must be a version-1 .npy for a one-input model"));
+        return false;
+    }
+    let data = &npy[10 + u16::from_le_bytes([npy[8], npy[9]]) as usize..];
+    let per = info.inputs[0].numel();
+    let classes = info.outputs[0].numel();
+    let samples = data.len() / (4 * per);
+    for s in 0..samples {
+        for (k, v) in input[..per].iter_mut().enumerate() {
+            let at = 4 * (s * per + k);
+            *v = f32::from_le_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
+        }
+        let (inp, out) = (&input[..per], &mut output[..]);
+        let (first, _) = out.split_at_mut(classes);
+        if let Err(e) = M::run_f32(arena, &[inp], &mut [first]) {
+            board.line(format_args!("result error {e}"));
+            return false;
+        }
+        let mut best = 0;
+        for (k, &v) in first.iter().enumerate() {
+            if v > first[best] {
+                best = k;
+            }
+        }
+        board.line(format_args!("pred {best}"));
+    }
+    board.line(format_args!("result ok"));
+    true
+}
+
 /// Fills the free stack below the current frame with a pattern; returns where it stops.
 fn paint(sp: usize, bottom: usize) -> usize {
     let top = (sp - 256) & !3;
