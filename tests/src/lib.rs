@@ -132,6 +132,24 @@ pub fn run_ort(
         .collect()
 }
 
+/// Runs a session and drops the outputs: what a benchmark of ONNX Runtime should time.
+pub fn run_ort_only(
+    session: &mut Session,
+    info: &ModelInfo,
+    inputs: &[Vec<f32>],
+) -> Result<(), String> {
+    let mut values = Vec::with_capacity(inputs.len());
+    for (t, data) in info.inputs.iter().zip(inputs) {
+        let view = TensorRef::from_array_view((t.shape.to_vec(), data.as_slice()))
+            .map_err(|e| format!("input `{}`: {e}", t.name))?;
+        values.push((t.name.to_string(), view));
+    }
+    session
+        .run(values)
+        .map(drop)
+        .map_err(|e| format!("ONNX Runtime failed to run the model: {e}"))
+}
+
 /// Seeded inputs uniform in `[-scale, scale)`, one vector per model input, from
 /// `tinyonnx::testing::fill_uniform` (the generator the firmware uses too).
 pub fn seeded_inputs(info: &ModelInfo, seed: u64, scale: f32) -> Vec<Vec<f32>> {

@@ -1,5 +1,6 @@
 //! Project automation for tinyonnx. Run `cargo xtask --help`.
 
+mod bench;
 mod codegen;
 mod export;
 mod firmware;
@@ -50,6 +51,12 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
+    /// Host latency of our forward pass against ONNX Runtime, per example model.
+    Bench {
+        /// Also write the results as JSON.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
     /// Only the idempotent set-up step of `test`.
     Setup,
     /// Regenerate the prost code of tinyonnx-proto from proto/proto/onnx.proto.
@@ -78,6 +85,7 @@ fn main() -> Result<()> {
         }
         Command::Codegen => codegen::run(&root),
         Command::Fuzz { seconds } => test::fuzz(&root, seconds),
+        Command::Bench { json } => bench::run(&root, json),
         Command::Firmware { board, json } => firmware::run_cli(&root, board, json),
     }
 }

@@ -1,0 +1,146 @@
+//! `cargo xtask bench [--json FILE]`: host latency of our forward pass against ONNX Runtime
+//! (CPU, graph optimizations on, one intra-op thread) on the same ONNX bytes and inputs,
+//! measured in one process and run. Batch as declared for the device (1 unless a model
+//! says otherwise). Writes target/bench/bench.json and target/bench/ratios.svg.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use tinyonnx_tests::{Provider, as_bytes, run_ort, run_ort_only, seeded_inputs, session};
+
+use crate::setup;
+
+/// One row of the benchmark (also the JSON schema).
+#[derive(Debug, Serialize)]
+pub struct Row {
+    pub model: String,
+    pub ours_ns: f64,
+    pub ort_ns: f64,
+    pub ratio: f64,
+    pub macs: u64,
+    pub ours_gflops: f64,
+    pub ort_gflops: f64,
+}
+
+/// The median time of one call: a warm-up, then `SAMPLES` samples of enough calls to last
+/// at least `MIN_SAMPLE` each.
+fn median_ns(mut f: impl FnMut()) -> f64 {
+    const SAMPLES: usize = 21;
+    const MIN_SAMPLE: Duration = Duration::from_millis(20);
+    let start = Instant::now();
+    let mut calls = 0u64;
+    while start.elapsed() < Duration::from_millis(200) || calls < 3 {
+        f();
+        calls += 1;
+    }
+    let per_call = start.elapsed().as_secs_f64() / calls as f64;
+    let batch = ((MIN_SAMPLE.as_secs_f64() / per_call).ceil() as u64).max(1);
+    let mut samples: Vec<f64> = (0..SAMPLES)
+        .map(|_| {
+            let t = Instant::now();
+            for _ in 0..batch {
+                f();
+            }
+            t.elapsed().as_secs_f64() * 1e9 / batch as f64
+        })
+        .collect();
+    samples.sort_by(f64::total_cmp);
+    samples[SAMPLES / 2]
+}
+
+/// Bars of the ratios (ours / ORT), with the 1.0 line.
+fn svg(rows: &[Row]) -> String {
+    let (w, bar, gap, left) = (760.0, 22.0, 8.0, 170.0);
+    let h = 60.0 + rows.len() as f64 * (bar + gap);
+    let max = rows.iter().map(|r| r.ratio).fold(1.5f64, f64::max);
+    let x = |v: f64| left + (w - left - 40.0) * v / max;
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+         <text x=\"10\" y=\"20\" font-size=\"14\">tinyonnx / ONNX Runtime latency (lower is better), batch 1, one thread</text>\n"
+    );
+    for (i, r) in rows.iter().enumerate() {
+        let y = 40.0 + i as f64 * (bar + gap);
+        let color = if r.ratio <= 1.0 { "#3a7" } else { "#c54" };
+        s.push_str(&format!(
+            "<text x=\"10\" y=\"{:.1}\">{}</text><rect x=\"{left}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{bar}\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\">{:.2}</text>\n",
+            y + 15.0,
+            r.model,
+            x(r.ratio) - left,
+            x(r.ratio) + 4.0,
+            y + 15.0,
+            r.ratio
+        ));
+    }
+    s.push_str(&format!(
+        "<line x1=\"{0:.1}\" y1=\"30\" x2=\"{0:.1}\" y2=\"{1:.1}\" stroke=\"#333\" stroke-dasharray=\"4 3\"/>\n</svg>\n",
+        x(1.0),
+        h - 10.0
+    ));
+    s
+}
+
+/// `cargo xtask bench [--json FILE]`.
+pub fn run(root: &Path, json: Option<PathBuf>) -> Result<()> {
+    let ort_lib = setup::onnxruntime(root, &setup::python(root)?)?;
+    tinyonnx_tests::use_ort_library(ort_lib);
+    println!(
+        "{:<18} {:>12} {:>12} {:>8} {:>13} {:>9} {:>9}",
+        "model", "ours us", "ORT us", "ratio", "MACs", "ours GF/s", "ORT GF/s"
+    );
+    let mut rows = Vec::new();
+    for ex in tinyonnx_examples::MODELS {
+        let info = &ex.info;
+        let inputs = seeded_inputs(info, 1, 1.0);
+        let refs: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
+        let mut outs: Vec<Vec<f32>> = info.outputs.iter().map(|t| vec![0.0; t.numel()]).collect();
+        let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
+        let ours = median_ns(|| {
+            let mut o: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+            (ex.run)(as_bytes(&mut arena), black_box(&refs), &mut o).expect("the example runs");
+        });
+        let mut sess = session(ex.onnx, Provider::Cpu).map_err(anyhow::Error::msg)?;
+        run_ort(&mut sess, info, &inputs).map_err(anyhow::Error::msg)?;
+        let ort = median_ns(|| {
+            run_ort_only(&mut sess, info, black_box(&inputs)).expect("ONNX Runtime runs the model");
+        });
+        let gflops = |ns: f64| 2.0 * info.macs as f64 / ns;
+        let row = Row {
+            model: info.name.to_string(),
+            ours_ns: ours,
+            ort_ns: ort,
+            ratio: ours / ort,
+            macs: info.macs,
+            ours_gflops: gflops(ours),
+            ort_gflops: gflops(ort),
+        };
+        println!(
+            "{:<18} {:>12.2} {:>12.2} {:>8.2} {:>13} {:>9.2} {:>9.2}",
+            row.model,
+            row.ours_ns / 1e3,
+            row.ort_ns / 1e3,
+            row.ratio,
+            row.macs,
+            row.ours_gflops,
+            row.ort_gflops
+        );
+        rows.push(row);
+    }
+    let dir = root.join("target/bench");
+    std::fs::create_dir_all(&dir)?;
+    let text = serde_json::to_string_pretty(&rows)? + "\n";
+    std::fs::write(dir.join("bench.json"), &text)?;
+    std::fs::write(dir.join("ratios.svg"), svg(&rows))?;
+    println!(
+        "wrote {} and {}",
+        dir.join("bench.json").display(),
+        dir.join("ratios.svg").display()
+    );
+    if let Some(json) = json {
+        std::fs::write(&json, text).with_context(|| format!("cannot write {}", json.display()))?;
+        println!("wrote {}", json.display());
+    }
+    Ok(())
+}
