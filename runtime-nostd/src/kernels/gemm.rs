@@ -18,7 +18,13 @@ pub fn gemm<const M: usize, const K: usize, const N: usize, const TA: bool, cons
     for i in 0..M {
         let row = &mut y[i * N..(i + 1) * N];
         let a_at = |k: usize| if TA { a[k * M + i] } else { a[i * K + k] };
-        if TB {
+        if TB && !TA {
+            // Rows of A and of B are both contiguous: a dot product each.
+            let arow = &a[i * K..(i + 1) * K];
+            for (j, out) in row.iter_mut().enumerate() {
+                *out = super::dot(arow, &b[j * K..(j + 1) * K]);
+            }
+        } else if TB {
             for (j, out) in row.iter_mut().enumerate() {
                 let brow = &b[j * K..(j + 1) * K];
                 let mut s = 0.0f32;

@@ -83,6 +83,34 @@ core::arch::global_asm!(
     ".size tinyonnx_axpy_vfma, . - tinyonnx_axpy_vfma",
 );
 
+/// `sum(a[i] * b[i])` over the shorter slice, in eight independent partial sums (combined
+/// pairwise at the end), which the compiler can keep in SIMD registers; a single running
+/// sum would serialize on the adds, since float addition is not reassociated.
+#[inline(always)]
+pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f32; 8];
+    let chunks = n / 8;
+    for c in 0..chunks {
+        let (x, y) = (&a[c * 8..c * 8 + 8], &b[c * 8..c * 8 + 8]);
+        for l in 0..8 {
+            acc[l] += x[l] * y[l];
+        }
+    }
+    let mut tail = 0.0f32;
+    for i in chunks * 8..n {
+        tail += a[i] * b[i];
+    }
+    let s4 = [
+        acc[0] + acc[4],
+        acc[1] + acc[5],
+        acc[2] + acc[6],
+        acc[3] + acc[7],
+    ];
+    (s4[0] + s4[2]) + (s4[1] + s4[3]) + tail
+}
+
 /// Advances a row-major multi-index over `shape`, moving two strided offsets along.
 #[inline(always)]
 pub(crate) fn step2<const R: usize>(
