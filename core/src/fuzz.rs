@@ -14,8 +14,9 @@ use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenS
 
 use crate::init::SplitMix64;
 
-/// Identifiers the mutator draws from.
-const WORDS: &[&str] = &[
+/// Words of the DSL itself (keywords, dtypes, common names and attributes); the
+/// operator, layer and initializer names come from their registries (see [`vocabulary`]).
+const DSL_WORDS: &[&str] = &[
     "model",
     "input",
     "weight",
@@ -37,44 +38,6 @@ const WORDS: &[&str] = &[
     "h",
     "w",
     "b",
-    "Gemm",
-    "MatMul",
-    "Add",
-    "Sub",
-    "Mul",
-    "Div",
-    "Relu",
-    "Sigmoid",
-    "Tanh",
-    "Softmax",
-    "Identity",
-    "Conv",
-    "BatchNormalization",
-    "MaxPool",
-    "AveragePool",
-    "GlobalAveragePool",
-    "Flatten",
-    "Reshape",
-    "Transpose",
-    "Squeeze",
-    "Unsqueeze",
-    "Concat",
-    "LSTM",
-    "LayerNormalization",
-    "Gelu",
-    "Constant",
-    "Dropout",
-    "linear",
-    "conv2d",
-    "batch_norm",
-    "max_pool2d",
-    "avg_pool2d",
-    "global_avg_pool",
-    "flatten",
-    "lstm",
-    "layer_norm",
-    "multi_head_attention",
-    "dropout",
     "axis",
     "perm",
     "alpha",
@@ -93,16 +56,24 @@ const WORDS: &[&str] = &[
     "epsilon",
     "value_ints",
     "value_floats",
-    "zeros",
-    "ones",
-    "he_normal",
-    "glorot_uniform",
-    "uniform",
     "seed",
     "init",
     "name",
+    "weights",
+    "layout",
     "_",
 ];
+
+/// Every word the mutator draws from: the DSL's own, and every operator, alias, layer and
+/// initializer the compiler registers, so a new operator is fuzzed without listing it here.
+fn vocabulary() -> Vec<&'static str> {
+    let mut words: Vec<&'static str> = DSL_WORDS.to_vec();
+    words.extend(crate::ops::REGISTRY.iter().map(|op| op.op_type));
+    words.extend(crate::check::ALIASES.iter().map(|(alias, _)| *alias));
+    words.extend(crate::layers::LAYERS);
+    words.extend(crate::init::NAMES);
+    words
+}
 
 /// Integers the mutator draws from.
 const NUMBERS: &[i64] = &[
@@ -180,6 +151,7 @@ pub fn run(seeds: &[String], budget: Duration, max_inputs: u64, seed: u64) -> Re
     if parsed.is_empty() {
         return report;
     }
+    let words = vocabulary();
     let mut rng = SplitMix64::new(seed);
     let start = Instant::now();
     let quiet = std::panic::take_hook();
@@ -189,7 +161,7 @@ pub fn run(seeds: &[String], budget: Duration, max_inputs: u64, seed: u64) -> Re
         let mut tokens: Vec<TokenTree> = base.clone().into_iter().collect();
         let rounds = 1 + rng.next_u64() % 4;
         for _ in 0..rounds {
-            mutate(&mut tokens, &mut rng, 0);
+            mutate(&mut tokens, &words, &mut rng, 0);
         }
         let input: TokenStream = tokens.into_iter().collect();
         let text = input.to_string();
@@ -210,7 +182,7 @@ fn pick<'a, T>(rng: &mut SplitMix64, items: &'a [T]) -> &'a T {
 }
 
 /// One mutation somewhere in `tokens`, descending into groups at random.
-fn mutate(tokens: &mut Vec<TokenTree>, rng: &mut SplitMix64, depth: usize) {
+fn mutate(tokens: &mut Vec<TokenTree>, words: &[&str], rng: &mut SplitMix64, depth: usize) {
     if tokens.is_empty() {
         tokens.push(TokenTree::Ident(Ident::new("x", Span::call_site())));
         return;
@@ -221,7 +193,7 @@ fn mutate(tokens: &mut Vec<TokenTree>, rng: &mut SplitMix64, depth: usize) {
         && !rng.next_u64().is_multiple_of(3)
     {
         let mut inner: Vec<TokenTree> = g.stream().into_iter().collect();
-        mutate(&mut inner, rng, depth + 1);
+        mutate(&mut inner, words, rng, depth + 1);
         let mut ng = Group::new(g.delimiter(), inner.into_iter().collect());
         ng.set_span(g.span());
         tokens[i] = TokenTree::Group(ng);
@@ -240,7 +212,7 @@ fn mutate(tokens: &mut Vec<TokenTree>, rng: &mut SplitMix64, depth: usize) {
             tokens.swap(i, j);
         }
         3 | 4 => {
-            let word = pick(rng, WORDS);
+            let word = pick(rng, words);
             // `_` is not an identifier for `Ident::new`; the lexer makes its token.
             tokens[i] = TokenStream::from_str(word)
                 .ok()

@@ -138,22 +138,25 @@ pub const NAMES: &[&str] = &[
 /// An initializer error: where and what.
 pub type InitError = (Span, String);
 
+/// A literal must hold exactly the values of the declared shape.
+fn check_len(expr: &Expr, len: usize, shape: &[usize]) -> Result<(), InitError> {
+    let numel: usize = shape.iter().product();
+    if len == numel {
+        return Ok(());
+    }
+    Err((
+        expr.span(),
+        format!("the literal has {len} values, the declared shape {shape:?} needs {numel}"),
+    ))
+}
+
 /// Evaluates an initializer expression for a weight of `shape`.
 pub fn evaluate(expr: &Expr, shape: &[usize]) -> Result<Vec<f32>, InitError> {
-    let numel: usize = shape.iter().product();
     match expr {
         Expr::List(..) | Expr::Int(..) | Expr::Float(..) => {
             let mut values = Vec::new();
             flatten(expr, &mut values)?;
-            if values.len() != numel {
-                return Err((
-                    expr.span(),
-                    format!(
-                        "the literal has {} values, the declared shape {shape:?} needs {numel}",
-                        values.len()
-                    ),
-                ));
-            }
+            check_len(expr, values.len(), shape)?;
             Ok(values)
         }
         Expr::Name(name) => evaluate_call(
@@ -178,20 +181,11 @@ pub fn evaluate(expr: &Expr, shape: &[usize]) -> Result<Vec<f32>, InitError> {
 
 /// Evaluates an integer initializer (`zeros`, `ones`, `constant(n)` or a literal list).
 pub fn evaluate_i64(expr: &Expr, shape: &[usize]) -> Result<Vec<i64>, InitError> {
-    let numel: usize = shape.iter().product();
     match expr {
         Expr::List(..) | Expr::Int(..) => {
             let mut values = Vec::new();
             flatten_i64(expr, &mut values)?;
-            if values.len() != numel {
-                return Err((
-                    expr.span(),
-                    format!(
-                        "the literal has {} values, the declared shape {shape:?} needs {numel}",
-                        values.len()
-                    ),
-                ));
-            }
+            check_len(expr, values.len(), shape)?;
             Ok(values)
         }
         _ => {

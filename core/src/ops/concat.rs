@@ -16,7 +16,7 @@ pub static CONCAT: OpSchema = OpSchema {
     dtypes: &[DType::F32, DType::I64],
     infer,
     lower,
-    macs: reshape::no_macs,
+    macs: no_macs,
     ..BASE
 };
 

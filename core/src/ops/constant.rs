@@ -19,7 +19,7 @@ pub static CONSTANT: OpSchema = OpSchema {
     infer,
     fold: Some(fold),
     lower,
-    macs: reshape::no_macs,
+    macs: no_macs,
     ..BASE
 };
 

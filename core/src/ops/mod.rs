@@ -496,6 +496,11 @@ pub fn kernels() -> TokenStream {
     quote!(::tinyonnx::__export::kernels)
 }
 
+/// `MACs` of an operator that only moves data.
+pub fn no_macs(_: &LowerCtx) -> u64 {
+    0
+}
+
 /// `MACs` of an element-wise operator: one per output element.
 pub fn elementwise_macs(cx: &LowerCtx) -> u64 {
     cx.outputs[0].numel() as u64

@@ -68,11 +68,6 @@ pub static DROPOUT: OpSchema = OpSchema {
     ..BASE
 };
 
-/// No arithmetic.
-pub fn no_macs(_: &LowerCtx) -> u64 {
-    0
-}
-
 /// Same data, new shape: a copy, or nothing in place.
 fn lower_view(cx: &LowerCtx) -> TokenStream {
     if cx.inplace {

@@ -13,7 +13,7 @@ pub static TRANSPOSE: OpSchema = OpSchema {
     dtypes: &[DType::F32, DType::I64],
     infer,
     lower,
-    macs: reshape::no_macs,
+    macs: no_macs,
     ..BASE
 };
 
