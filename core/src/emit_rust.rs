@@ -76,17 +76,7 @@ fn lower_ctx<'g>(graph: &'g Graph, plan: &Plan, schedule: &'g Schedule, i: usize
         });
     }
     let scratch = plan.scratch[i].map(|offset| {
-        let ins: Vec<Option<Vec<usize>>> = node
-            .inputs
-            .iter()
-            .map(|t| t.map(|id| graph.device_shape(id)))
-            .collect();
-        let outs: Vec<Vec<usize>> = node
-            .outputs
-            .iter()
-            .map(|&id| graph.device_shape(id))
-            .collect();
-        let len = (node.op.scratch)(&ins, &outs, &node.attrs);
+        let len = crate::ops::scratch_elems(graph, i);
         Operand {
             expr: quote!(unsafe { ::tinyonnx::__export::region_mut::<f32>(__base, #offset, #len) }),
             shape: vec![len],
@@ -102,11 +92,19 @@ fn lower_ctx<'g>(graph: &'g Graph, plan: &Plan, schedule: &'g Schedule, i: usize
         inplace: plan.inplace[i],
         attrs: &node.attrs,
         scratch,
-        input_consts: node
-            .inputs
-            .iter()
-            .map(|t| t.and_then(|id| graph.tensors[id].value.as_ref()))
-            .collect(),
+        input_consts: {
+            let mut consts: Vec<Option<&Data>> = node
+                .inputs
+                .iter()
+                .map(|t| t.and_then(|id| graph.tensors[id].value.as_ref()))
+                .collect();
+            if let Some((w, b)) = &schedule.folded[i] {
+                consts.resize(3, None);
+                consts[1] = Some(w);
+                consts[2] = Some(b);
+            }
+            consts
+        },
         output_consts: node
             .outputs
             .iter()
@@ -124,7 +122,7 @@ pub fn macs(graph: &Graph, plan: &Plan, schedule: &Schedule) -> u64 {
 }
 
 /// A `static` of aligned little-endian bytes and a typed view of it named `view`.
-fn static_data(stat: &Ident, view: &Ident, data: &Data) -> TokenStream {
+pub(crate) fn static_data(stat: &Ident, view: &Ident, data: &Data) -> TokenStream {
     let bytes = data.le_bytes();
     let nbytes = bytes.len();
     let n = data.len();
@@ -174,7 +172,7 @@ pub fn emit(c: &Compiled) -> TokenStream {
     // Weights the kernels read: aligned static bytes, viewed as typed arrays. Weights
     // only compile-time code reads (shapes, axes, folded BatchNormalization parameters)
     // are not emitted.
-    let read = read_weights(graph, schedule);
+    let read = read_weights(graph, plan, schedule);
     let weights = graph.weights.iter().filter(|w| read.contains(w)).map(|&w| {
         let data = graph.tensors[w]
             .value
@@ -184,16 +182,11 @@ pub fn emit(c: &Compiled) -> TokenStream {
     });
     let folded = schedule.folded.iter().enumerate().filter_map(|(i, f)| {
         let (w, b) = f.as_ref()?;
-        let ws = static_data(
-            &format_ident!("__WF{}", i),
-            &format_ident!("__wf{}", i),
-            &Data::F32(w.clone()),
-        );
-        let bs = static_data(
-            &format_ident!("__BF{}", i),
-            &format_ident!("__bf{}", i),
-            &Data::F32(b.clone()),
-        );
+        // A convolution that packs its weights reads only the folded bias.
+        let packs = (graph.nodes[i].op.packs)(&lower_ctx(graph, plan, schedule, i));
+        let ws = (!packs.contains(&1))
+            .then(|| static_data(&format_ident!("__WF{}", i), &format_ident!("__wf{}", i), w));
+        let bs = static_data(&format_ident!("__BF{}", i), &format_ident!("__bf{}", i), b);
         Some(quote!(#ws #bs))
     });
 
@@ -310,12 +303,13 @@ pub fn emit(c: &Compiled) -> TokenStream {
 type TensorStreamPair = (TokenStream, TokenStream);
 
 /// The weights some emitted kernel call reads.
-fn read_weights(graph: &Graph, schedule: &Schedule) -> Vec<TensorId> {
+fn read_weights(graph: &Graph, plan: &Plan, schedule: &Schedule) -> Vec<TensorId> {
     let mut read = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         if schedule.skip[i] {
             continue;
         }
+        let packed = (node.op.packs)(&lower_ctx(graph, plan, schedule, i));
         for (k, t) in node.inputs.iter().enumerate() {
             let Some(t) = *t else { continue };
             let replaced = schedule.folded[i].is_some() && (k == 1 || k == 2);
@@ -323,7 +317,11 @@ fn read_weights(graph: &Graph, schedule: &Schedule) -> Vec<TensorId> {
                 .op
                 .input_spec(k)
                 .is_some_and(|s| s.ty == crate::ops::InTy::I64Const);
-            if graph.tensors[t].kind == TensorKind::Weight && !replaced && !compile_time {
+            if graph.tensors[t].kind == TensorKind::Weight
+                && !replaced
+                && !compile_time
+                && !packed.contains(&k)
+            {
                 read.push(t);
             }
         }

@@ -4,8 +4,8 @@
 //!   that the planner runs in place, is folded into the convolution's weights and bias
 //!   (`w' = w * s`, `b' = (b - mean) * s + B` with `s = scale / sqrt(var + epsilon)`,
 //!   computed in f64), and emits nothing;
-//! - a `Relu` that follows such a convolution (folded or not) the same way becomes the
-//!   convolution's epilogue and emits nothing.
+//! - a `Relu` that follows such a convolution (folded or not) or a `Gemm` the same way
+//!   becomes that node's epilogue and emits nothing.
 
 use crate::ir::{Data, Graph, TensorId};
 use crate::ops::Epilogue;
@@ -18,7 +18,7 @@ pub struct Schedule {
     /// Nodes whose work another node's kernel does.
     pub skip: Vec<bool>,
     /// Replacement weight and bias values of a convolution with a folded BatchNormalization.
-    pub folded: Vec<Option<(Vec<f32>, Vec<f32>)>>,
+    pub folded: Vec<Option<(Data, Data)>>,
 }
 
 fn only_consumer(graph: &Graph, t: TensorId, op_type: &str, plan: &Plan) -> Option<usize> {
@@ -47,6 +47,13 @@ pub fn fuse(graph: &Graph, plan: &Plan) -> Schedule {
     };
     for i in 0..n {
         let node = &graph.nodes[i];
+        if node.op.op_type == "Gemm" {
+            if let Some(r) = only_consumer(graph, node.outputs[0], "Relu", plan) {
+                s.epilogue[i].relu = true;
+                s.skip[r] = true;
+            }
+            continue;
+        }
         if node.op.op_type != "Conv" {
             continue;
         }
@@ -66,7 +73,7 @@ pub fn fuse(graph: &Graph, plan: &Plan) -> Schedule {
     s
 }
 
-fn fold_bn(graph: &Graph, conv: usize, bn: usize) -> Option<(Vec<f32>, Vec<f32>)> {
+fn fold_bn(graph: &Graph, conv: usize, bn: usize) -> Option<(Data, Data)> {
     let c = &graph.nodes[conv];
     let b = &graph.nodes[bn];
     let w = f32_value(graph, c.inputs[1])?;
@@ -90,5 +97,5 @@ fn fold_bn(graph: &Graph, conv: usize, bn: usize) -> Option<(Vec<f32>, Vec<f32>)
         );
         b2.push(((conv_bias[oc] as f64 - mean[oc] as f64) * s + beta[oc] as f64) as f32);
     }
-    Some((w2, b2))
+    Some((Data::F32(w2), Data::F32(b2)))
 }

@@ -55,19 +55,8 @@ pub fn compile(tokens: TokenStream) -> Result<Compiled, Box<Failure>> {
     })?;
     match check::check(&model) {
         Ok((graph, warnings, files)) => {
-            let scratch: Vec<usize> = graph
-                .nodes
-                .iter()
-                .map(|n| {
-                    let ins: Vec<Option<Vec<usize>>> = n
-                        .inputs
-                        .iter()
-                        .map(|t| t.map(|id| graph.device_shape(id)))
-                        .collect();
-                    let outs: Vec<Vec<usize>> =
-                        n.outputs.iter().map(|&id| graph.device_shape(id)).collect();
-                    (n.op.scratch)(&ins, &outs, &n.attrs)
-                })
+            let scratch: Vec<usize> = (0..graph.nodes.len())
+                .map(|i| ops::scratch_elems(&graph, i))
                 .collect();
             let plan = plan::plan(&graph, &scratch);
             let schedule = fuse::fuse(&graph, &plan);
@@ -244,7 +233,7 @@ mod tests {
         assert_eq!(run, ["Conv", "Conv", "GlobalAveragePool"]);
         assert!(c.schedule.epilogue[0].relu && c.schedule.epilogue[3].relu);
         // var = 2, scale = 1, mean = 0, B = 0: weights scale by 1/sqrt(2 + 1e-5).
-        let (w, _) = c.schedule.folded[0].as_ref().unwrap();
+        let w = c.schedule.folded[0].as_ref().unwrap().0.as_f32().unwrap();
         let orig = c.graph.tensors[c.graph.nodes[0].inputs[1].unwrap()]
             .value
             .as_ref()

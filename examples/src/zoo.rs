@@ -6,7 +6,8 @@ onnx_model! {
     /// Convolution and pooling variants: 1-D with dilation, 1-D with stride and
     /// SAME_UPPER (ONNX Runtime rejects dilation together with SAME_*), depthwise with
     /// stride and SAME_LOWER, grouped with asymmetric pads and dilation, pooling with
-    /// ceil_mode, count_include_pad and dilations; Gelu in both modes.
+    /// ceil_mode, count_include_pad and dilations; Gelu in both modes; grouped
+    /// convolutions with packed and with run-time weights.
     pub model ConvZoo {
         opset = 20;
         input x: f32[1, 4, 9, 11];
@@ -15,6 +16,8 @@ onnx_model! {
         weight b1d: f32[5] = uniform(low = -0.1, high = 0.1, seed = 2);
         weight wdw: f32[4, 1, 3, 3] = he_normal(seed = 3);
         weight wg: f32[6, 2, 2, 3] = he_normal(seed = 4);
+        weight wg4: f32[8, 2, 3, 2] = he_normal(seed = 5);
+        weight bg4: f32[8] = uniform(low = -0.1, high = 0.1, seed = 6);
 
         let c1 = Conv(s, w1d, b1d, dilations = [2], pads = [2, 1]);
         output o1 = Gelu(MaxPool(c1, kernel_shape = [3], strides = [2], ceil_mode = 1), approximate = "tanh");
@@ -25,6 +28,10 @@ onnx_model! {
         output o3 = AveragePool(g, kernel_shape = [2, 2], dilations = [2, 1], pads = [0, 1, 0, 1]);
         output o4 = MaxPool(dw, kernel_shape = [2, 2], dilations = [2, 2], pads = [1, 1, 1, 1]);
         output o5 = AveragePool(Relu(dw), kernel_shape = [2, 3], auto_pad = "SAME_UPPER");
+        // Packed matrix products per group (four channels each), then the direct kernel
+        // for weights computed at run time.
+        output o7 = Relu(Conv(x, wg4, bg4, group = 2, strides = [2, 1], pads = [1, 0, 2, 1], dilations = [1, 2]));
+        output o8 = Conv(x, Mul(wg4, 0.5), group = 2, pads = [1, 1, 1, 1]);
     }
 }
 

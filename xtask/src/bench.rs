@@ -14,9 +14,12 @@ use tinyonnx_tests::{Provider, as_bytes, run_ort, run_ort_only, seeded_inputs, s
 use crate::setup;
 
 /// One row of the benchmark (also the JSON schema).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, serde::Deserialize)]
 pub struct Row {
     pub model: String,
+    /// `portable` (no target features beyond the target's baseline) or `native`
+    /// (`-C target-cpu=native`).
+    pub build: String,
     pub ours_ns: f64,
     pub ort_ns: f64,
     pub ratio: f64,
@@ -53,21 +56,22 @@ fn median_ns(mut f: impl FnMut()) -> f64 {
 
 /// Bars of the ratios (ours / ORT), with the 1.0 line.
 fn svg(rows: &[Row]) -> String {
-    let (w, bar, gap, left) = (760.0, 22.0, 8.0, 170.0);
+    let (w, bar, gap, left) = (820.0, 22.0, 8.0, 230.0);
     let h = 60.0 + rows.len() as f64 * (bar + gap);
     let max = rows.iter().map(|r| r.ratio).fold(1.5f64, f64::max);
     let x = |v: f64| left + (w - left - 40.0) * v / max;
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-         <text x=\"10\" y=\"20\" font-size=\"14\">tinyonnx / ONNX Runtime latency (lower is better), batch 1, one thread</text>\n"
+         <text x=\"10\" y=\"20\" font-size=\"14\">tinyonnx / ONNX Runtime latency (lower is better), batch 1, one thread, release builds</text>\n"
     );
     for (i, r) in rows.iter().enumerate() {
         let y = 40.0 + i as f64 * (bar + gap);
         let color = if r.ratio <= 1.0 { "#3a7" } else { "#c54" };
         s.push_str(&format!(
-            "<text x=\"10\" y=\"{:.1}\">{}</text><rect x=\"{left}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{bar}\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\">{:.2}</text>\n",
+            "<text x=\"10\" y=\"{:.1}\">{} ({})</text><rect x=\"{left}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{bar}\" fill=\"{color}\"/><text x=\"{:.1}\" y=\"{:.1}\">{:.2}</text>\n",
             y + 15.0,
             r.model,
+            r.build,
             x(r.ratio) - left,
             x(r.ratio) + 4.0,
             y + 15.0,
@@ -82,8 +86,95 @@ fn svg(rows: &[Row]) -> String {
     s
 }
 
-/// `cargo xtask bench [--json FILE]`.
-pub fn run(root: &Path, json: Option<PathBuf>) -> Result<()> {
+/// The builds `cargo xtask bench` measures: a label, extra `RUSTFLAGS` and the target
+/// directory (the native build gets its own so the two do not rebuild each other).
+const BUILDS: [(&str, &str, &str); 2] = [
+    ("portable", "", "target"),
+    ("native", "-C target-cpu=native", "target/bench-native"),
+];
+
+/// `cargo xtask bench [--json FILE] [--model NAME]...`: runs one pass per build in a
+/// release build of xtask, then prints and writes both.
+pub fn run(root: &Path, json: Option<PathBuf>, only: &[String]) -> Result<()> {
+    check_names(only)?;
+    // Set-up (ONNX Runtime download) once, before the children need it.
+    setup::onnxruntime(root, &setup::python(root)?)?;
+    let dir = root.join("target/bench");
+    std::fs::create_dir_all(&dir)?;
+    let mut rows: Vec<Row> = Vec::new();
+    for (build, flags, target_dir) in BUILDS {
+        let out = dir.join(format!("{build}.json"));
+        println!("== {build} build (RUSTFLAGS=\"{flags}\", release) ==");
+        let mut cmd = std::process::Command::new(env!("CARGO"));
+        cmd.current_dir(root)
+            .args([
+                "run",
+                "--release",
+                "--quiet",
+                "--package",
+                "xtask",
+                "--",
+                "bench-run",
+            ])
+            .arg("--out")
+            .arg(&out)
+            .args(["--build", build])
+            .env("CARGO_TARGET_DIR", root.join(target_dir))
+            .env_remove("CARGO_ENCODED_RUSTFLAGS");
+        for m in only {
+            cmd.args(["--model", m]);
+        }
+        if flags.is_empty() {
+            cmd.env_remove("RUSTFLAGS");
+        } else {
+            cmd.env("RUSTFLAGS", flags);
+        }
+        let status = cmd
+            .status()
+            .context("cannot run cargo for the benchmark build")?;
+        anyhow::ensure!(
+            status.success(),
+            "the {build} benchmark pass failed ({status})"
+        );
+        let text = std::fs::read_to_string(&out)
+            .with_context(|| format!("cannot read {}", out.display()))?;
+        rows.extend(serde_json::from_str::<Vec<Row>>(&text)?);
+    }
+    let text = serde_json::to_string_pretty(&rows)? + "\n";
+    std::fs::write(dir.join("bench.json"), &text)?;
+    std::fs::write(dir.join("ratios.svg"), svg(&rows))?;
+    println!(
+        "wrote {} and {}",
+        dir.join("bench.json").display(),
+        dir.join("ratios.svg").display()
+    );
+    if let Some(json) = json {
+        std::fs::write(&json, text).with_context(|| format!("cannot write {}", json.display()))?;
+        println!("wrote {}", json.display());
+    }
+    Ok(())
+}
+
+fn check_names(only: &[String]) -> Result<()> {
+    let known: Vec<&str> = tinyonnx_examples::MODELS
+        .iter()
+        .map(|e| e.info.name)
+        .collect();
+    if let Some(bad) = only.iter().find(|m| !known.contains(&m.as_str())) {
+        anyhow::bail!(
+            "no example model `{bad}`; the models are {}",
+            known.join(", ")
+        );
+    }
+    Ok(())
+}
+
+/// One pass over the models in the current build; writes the rows to `out`.
+pub fn run_pass(root: &Path, out: &Path, build: &str, only: &[String]) -> Result<()> {
+    check_names(only)?;
+    if cfg!(debug_assertions) {
+        eprintln!("warning: benchmarking a debug build; `cargo xtask bench` uses release");
+    }
     let ort_lib = setup::onnxruntime(root, &setup::python(root)?)?;
     tinyonnx_tests::use_ort_library(ort_lib);
     println!(
@@ -93,6 +184,9 @@ pub fn run(root: &Path, json: Option<PathBuf>) -> Result<()> {
     let mut rows = Vec::new();
     for ex in tinyonnx_examples::MODELS {
         let info = &ex.info;
+        if !only.is_empty() && !only.iter().any(|m| m == info.name) {
+            continue;
+        }
         let inputs = seeded_inputs(info, 1, 1.0);
         let refs: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
         let mut outs: Vec<Vec<f32>> = info.outputs.iter().map(|t| vec![0.0; t.numel()]).collect();
@@ -109,6 +203,7 @@ pub fn run(root: &Path, json: Option<PathBuf>) -> Result<()> {
         let gflops = |ns: f64| 2.0 * info.macs as f64 / ns;
         let row = Row {
             model: info.name.to_string(),
+            build: build.to_string(),
             ours_ns: ours,
             ort_ns: ort,
             ratio: ours / ort,
@@ -128,19 +223,7 @@ pub fn run(root: &Path, json: Option<PathBuf>) -> Result<()> {
         );
         rows.push(row);
     }
-    let dir = root.join("target/bench");
-    std::fs::create_dir_all(&dir)?;
     let text = serde_json::to_string_pretty(&rows)? + "\n";
-    std::fs::write(dir.join("bench.json"), &text)?;
-    std::fs::write(dir.join("ratios.svg"), svg(&rows))?;
-    println!(
-        "wrote {} and {}",
-        dir.join("bench.json").display(),
-        dir.join("ratios.svg").display()
-    );
-    if let Some(json) = json {
-        std::fs::write(&json, text).with_context(|| format!("cannot write {}", json.display()))?;
-        println!("wrote {}", json.display());
-    }
+    std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))?;
     Ok(())
 }

@@ -56,6 +56,21 @@ enum Command {
         /// Also write the results as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
+        /// Only these models (by name; repeatable). Default: every example model.
+        #[arg(long = "model", value_name = "NAME")]
+        models: Vec<String>,
+    },
+    /// (Internal) one benchmark pass in the current build; `bench` runs it twice.
+    #[command(hide = true)]
+    BenchRun {
+        /// Where to write the rows (JSON).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// The build's label (portable, native).
+        #[arg(long)]
+        build: String,
+        #[arg(long = "model", value_name = "NAME")]
+        models: Vec<String>,
     },
     /// Only the idempotent set-up step of `test`.
     Setup,
@@ -85,7 +100,8 @@ fn main() -> Result<()> {
         }
         Command::Codegen => codegen::run(&root),
         Command::Fuzz { seconds } => test::fuzz(&root, seconds),
-        Command::Bench { json } => bench::run(&root, json),
+        Command::Bench { json, models } => bench::run(&root, json, &models),
+        Command::BenchRun { out, build, models } => bench::run_pass(&root, &out, &build, &models),
         Command::Firmware { board, json } => firmware::run_cli(&root, board, json),
     }
 }

@@ -21,8 +21,49 @@ pub static CONV: OpSchema = OpSchema {
     infer,
     lower,
     macs,
+    scratch: |cx| {
+        let Some(w) = cx.inputs[1].as_ref() else {
+            return 0;
+        };
+        let positions: usize = cx.outputs[0][2..].iter().product();
+        let g = cx.attrs.int("group") as usize;
+        let k: usize = w[1..].iter().product();
+        tile_positions(cx.consts[1], w[0] / g, k, positions).map_or(0, |pb| pb * k)
+    },
+    packs: |cx| {
+        let (_, c, m, g, [h, w]) = plan(cx);
+        let k = c / g * h.kernel * w.kernel;
+        let known = cx.input_consts.get(1).copied().flatten().is_some();
+        if tile_positions(known, m / g, k, h.output * w.output).is_some() {
+            vec![1]
+        } else {
+            Vec::new()
+        }
+    },
     ..BASE
 };
+
+/// Patch elements of scratch the im2col path aims at (a tile of positions times the
+/// patch length); a tile has at least eight positions.
+const PATCH_BUDGET: usize = 4096;
+
+/// Output positions per im2col tile when a convolution runs as packed matrix products:
+/// its weights are known at compile time (they are packed then) and each group has at
+/// least four output channels (a depthwise convolution would fill an eighth of each
+/// panel; it keeps the direct kernel). `None` for the direct kernel.
+fn tile_positions(
+    weights_known: bool,
+    per_group: usize,
+    k: usize,
+    positions: usize,
+) -> Option<usize> {
+    if !weights_known || per_group < 4 || positions == 0 {
+        return None;
+    }
+    // A multiple of the host kernel's rows (four, or eight with AVX-512), at least eight.
+    let tile = (PATCH_BUDGET / k.max(1)).max(8) / 8 * 8;
+    Some(tile.min(positions))
+}
 
 /// The resolved window of one spatial axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -297,6 +338,39 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     };
     let relu = cx.epilogue.relu;
     let kernels = kernels();
+    let k = c / g * h.kernel * w.kernel;
+    let weights = cx
+        .input_consts
+        .get(1)
+        .copied()
+        .flatten()
+        .and_then(Data::as_f32);
+    let tile = tile_positions(weights.is_some(), m / g, k, h.output * w.output);
+    if let (Some(pb), Some(weights), Some(scratch)) = (tile, weights, &cx.scratch) {
+        // Per group: the [K, M/G] matrix B(kk, j) = W[g * M/G + j][kk], packed.
+        let mg = m / g;
+        let mut packed = Vec::new();
+        for gi in 0..g {
+            packed.extend(pack_panels(k, mg, |kk, j| weights[(gi * mg + j) * k + kk]));
+        }
+        let (decl, wp) = node_static("wp", packed);
+        let sc = &scratch.expr;
+        let dims = [
+            n, c, h.input, w.input, m, g, h.kernel, w.kernel, h.output, w.output,
+        ];
+        let win = [
+            h.stride,
+            w.stride,
+            h.dilation,
+            w.dilation,
+            h.pad_begin,
+            w.pad_begin,
+        ];
+        return quote! {
+            #decl
+            #kernels::conv::conv2d_packed::<#(#dims),*, #(#win),*, #pb, #relu>(#xs, #wp, #b, #y, #sc);
+        };
+    }
     let dims = [
         n, c, h.input, w.input, m, g, h.kernel, w.kernel, h.output, w.output,
     ];

@@ -1,6 +1,7 @@
 //! `Gemm`: Y = alpha * op(A) @ op(B) + beta * C, C unidirectionally broadcast to [M, N].
 //! Opset 13 semantics (C optional since 11; bfloat16 added in 13).
 
+use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::*;
@@ -18,6 +19,13 @@ pub static GEMM: OpSchema = OpSchema {
     infer,
     lower,
     macs,
+    packs: |cx| {
+        if packed_plan(cx).is_some() {
+            vec![1, 2]
+        } else {
+            Vec::new()
+        }
+    },
     ..BASE
 };
 
@@ -94,8 +102,61 @@ fn dims(cx: &LowerCtx) -> (usize, usize, usize, bool, bool) {
     (m, k, n, ta, tb)
 }
 
+/// The packed path: `B` known at compile time (scaled by alpha and packed into
+/// panels), `A` not transposed, and `C` either absent, known at compile time (scaled by
+/// beta) or used as is (beta = 1). Returns B's packed values and the values of `beta * C`
+/// when they are emitted too.
+fn packed_plan(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
+    let (_, k, n, ta, tb) = dims(cx);
+    let b = cx.input_consts.get(1).copied().flatten()?.as_f32()?;
+    if ta {
+        return None;
+    }
+    let alpha = cx.attrs.float("alpha");
+    let beta = cx.attrs.float("beta");
+    let c = match cx.input_consts.get(2).copied().flatten() {
+        Some(c) => Some(c.as_f32()?.iter().map(|v| beta * v).collect()),
+        None if cx.inputs.get(2).cloned().flatten().is_some() && beta != 1.0 => return None,
+        None => None,
+    };
+    let at = |kk: usize, j: usize| if tb { b[j * k + kk] } else { b[kk * n + j] };
+    let packed = if alpha == 1.0 {
+        pack_panels(k, n, at)
+    } else {
+        pack_panels(k, n, |kk, j| alpha * at(kk, j))
+    };
+    Some((packed, c))
+}
+
 fn lower(cx: &LowerCtx) -> TokenStream {
     let (m, k, n, ta, tb) = dims(cx);
+    let kernels = kernels();
+    if let Some((packed, c_values)) = packed_plan(cx) {
+        let (b_decl, b_expr) = node_static("bp", packed);
+        let a = &cx.input(0).expr;
+        let y = &cx.outputs[0].expr;
+        let relu = cx.epilogue.relu;
+        let (c_decl, init) = match cx.inputs.get(2).cloned().flatten() {
+            Some(c) => {
+                let s = broadcast_strides(&c.shape, &[m, n]);
+                let (s0, s1) = (s[0], s[1]);
+                let (decl, e) = match c_values {
+                    Some(v) => node_static("cp", v),
+                    None => (TokenStream::new(), c.expr),
+                };
+                (
+                    decl,
+                    quote!(::core::option::Option::Some(#kernels::packed::Strided { values: #e, rows: #s0, cols: #s1 })),
+                )
+            }
+            None => (TokenStream::new(), quote!(::core::option::Option::None)),
+        };
+        return quote! {
+            #b_decl
+            #c_decl
+            #kernels::packed::gemm_packed((#m, #k, #n), #a, #k, #b_expr, #init, #y, (#n, 1), #relu);
+        };
+    }
     let a = &cx.input(0).expr;
     let b = &cx.input(1).expr;
     let y = &cx.outputs[0].expr;
@@ -110,9 +171,13 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         }
         None => quote!(::core::option::Option::None),
     };
-    let kernels = kernels();
+    let relu = cx.epilogue.relu.then(|| {
+        let y = &cx.outputs[0].expr;
+        quote!(#kernels::unary::unary_inplace::<#kernels::unary::Relu>(#y);)
+    });
     quote! {
         #kernels::gemm::gemm::<#m, #k, #n, #ta, #tb>(#a, #b, #c, #alpha, #beta, #y);
+        #relu
     }
 }
 

@@ -36,9 +36,10 @@ pub static LSTM: OpSchema = OpSchema {
     infer,
     lower,
     macs,
-    scratch: |inputs, _, attrs| {
-        let x = inputs[0].as_ref().expect("X");
-        let r = inputs[2].as_ref().expect("R");
+    scratch: |cx| {
+        let attrs = cx.attrs;
+        let x = cx.inputs[0].as_ref().expect("X");
+        let r = cx.inputs[2].as_ref().expect("R");
         let hidden = attrs
             .get("hidden_size")
             .map_or(r[2], |_| attrs.int("hidden_size") as usize);

@@ -1,5 +1,6 @@
 //! `MatMul`: numpy matmul (rank-1 operands promoted, batch dimensions broadcast). Opset 13.
 
+use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::*;
@@ -11,6 +12,13 @@ pub static MATMUL: OpSchema = OpSchema {
     infer,
     lower,
     macs,
+    packs: |cx| {
+        if packed_rows(cx).is_some() {
+            vec![1]
+        } else {
+            Vec::new()
+        }
+    },
     ..BASE
 };
 
@@ -94,12 +102,39 @@ fn plan(cx: &LowerCtx) -> Plan {
     (batch, a_str, b_str, m, k, n)
 }
 
+/// The packed path: `B` known at compile time and not batched (one matrix for every
+/// batch index), `A` not broadcast, so all of A's rows form one `[rows, K]` matrix.
+/// Returns the number of rows.
+fn packed_rows(cx: &LowerCtx) -> Option<usize> {
+    let b = cx.input_consts.get(1).copied().flatten()?.as_f32()?;
+    let (batch, a_str, b_str, m, k, _) = plan(cx);
+    if b_str.iter().any(|&s| s != 0) || b.is_empty() {
+        return None;
+    }
+    let contiguous = a_str
+        .iter()
+        .enumerate()
+        .all(|(i, &s)| s == batch[i + 1..].iter().product::<usize>() * m * k);
+    contiguous.then(|| batch.iter().product::<usize>() * m)
+}
+
 fn lower(cx: &LowerCtx) -> TokenStream {
     let (batch, a_str, b_str, m, k, n) = plan(cx);
     let a = &cx.input(0).expr;
     let b = &cx.input(1).expr;
     let y = &cx.outputs[0].expr;
     let kernels = kernels();
+    if let Some(rows) = packed_rows(cx) {
+        let values = cx.input_consts[1]
+            .and_then(Data::as_f32)
+            .expect("checked by packed_rows");
+        let (b_decl, b_expr) = node_static("bp", pack_panels(k, n, |kk, j| values[kk * n + j]));
+        let relu = cx.epilogue.relu;
+        return quote! {
+            #b_decl
+            #kernels::packed::gemm_packed((#rows, #k, #n), #a, #k, #b_expr, ::core::option::Option::None, #y, (#n, 1), #relu);
+        };
+    }
     if batch.is_empty() {
         return quote! {
             #kernels::gemm::gemm::<#m, #k, #n, false, false>(#a, #b, ::core::option::Option::None, 1.0, 1.0, #y);

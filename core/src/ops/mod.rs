@@ -99,13 +99,52 @@ pub struct OpSchema {
     pub variadic: bool,
     /// Output names, for messages and for outputs beyond the first.
     pub output_names: &'static [&'static str],
+    /// Inputs whose compile-time values the lowering emits in its own layout (packed
+    /// panels), so the weights as declared are not emitted for this node.
+    pub packs: fn(&LowerCtx) -> Vec<usize>,
 }
 
 /// Computes an operator's outputs at compile time.
 pub type FoldFn = fn(&InferCtx) -> Result<Vec<Data>, OpError>;
 
 /// Scratch elements of a node from its input and output device shapes and attributes.
-pub type ScratchFn = fn(&[Option<Vec<usize>>], &[Vec<usize>], &Attrs) -> usize;
+pub type ScratchFn = fn(&ScratchCtx) -> usize;
+
+/// What an operator's scratch rule sees of one node.
+#[derive(Debug)]
+pub struct ScratchCtx<'a> {
+    /// Device shapes of the inputs (`None` for omitted optional ones).
+    pub inputs: Vec<Option<Vec<usize>>>,
+    /// Device shapes of the outputs.
+    pub outputs: Vec<Vec<usize>>,
+    pub attrs: &'a Attrs,
+    /// Whether each input's values are known at compile time.
+    pub consts: Vec<bool>,
+}
+
+/// The f32 scratch elements node `i` of `graph` needs (0: none).
+pub fn scratch_elems(graph: &crate::ir::Graph, i: usize) -> usize {
+    let node = &graph.nodes[i];
+    let cx = ScratchCtx {
+        inputs: node
+            .inputs
+            .iter()
+            .map(|t| t.map(|id| graph.device_shape(id)))
+            .collect(),
+        outputs: node
+            .outputs
+            .iter()
+            .map(|&id| graph.device_shape(id))
+            .collect(),
+        attrs: &node.attrs,
+        consts: node
+            .inputs
+            .iter()
+            .map(|t| t.is_some_and(|id| graph.tensors[id].value.is_some()))
+            .collect(),
+    };
+    (node.op.scratch)(&cx)
+}
 
 /// The schema fields most operators share; operators override what differs.
 pub const BASE: OpSchema = OpSchema {
@@ -120,9 +159,10 @@ pub const BASE: OpSchema = OpSchema {
     lower: |_| unreachable!("bug: an operator without lowering"),
     macs: elementwise_macs,
     fold: None,
-    scratch: |_, _, _| 0,
+    scratch: |_| 0,
     variadic: false,
     output_names: &["output"],
+    packs: |_| Vec::new(),
 };
 
 /// The dtype rule of one input.
@@ -529,4 +569,31 @@ pub fn normalize_axis(
     } else {
         axis as usize
     })
+}
+
+/// Columns of one packed panel; equal to `kernels::packed::NR` of the runtime.
+pub const PANEL: usize = 8;
+
+/// Packs `B[K, N]` (element `(k, j)` from `b`) into the panels `kernels::packed` reads:
+/// `ceil(N / PANEL)` panels of `[K][PANEL]`, the last one padded with zeros.
+pub fn pack_panels(k: usize, n: usize, b: impl Fn(usize, usize) -> f32) -> Vec<f32> {
+    let panels = n.div_ceil(PANEL);
+    let mut out = vec![0.0; panels * k * PANEL];
+    for p in 0..panels {
+        for kk in 0..k {
+            for j in 0..PANEL.min(n - p * PANEL) {
+                out[(p * k + kk) * PANEL + j] = b(kk, p * PANEL + j);
+            }
+        }
+    }
+    out
+}
+
+/// A `static` in flash holding `values` for one node's kernel, and the expression of
+/// its slice (`&[f32; len]`), for data the lowering lays out itself (packed panels).
+pub fn node_static(tag: &str, values: Vec<f32>) -> (TokenStream, TokenStream) {
+    let stat = quote::format_ident!("__{}", tag.to_uppercase());
+    let view = quote::format_ident!("__{}", tag);
+    let decl = crate::emit_rust::static_data(&stat, &view, &Data::F32(values));
+    (decl, quote!(&#view[..]))
 }

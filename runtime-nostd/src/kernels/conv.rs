@@ -95,3 +95,126 @@ pub fn conv2d<
         }
     }
 }
+
+/// [`conv2d`] as matrix products: for each group and each tile of `PB` output
+/// positions, the input patches (`[PB][C/G * KH * KW]`, zeros where the window leaves
+/// the padded input) are gathered into `patches` (planned scratch), then multiplied by
+/// the weights the macro packed at compile time (`wp`: per group, the
+/// `[C/G * KH * KW, M/G]` matrix in panels, see [`super::packed`]). The output tile is
+/// stored back into NCHW.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub fn conv2d_packed<
+    const N: usize,
+    const C: usize,
+    const H: usize,
+    const W: usize,
+    const M: usize,
+    const G: usize,
+    const KH: usize,
+    const KW: usize,
+    const OH: usize,
+    const OW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const PT: usize,
+    const PL: usize,
+    const PB: usize,
+    const RELU: bool,
+>(
+    x: &[f32],
+    wp: &[f32],
+    b: Option<&[f32]>,
+    y: &mut [f32],
+    patches: &mut [f32],
+) {
+    let cg = C / G;
+    let mg = M / G;
+    let k = cg * KH * KW;
+    let positions = OH * OW;
+    let group_len = super::packed::packed_len(k, mg);
+    let x = &x[..N * C * H * W];
+    let wp = &wp[..G * group_len];
+    let y = &mut y[..N * M * positions];
+    let patches = &mut patches[..PB * k];
+    for n in 0..N {
+        for g in 0..G {
+            let bias = b.map(|b| super::packed::Strided {
+                values: &b[g * mg..(g + 1) * mg],
+                rows: 0,
+                cols: 1,
+            });
+            let xg = &x[(n * C + g * cg) * H * W..(n * C + (g + 1) * cg) * H * W];
+            let mut p0 = 0;
+            while p0 < positions {
+                let pb = PB.min(positions - p0);
+                for (pp, patch) in patches.chunks_exact_mut(k).take(pb).enumerate() {
+                    let (oh, ow) = ((p0 + pp) / OW, (p0 + pp) % OW);
+                    gather::<H, W, KH, KW, SH, SW, DH, DW, PT, PL>(xg, oh, ow, patch);
+                }
+                let out = (n * M + g * mg) * positions + p0;
+                super::packed::gemm_packed(
+                    (pb, k, mg),
+                    patches,
+                    k,
+                    &wp[g * group_len..(g + 1) * group_len],
+                    bias,
+                    &mut y[out..],
+                    (1, positions),
+                    RELU,
+                );
+                p0 += pb;
+            }
+        }
+    }
+}
+
+/// The input window of output position `(oh, ow)` over every channel of `xg`, in
+/// weight order (channel, kernel row, kernel column), zero outside the input.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn gather<
+    const H: usize,
+    const W: usize,
+    const KH: usize,
+    const KW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const PT: usize,
+    const PL: usize,
+>(
+    xg: &[f32],
+    oh: usize,
+    ow: usize,
+    patch: &mut [f32],
+) {
+    let mut rows = patch.chunks_exact_mut(KW);
+    for plane in xg.chunks_exact(H * W) {
+        for kh in 0..KH {
+            let Some(out) = rows.next() else { return };
+            let ih = (oh * SH + kh * DH) as isize - PT as isize;
+            if ih < 0 || ih >= H as isize {
+                out.fill(0.0);
+                continue;
+            }
+            let xrow = &plane[ih as usize * W..(ih as usize + 1) * W];
+            let iw0 = (ow * SW) as isize - PL as isize;
+            if DW == 1 && iw0 >= 0 && iw0 as usize + KW <= W {
+                out.copy_from_slice(&xrow[iw0 as usize..iw0 as usize + KW]);
+            } else {
+                for (kw, v) in out.iter_mut().enumerate() {
+                    let iw = iw0 + (kw * DW) as isize;
+                    *v = if iw >= 0 && iw < W as isize {
+                        xrow[iw as usize]
+                    } else {
+                        0.0
+                    };
+                }
+            }
+        }
+    }
+}

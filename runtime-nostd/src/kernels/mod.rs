@@ -13,6 +13,7 @@ pub mod copy;
 pub mod gemm;
 pub mod lstm;
 pub mod norm;
+pub mod packed;
 pub mod pool;
 pub mod softmax;
 pub mod unary;

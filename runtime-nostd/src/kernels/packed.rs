@@ -1,0 +1,358 @@
+//! Matrix products against a right-hand side the macro packed at compile time.
+//!
+//! `B[K, N]` is stored as `ceil(N / NR)` panels of `NR` columns, each panel `[K][NR]`
+//! row-major, the last one padded with zeros. A tile of `MR` rows of `A` times one
+//! panel then keeps `MR x NR` accumulators in registers and reads `B` contiguously, once
+//! per row block. Used by `Gemm` and `MatMul` with a constant `B`, by `Conv` (after
+//! im2col into planned scratch) and by the `LSTM` gate products.
+
+/// Columns of one packed panel.
+pub const NR: usize = 8;
+
+/// Rows of `A` and panels of `B` one host tile multiplies at once: enough independent
+/// accumulator chains to hide the add latency without running out of vector
+/// registers (16 with SSE or AVX, 32 with AVX-512).
+#[cfg(target_feature = "avx512f")]
+const MR: usize = 8;
+#[cfg(not(target_feature = "avx512f"))]
+const MR: usize = 4;
+#[cfg(target_feature = "avx")]
+const QR: usize = 2;
+#[cfg(not(target_feature = "avx"))]
+const QR: usize = 1;
+
+/// Number of `f32` values of a packed `[K, N]` matrix.
+pub const fn packed_len(k: usize, n: usize) -> usize {
+    n.div_ceil(NR) * k * NR
+}
+
+/// A strided matrix view: element `(r, j)` is `values[r * rows + j * cols]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Strided<'a> {
+    /// The elements.
+    pub values: &'a [f32],
+    /// Stride between rows (0 broadcasts one row).
+    pub rows: usize,
+    /// Stride between columns (0 broadcasts one column).
+    pub cols: usize,
+}
+
+/// `y(r, j) = act(init(r, j) + sum_k a[r * a_rs + k] * B(k, j))` for `r < m`, `j < n`,
+/// with `B` packed (see the module docs), `init` zero when absent, `act` a Relu when
+/// `relu`, and `y(r, j)` stored at `y[r * y_rs + j * y_cs]`.
+///
+/// # Panics
+/// When a slice is shorter than the sizes and strides need (a bug in generated code).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub fn gemm_packed(
+    (m, k, n): (usize, usize, usize),
+    a: &[f32],
+    a_rs: usize,
+    bp: &[f32],
+    init: Option<Strided<'_>>,
+    y: &mut [f32],
+    (y_rs, y_cs): (usize, usize),
+    relu: bool,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    let panels = n.div_ceil(NR);
+    assert!(
+        k == 0 || a.len() > (m - 1) * a_rs + (k - 1),
+        "gemm_packed: A too short"
+    );
+    assert!(bp.len() >= panels * k * NR, "gemm_packed: B too short");
+    assert!(
+        y.len() > (m - 1) * y_rs + (n - 1) * y_cs,
+        "gemm_packed: Y too short"
+    );
+    if let Some(c) = init {
+        assert!(
+            c.values.len() > (m - 1) * c.rows + (n - 1) * c.cols,
+            "gemm_packed: init too short"
+        );
+    }
+    let mut r0 = 0;
+    if cfg!(all(feature = "fma-vfp4", target_arch = "arm")) {
+        // One row at a time through the VFMA routine.
+        while r0 < m {
+            rows::<1, 1>(r0, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
+            r0 += 1;
+        }
+        return;
+    }
+    while r0 + MR <= m {
+        rows::<MR, QR>(r0, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
+        r0 += MR;
+    }
+    if MR > 4 && r0 + 4 <= m {
+        rows::<4, QR>(r0, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
+        r0 += 4;
+    }
+    while r0 < m {
+        rows::<1, 4>(r0, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
+        r0 += 1;
+    }
+}
+
+/// Rows `r0..r0 + R` against every panel, `Q` panels at a time (then one at a time).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn rows<const R: usize, const Q: usize>(
+    r0: usize,
+    k: usize,
+    n: usize,
+    a: &[f32],
+    a_rs: usize,
+    bp: &[f32],
+    init: Option<Strided<'_>>,
+    y: &mut [f32],
+    (y_rs, y_cs): (usize, usize),
+    relu: bool,
+) {
+    let panels = n.div_ceil(NR);
+    let mut p = 0;
+    while p < panels {
+        if p + Q <= panels {
+            block::<R, Q>(r0, p, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
+            p += Q;
+        } else {
+            block::<R, 1>(r0, p, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
+            p += 1;
+        }
+    }
+}
+
+/// Rows `r0..r0 + R` against panels `p0..p0 + Q`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn block<const R: usize, const Q: usize>(
+    r0: usize,
+    p0: usize,
+    k: usize,
+    n: usize,
+    a: &[f32],
+    a_rs: usize,
+    bp: &[f32],
+    init: Option<Strided<'_>>,
+    y: &mut [f32],
+    (y_rs, y_cs): (usize, usize),
+    relu: bool,
+) {
+    let mut acc = [[[0.0f32; NR]; Q]; R];
+    let width = |q: usize| NR.min(n - (p0 + q) * NR);
+    if let Some(c) = init {
+        for (r, row) in acc.iter_mut().enumerate() {
+            for (q, part) in row.iter_mut().enumerate() {
+                let c0 = (p0 + q) * NR;
+                for (j, v) in part[..width(q)].iter_mut().enumerate() {
+                    *v = c.values[(r0 + r) * c.rows + (c0 + j) * c.cols];
+                }
+            }
+        }
+    }
+    let panels = &bp[p0 * k * NR..(p0 + Q) * k * NR];
+    // Safety: the asserts of `gemm_packed` bound every index: row `r0 + r < m` starts
+    // at `(r0 + r) * a_rs` and has `k` values; `panels` holds `Q` panels of `k * NR`.
+    unsafe { tile::<R, Q>(k, a.as_ptr().add(r0 * a_rs), a_rs, panels, &mut acc) };
+    // Column by column, rows innermost: when the output is stored transposed
+    // (`y_rs = 1`, a convolution's NCHW), consecutive stores are adjacent.
+    for q in 0..Q {
+        for j in 0..width(q) {
+            let base = (p0 + q) * NR * y_cs + j * y_cs + r0 * y_rs;
+            for (r, row) in acc.iter().enumerate() {
+                let v = row[q][j];
+                y[base + r * y_rs] = if relu { v.max(0.0) } else { v };
+            }
+        }
+    }
+}
+
+/// `acc[r][q][j] += sum_k a[r * a_rs + k] * panels[(q * k + kk) * NR + j]`.
+///
+/// # Safety
+/// `a` must be valid for reads at `r * a_rs + kk` for `r < R`, `kk < k`, and `panels`
+/// must hold `Q * k * NR` values.
+#[inline(always)]
+unsafe fn tile<const R: usize, const Q: usize>(
+    k: usize,
+    a: *const f32,
+    a_rs: usize,
+    panels: &[f32],
+    acc: &mut [[[f32; NR]; Q]; R],
+) {
+    #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+    if R == 1 && Q == 1 {
+        // Safety: as this function's contract; the routine reads `k` floats of `a`,
+        // `k * NR` of `panels`, reads and writes the `NR` accumulators.
+        unsafe { tinyonnx_panel8_vfma(a, panels.as_ptr(), acc.as_mut_ptr().cast(), k as u32) };
+        return;
+    }
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx", target_feature = "fma"))]
+    {
+        // Safety: as this function's contract; the target features are enabled at
+        // compile time.
+        unsafe { tile_fma::<R, Q>(k, a, a_rs, panels, acc) };
+        return;
+    }
+    #[allow(unreachable_code)]
+    let b = panels.as_ptr();
+    for kk in 0..k {
+        let mut bv = [[0.0f32; NR]; Q];
+        for (q, v) in bv.iter_mut().enumerate() {
+            // Safety: `q < Q`, `kk < k`: inside the `Q * k * NR` values.
+            *v = unsafe { *b.add((q * k + kk) * NR).cast::<[f32; NR]>() };
+        }
+        for (r, row) in acc.iter_mut().enumerate() {
+            // Safety: the caller's contract.
+            let av = unsafe { *a.add(r * a_rs + kk) };
+            for (part, bq) in row.iter_mut().zip(&bv) {
+                for j in 0..NR {
+                    part[j] += av * bq[j];
+                }
+            }
+        }
+    }
+}
+
+/// [`tile`] with 256-bit fused multiply-adds, for hosts built with AVX and FMA (for
+/// example `-C target-cpu=native`); without those features the plain loop above is
+/// what the compiler vectorizes.
+///
+/// # Safety
+/// As [`tile`].
+#[cfg(all(target_arch = "x86_64", target_feature = "avx", target_feature = "fma"))]
+#[inline(always)]
+unsafe fn tile_fma<const R: usize, const Q: usize>(
+    k: usize,
+    a: *const f32,
+    a_rs: usize,
+    panels: &[f32],
+    acc: &mut [[[f32; NR]; Q]; R],
+) {
+    use core::arch::x86_64::{
+        __m256, _mm256_broadcast_ss, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_storeu_ps,
+    };
+    const { assert!(NR == 8) };
+    let b = panels.as_ptr();
+    // Safety (all intrinsics): the features are enabled; loads and stores touch the
+    // `NR = 8` floats of one accumulator row or one panel row, inside their arrays.
+    unsafe {
+        let mut v: [[__m256; Q]; R] =
+            core::array::from_fn(|r| core::array::from_fn(|q| _mm256_loadu_ps(acc[r][q].as_ptr())));
+        for kk in 0..k {
+            let bv: [__m256; Q] =
+                core::array::from_fn(|q| _mm256_loadu_ps(b.add((q * k + kk) * NR)));
+            for (r, row) in v.iter_mut().enumerate() {
+                let av = _mm256_broadcast_ss(&*a.add(r * a_rs + kk));
+                for (x, bq) in row.iter_mut().zip(&bv) {
+                    *x = _mm256_fmadd_ps(av, *bq, *x);
+                }
+            }
+        }
+        for (r, row) in v.iter().enumerate() {
+            for (q, x) in row.iter().enumerate() {
+                _mm256_storeu_ps(acc[r][q].as_mut_ptr(), *x);
+            }
+        }
+    }
+}
+
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+unsafe extern "C" {
+    fn tinyonnx_panel8_vfma(a: *const f32, panel: *const f32, acc: *mut f32, k: u32);
+}
+
+// AAPCS-VFP: a in r0, panel in r1, acc in r2, k in r3. Eight accumulators in s0-s7, the
+// value of A in s8, one panel row in s16-s23 (callee-saved, so pushed). Per k: one
+// load of A, one of eight panel values, eight fused multiply-adds, the loop: 12
+// instructions for 8 multiply-accumulates.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+core::arch::global_asm!(
+    ".syntax unified",
+    ".thumb",
+    ".fpu fpv4-sp-d16",
+    ".section .text.tinyonnx_panel8_vfma,\"ax\",%progbits",
+    ".global tinyonnx_panel8_vfma",
+    ".type tinyonnx_panel8_vfma,%function",
+    ".thumb_func",
+    "tinyonnx_panel8_vfma:",
+    "    vpush {{s16-s23}}",
+    "    vldmia r2, {{s0-s7}}",
+    "    cbz r3, 2f",
+    "1:",
+    "    vldmia r0!, {{s8}}",
+    "    vldmia r1!, {{s16-s23}}",
+    "    vfma.f32 s0, s8, s16",
+    "    vfma.f32 s1, s8, s17",
+    "    vfma.f32 s2, s8, s18",
+    "    vfma.f32 s3, s8, s19",
+    "    vfma.f32 s4, s8, s20",
+    "    vfma.f32 s5, s8, s21",
+    "    vfma.f32 s6, s8, s22",
+    "    vfma.f32 s7, s8, s23",
+    "    subs r3, #1",
+    "    bne 1b",
+    "2:",
+    "    vstmia r2, {{s0-s7}}",
+    "    vpop {{s16-s23}}",
+    "    bx lr",
+    ".size tinyonnx_panel8_vfma, . - tinyonnx_panel8_vfma",
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAXK: usize = 7;
+    const MAXN: usize = 40;
+
+    fn pack(k: usize, n: usize, b: &[f32]) -> [f32; MAXK * MAXN] {
+        let mut out = [0.0; MAXK * MAXN];
+        for p in 0..n.div_ceil(NR) {
+            for kk in 0..k {
+                for j in 0..NR.min(n - p * NR) {
+                    out[(p * k + kk) * NR + j] = b[kk * n + p * NR + j];
+                }
+            }
+        }
+        out
+    }
+
+    /// Every row-block and panel-block path (m from 1 to 13, n from 1 to 40 with
+    /// partial panels), with and without init and Relu, stored transposed.
+    #[test]
+    fn matches_naive_product() {
+        let a: [f32; 13 * 8] = core::array::from_fn(|i| (i as f32 * 0.37).sin());
+        let b: [f32; MAXK * MAXN] = core::array::from_fn(|i| (i as f32 * 0.91).cos());
+        let c: [f32; MAXN] = core::array::from_fn(|i| i as f32 * 0.1 - 0.5);
+        for m in 1..=13 {
+            for k in [1, 3, MAXK] {
+                for n in 1..=MAXN {
+                    let relu = n % 2 == 0;
+                    let init = (n % 3 != 0).then_some(Strided {
+                        values: &c,
+                        rows: 0,
+                        cols: 1,
+                    });
+                    let bp = pack(k, n, &b);
+                    let mut y = [f32::NAN; 13 * MAXN];
+                    gemm_packed((m, k, n), &a, 8, &bp, init, &mut y, (1, m), relu);
+                    for r in 0..m {
+                        for j in 0..n {
+                            let mut s = if init.is_some() { c[j] } else { 0.0 };
+                            for kk in 0..k {
+                                s += a[r * 8 + kk] * b[kk * n + j];
+                            }
+                            let want = if relu { s.max(0.0) } else { s };
+                            let got = y[j * m + r];
+                            assert!((got - want).abs() < 1e-5, "m={m} k={k} n={n} ({r}, {j})");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
