@@ -37,7 +37,7 @@ onnx_model! {
 
 onnx_model! {
     /// LSTM variants: bidirectional with initial states and peepholes; reverse with
-    /// input_forget, custom activations and clip.
+    /// input_forget, custom activations and clip; weights computed at run time.
     pub model LstmZoo {
         opset = 17;
         input x: f32[6, 2, 5];
@@ -56,6 +56,9 @@ onnx_model! {
         output yc;
         let (y2, _, _) = LSTM(x, w2, r2, direction = "reverse", hidden_size = 4, input_forget = 1, activations = ["Sigmoid", "Relu", "Tanh"], clip = 1.5);
         output y2;
+        // Weights computed at run time: the unpacked kernel.
+        let (_, yh3, _) = LSTM(x, Mul(w2, 0.5), r2, direction = "forward", hidden_size = 4);
+        output yh3;
     }
 }
 

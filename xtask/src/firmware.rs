@@ -19,6 +19,9 @@ pub struct Board {
     dir: &'static str,
     target: &'static str,
     bin: &'static str,
+    /// A second binary that only runs the model (no printing, halting panic handler),
+    /// whose flash minus the weights is the code size of the forward pass.
+    bare_bin: Option<&'static str>,
     qemu: &'static [&'static str],
     /// Bytes of flash and RAM, and what the firmware keeps for code and stack: the same
     /// numbers as the board's `src/main.rs`, whose compile-time fit check is the authority.
@@ -35,6 +38,7 @@ pub const BOARDS: &[Board] = &[
         dir: "examples/firmware/cortex-m4f",
         target: "thumbv7em-none-eabihf",
         bin: "tinyonnx-firmware-m4f",
+        bare_bin: Some("size"),
         qemu: &[
             "qemu-system-arm",
             "-machine",
@@ -52,6 +56,7 @@ pub const BOARDS: &[Board] = &[
         dir: "examples/firmware/cortex-m3",
         target: "thumbv7m-none-eabi",
         bin: "tinyonnx-firmware-m3",
+        bare_bin: None,
         qemu: &[
             "qemu-system-arm",
             "-machine",
@@ -69,6 +74,7 @@ pub const BOARDS: &[Board] = &[
         dir: "examples/firmware/riscv32",
         target: "riscv32imc-unknown-none-elf",
         bin: "tinyonnx-firmware-riscv32",
+        bare_bin: None,
         qemu: &["qemu-system-riscv32", "-machine", "virt", "-bios", "none"],
         flash: 4 << 20,
         ram: 400 << 10,
@@ -94,6 +100,9 @@ pub struct Row {
     pub passed: bool,
     pub flash_bytes: u64,
     pub weights_bytes: usize,
+    /// Flash of the bare binary (no printing) minus the weights: code, constants, the
+    /// vector table and the padding of packed weight panels.
+    pub bare_code_bytes: Option<u64>,
     pub ram_bytes: u64,
     pub arena_bytes: usize,
     pub stack_bytes: u64,
@@ -311,6 +320,13 @@ pub fn run_boards(root: &Path, boards: &[Board]) -> Result<Vec<Row>> {
                 .join("release")
                 .join(board.bin);
             let (flash, ram) = sizes(&elf)?;
+            let bare_code = match board.bare_bin {
+                Some(bin) => {
+                    let elf = target_dir.join(board.target).join("release").join(bin);
+                    Some(sizes(&elf)?.0.saturating_sub(info.weights_bytes as u64))
+                }
+                None => None,
+            };
             let report = run_qemu(board, &elf, &plugin, info.outputs.len())?;
 
             // The same seeded inputs on the host: our forward pass and ONNX Runtime.
@@ -350,6 +366,7 @@ pub fn run_boards(root: &Path, boards: &[Board]) -> Result<Vec<Row>> {
                 passed,
                 flash_bytes: flash,
                 weights_bytes: info.weights_bytes,
+                bare_code_bytes: bare_code,
                 ram_bytes: ram,
                 arena_bytes: info.arena_bytes,
                 stack_bytes: report.stack,
@@ -424,12 +441,13 @@ pub fn digits_on_m4f(root: &Path) -> Result<(f64, f64, usize)> {
 /// The table header.
 pub fn print_header() {
     println!(
-        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>8} {:>9} {:>7} {:>11} {:>10} {:>8} {:>10}",
+        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>9} {:>8} {:>9} {:>7} {:>11} {:>10} {:>8} {:>10}",
         "board",
         "model",
         "passed",
         "flash",
         "weights",
+        "bare code",
         "RAM",
         "arena",
         "stack",
@@ -442,12 +460,13 @@ pub fn print_header() {
 
 fn print_row(r: &Row) {
     println!(
-        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>8} {:>9} {:>7} {:>11} {:>10} {:>8.2} {:>10.3e}",
+        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>9} {:>8} {:>9} {:>7} {:>11} {:>10} {:>8.2} {:>10.3e}",
         r.board,
         r.model,
         if r.passed { "yes" } else { "NO" },
         r.flash_bytes,
         r.weights_bytes,
+        r.bare_code_bytes.map_or("-".to_string(), |b| b.to_string()),
         r.ram_bytes,
         r.arena_bytes,
         r.stack_bytes,

@@ -43,7 +43,21 @@ pub static LSTM: OpSchema = OpSchema {
         let hidden = attrs
             .get("hidden_size")
             .map_or(r[2], |_| attrs.int("hidden_size") as usize);
-        x[1] * 4 * hidden
+        // The rule of `packed_weights`: W, R and a given B known at compile time.
+        let b_known = match cx.inputs.get(3) {
+            Some(Some(_)) => cx.consts[3],
+            _ => true,
+        };
+        let packed = cx.consts[1] && cx.consts[2] && b_known;
+        // Gates, then (packed weights) the concatenated [x_t, h] rows.
+        x[1] * 4 * hidden + if packed { x[1] * (x[2] + hidden) } else { 0 }
+    },
+    packs: |cx| {
+        if packed_weights(cx).is_some() {
+            vec![1, 2, 3]
+        } else {
+            Vec::new()
+        }
     },
     ..BASE
 };
@@ -211,6 +225,39 @@ fn dims(cx: &LowerCtx) -> (usize, usize, usize, usize, usize) {
     (x[0], x[1], x[2], y_h[2], y_h[0])
 }
 
+/// `W`, `R` and `B` (if given) known at compile time: per direction `[W; R]^T` packed
+/// into panels, and the summed biases `Wb + Rb`.
+fn packed_weights(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
+    let (_, _, input, hidden, dirs) = dims(cx);
+    let w = cx.input_consts.get(1).copied().flatten()?.as_f32()?;
+    let r = cx.input_consts.get(2).copied().flatten()?.as_f32()?;
+    let b = match (
+        cx.inputs.get(3).cloned().flatten(),
+        cx.input_consts.get(3).copied().flatten(),
+    ) {
+        (None, _) => None,
+        (Some(_), Some(b)) => Some(b.as_f32()?),
+        (Some(_), None) => return None,
+    };
+    let g4 = 4 * hidden;
+    let mut wr = Vec::new();
+    for d in 0..dirs {
+        wr.extend(pack_panels(input + hidden, g4, |kk, j| {
+            if kk < input {
+                w[(d * g4 + j) * input + kk]
+            } else {
+                r[(d * g4 + j) * hidden + kk - input]
+            }
+        }));
+    }
+    let bias = b.map(|b| {
+        (0..dirs)
+            .flat_map(|d| (0..g4).map(move |j| b[d * 2 * g4 + j] + b[d * 2 * g4 + g4 + j]))
+            .collect()
+    });
+    Some((wr, bias))
+}
+
 fn lower(cx: &LowerCtx) -> TokenStream {
     let (seq, batch, input, hidden, dirs) = dims(cx);
     let kernels = kernels();
@@ -225,6 +272,26 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     };
     let (b, h0, c0, p) = (opt(3), opt(5), opt(6), opt(7));
     let (x, w, r) = (&cx.input(0).expr, &cx.input(1).expr, &cx.input(2).expr);
+    let (decls, weights) = match packed_weights(cx) {
+        Some((wr, bias)) => {
+            let (wr_decl, wr) = node_static("wr", wr);
+            let (b_decl, b) = match bias {
+                Some(v) => {
+                    let (decl, e) = node_static("bsum", v);
+                    (decl, quote!(::core::option::Option::Some(#e)))
+                }
+                None => (TokenStream::new(), quote!(::core::option::Option::None)),
+            };
+            (
+                quote!(#wr_decl #b_decl),
+                quote!(#kernels::lstm::Weights::Packed { wr: #wr, bias: #b }),
+            )
+        }
+        None => (
+            TokenStream::new(),
+            quote!(#kernels::lstm::Weights::Plain { w: #w, r: #r, b: #b }),
+        ),
+    };
     let [y, y_h, y_c] = [0, 1, 2].map(|i| cx.outputs[i].expr.clone());
     let clip = match cx.attrs.get("clip") {
         Some(AttrValue::Float(c)) => *c,
@@ -239,11 +306,12 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let reverse = cx.attrs.string("direction") == Some("reverse");
     let scratch = &cx.scratch.as_ref().expect("LSTM asks for scratch").expr;
     quote! {
+        #decls
         #kernels::lstm::lstm::<
             #seq, #batch, #input, #hidden, #dirs,
             #kernels::unary::#f, #kernels::unary::#g, #kernels::unary::#h,
         >(
-            #x, #w, #r, #b, #h0, #c0, #p,
+            #x, #weights, #h0, #c0, #p,
             #kernels::lstm::Options { clip: #clip, input_forget: #input_forget, reverse: #reverse },
             #y, #y_h, #y_c, #scratch,
         );

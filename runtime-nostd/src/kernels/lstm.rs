@@ -1,6 +1,6 @@
 //! ONNX `LSTM`. Gate order in W, R and B is i, o, f, c; peepholes P are i, o, f.
 
-use super::unary::UnaryOp;
+use super::unary::{UnaryOp, unary_inplace};
 
 /// Run-time flags of one LSTM node.
 #[derive(Debug, Clone, Copy)]
@@ -13,9 +13,33 @@ pub struct Options {
     pub reverse: bool,
 }
 
+/// The gate weights of every direction.
+#[derive(Debug, Clone, Copy)]
+pub enum Weights<'a> {
+    /// As in the ONNX: `W [DIRS, 4H, INPUT]`, `R [DIRS, 4H, HIDDEN]`, `B [DIRS, 8H]`.
+    Plain {
+        /// Input weights.
+        w: &'a [f32],
+        /// Recurrence weights.
+        r: &'a [f32],
+        /// Input and recurrence biases.
+        b: Option<&'a [f32]>,
+    },
+    /// Packed at compile time: per direction the `[INPUT + HIDDEN, 4H]` matrix
+    /// `[W; R]^T` in panels (see [`super::packed`]), and the summed bias `Wb + Rb`.
+    Packed {
+        /// The packed matrices, one per direction.
+        wr: &'a [f32],
+        /// `[DIRS, 4H]` summed biases.
+        bias: Option<&'a [f32]>,
+    },
+}
+
 /// Runs every direction over the whole sequence. `y_h` and `y_c` hold the running state
 /// (initialized from `h0`/`c0` or zeros) and end as the final state; `gates` is scratch
-/// of `BATCH * 4 * HIDDEN` values.
+/// of `BATCH * 4 * HIDDEN` values, followed (packed weights) by `BATCH * (INPUT + HIDDEN)`
+/// for the concatenated input and state rows of one step: each step's gates are then
+/// one matrix product.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub fn lstm<
@@ -29,9 +53,7 @@ pub fn lstm<
     H: UnaryOp,
 >(
     x: &[f32],
-    w: &[f32],
-    r: &[f32],
-    b: Option<&[f32]>,
+    weights: Weights<'_>,
     h0: Option<&[f32]>,
     c0: Option<&[f32]>,
     p: Option<&[f32]>,
@@ -43,8 +65,9 @@ pub fn lstm<
 ) {
     let g4 = 4 * HIDDEN;
     let x = &x[..SEQ * BATCH * INPUT];
-    let gates = &mut gates[..BATCH * g4];
-    let clip = |v: f32| v.clamp(-opts.clip, opts.clip);
+    let (gates, xh) = gates.split_at_mut(BATCH * g4);
+    let xh_len = INPUT + HIDDEN;
+    let packed_len = super::packed::packed_len(xh_len, g4);
     let state = BATCH * HIDDEN;
     match h0 {
         Some(h0) => y_h[..DIRS * state].copy_from_slice(&h0[..DIRS * state]),
@@ -55,49 +78,105 @@ pub fn lstm<
         None => y_c[..DIRS * state].fill(0.0),
     }
     for d in 0..DIRS {
-        let wd = &w[d * g4 * INPUT..(d + 1) * g4 * INPUT];
-        let rd = &r[d * g4 * HIDDEN..(d + 1) * g4 * HIDDEN];
-        let bd = b.map(|b| &b[d * 2 * g4..(d + 1) * 2 * g4]);
         let pd = p.map(|p| &p[d * 3 * HIDDEN..(d + 1) * 3 * HIDDEN]);
         let h = &mut y_h[d * state..(d + 1) * state];
         let c = &mut y_c[d * state..(d + 1) * state];
         let backwards = d == 1 || opts.reverse;
         for step in 0..SEQ {
             let t = if backwards { SEQ - 1 - step } else { step };
-            for bt in 0..BATCH {
-                let xt = &x[(t * BATCH + bt) * INPUT..(t * BATCH + bt + 1) * INPUT];
-                let ht = &h[bt * HIDDEN..(bt + 1) * HIDDEN];
-                let gb = &mut gates[bt * g4..(bt + 1) * g4];
-                for (k, out) in gb.iter_mut().enumerate() {
-                    let mut s = bd.map_or(0.0, |bd| bd[k] + bd[g4 + k]);
-                    let wrow = &wd[k * INPUT..(k + 1) * INPUT];
-                    for (wv, xv) in wrow.iter().zip(xt) {
-                        s += wv * xv;
+            let xt = &x[t * BATCH * INPUT..(t + 1) * BATCH * INPUT];
+            match weights {
+                Weights::Plain { w, r, b } => {
+                    let wd = &w[d * g4 * INPUT..(d + 1) * g4 * INPUT];
+                    let rd = &r[d * g4 * HIDDEN..(d + 1) * g4 * HIDDEN];
+                    let bd = b.map(|b| &b[d * 2 * g4..(d + 1) * 2 * g4]);
+                    for bt in 0..BATCH {
+                        let xb = &xt[bt * INPUT..(bt + 1) * INPUT];
+                        let ht = &h[bt * HIDDEN..(bt + 1) * HIDDEN];
+                        let gb = &mut gates[bt * g4..(bt + 1) * g4];
+                        for (k, out) in gb.iter_mut().enumerate() {
+                            let mut s = bd.map_or(0.0, |bd| bd[k] + bd[g4 + k]);
+                            let wrow = &wd[k * INPUT..(k + 1) * INPUT];
+                            for (wv, xv) in wrow.iter().zip(xb) {
+                                s += wv * xv;
+                            }
+                            let rrow = &rd[k * HIDDEN..(k + 1) * HIDDEN];
+                            for (rv, hv) in rrow.iter().zip(ht) {
+                                s += rv * hv;
+                            }
+                            *out = s;
+                        }
                     }
-                    let rrow = &rd[k * HIDDEN..(k + 1) * HIDDEN];
-                    for (rv, hv) in rrow.iter().zip(ht) {
-                        s += rv * hv;
+                }
+                Weights::Packed { wr, bias } => {
+                    let xh = &mut xh[..BATCH * xh_len];
+                    for (bt, row) in xh.chunks_exact_mut(xh_len).enumerate() {
+                        row[..INPUT].copy_from_slice(&xt[bt * INPUT..(bt + 1) * INPUT]);
+                        row[INPUT..].copy_from_slice(&h[bt * HIDDEN..(bt + 1) * HIDDEN]);
                     }
-                    *out = s;
+                    super::packed::gemm_packed(
+                        (BATCH, xh_len, g4),
+                        xh,
+                        xh_len,
+                        &wr[d * packed_len..(d + 1) * packed_len],
+                        bias.map(|b| super::packed::Strided {
+                            values: &b[d * g4..(d + 1) * g4],
+                            rows: 0,
+                            cols: 1,
+                        }),
+                        gates,
+                        (g4, 1),
+                        false,
+                    );
                 }
             }
+            // Whole gate vectors at a time (the activations vectorize); peepholes read
+            // the previous cell state for i and f, the new one for o.
+            let clip = |v: &mut [f32]| {
+                v.iter_mut()
+                    .for_each(|x| *x = x.clamp(-opts.clip, opts.clip))
+            };
             for bt in 0..BATCH {
-                let gb = &gates[bt * g4..(bt + 1) * g4];
+                let gb = &mut gates[bt * g4..(bt + 1) * g4];
+                let (gi, rest) = gb.split_at_mut(HIDDEN);
+                let (go, rest) = rest.split_at_mut(HIDDEN);
+                let (gf, gc) = rest.split_at_mut(HIDDEN);
+                let cb = &mut c[bt * HIDDEN..(bt + 1) * HIDDEN];
+                if let Some(pd) = pd {
+                    for j in 0..HIDDEN {
+                        gi[j] += pd[j] * cb[j];
+                        gf[j] += pd[2 * HIDDEN + j] * cb[j];
+                    }
+                }
+                clip(gi);
+                clip(gf);
+                clip(gc);
+                unary_inplace::<F>(gi);
+                if opts.input_forget {
+                    for (f, &i) in gf.iter_mut().zip(gi.iter()) {
+                        *f = 1.0 - i;
+                    }
+                } else {
+                    unary_inplace::<F>(gf);
+                }
+                unary_inplace::<G>(gc);
                 for j in 0..HIDDEN {
-                    let cj = &mut c[bt * HIDDEN + j];
-                    let peep = |k: usize| pd.map_or(0.0, |pd| pd[k * HIDDEN + j]);
-                    let i = F::apply(clip(gb[j] + peep(0) * *cj));
-                    let f = if opts.input_forget {
-                        1.0 - i
-                    } else {
-                        F::apply(clip(gb[2 * HIDDEN + j] + peep(2) * *cj))
-                    };
-                    let cand = G::apply(clip(gb[3 * HIDDEN + j]));
-                    *cj = f * *cj + i * cand;
-                    let o = F::apply(clip(gb[HIDDEN + j] + peep(1) * *cj));
-                    let hv = o * H::apply(*cj);
+                    cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
+                }
+                if let Some(pd) = pd {
+                    for j in 0..HIDDEN {
+                        go[j] += pd[HIDDEN + j] * cb[j];
+                    }
+                }
+                clip(go);
+                unary_inplace::<F>(go);
+                gc.copy_from_slice(cb);
+                unary_inplace::<H>(gc);
+                let out = ((t * DIRS + d) * BATCH + bt) * HIDDEN;
+                for j in 0..HIDDEN {
+                    let hv = go[j] * gc[j];
                     h[bt * HIDDEN + j] = hv;
-                    y[((t * DIRS + d) * BATCH + bt) * HIDDEN + j] = hv;
+                    y[out + j] = hv;
                 }
             }
         }

@@ -12,6 +12,7 @@ pub mod conv;
 pub mod copy;
 pub mod gemm;
 pub mod lstm;
+pub mod math;
 pub mod norm;
 pub mod packed;
 pub mod pool;

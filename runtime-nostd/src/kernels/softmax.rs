@@ -22,7 +22,7 @@ pub fn softmax_inplace<const OUTER: usize, const N: usize, const INNER: usize>(y
             }
             let mut sum = 0.0f32;
             for n in 0..N {
-                let e = libm::expf(block[n * INNER + i] - max);
+                let e = super::math::exp(block[n * INNER + i] - max);
                 block[n * INNER + i] = e;
                 sum += e;
             }

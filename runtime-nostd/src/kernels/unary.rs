@@ -1,4 +1,5 @@
-//! Element-wise unary operators. Transcendentals use `libm` (accurate, no_std).
+//! Element-wise unary operators. `exp`, `sigmoid` and `tanh` come from [`super::math`]
+//! (vectorizable, about 1 ulp); `erf` from `libm`.
 
 /// A scalar unary function.
 pub trait UnaryOp {
@@ -25,13 +26,13 @@ impl UnaryOp for Relu {
 impl UnaryOp for Sigmoid {
     #[inline(always)]
     fn apply(x: f32) -> f32 {
-        1.0 / (1.0 + libm::expf(-x))
+        super::math::sigmoid(x)
     }
 }
 impl UnaryOp for Tanh {
     #[inline(always)]
     fn apply(x: f32) -> f32 {
-        libm::tanhf(x)
+        super::math::tanh(x)
     }
 }
 
@@ -68,6 +69,6 @@ impl UnaryOp for GeluTanh {
     #[inline(always)]
     fn apply(x: f32) -> f32 {
         const K: f32 = 0.797_884_6; // sqrt(2 / pi)
-        0.5 * x * (1.0 + libm::tanhf(K * (x + 0.044_715 * x * x * x)))
+        0.5 * x * (1.0 + super::math::tanh(K * (x + 0.044_715 * x * x * x)))
     }
 }

@@ -1,0 +1,64 @@
+//! The smallest firmware that runs the model: no printing, no semihosting, a panic
+//! handler that halts. `cargo xtask firmware` reports its flash minus the weights as the
+//! code size of the forward pass (with the runtime and the entry point).
+
+#![no_std]
+#![no_main]
+
+use core::panic::PanicInfo;
+
+use cortex_m_rt::entry;
+use tinyonnx::Model;
+
+include!(concat!(env!("OUT_DIR"), "/model.rs"));
+
+const INPUTS: usize = <M as Model>::INFO.input_elements();
+const OUTPUTS: usize = <M as Model>::INFO.output_elements();
+const ARENA_BYTES: usize = <M as Model>::INFO.arena_bytes;
+const MAX_PORTS: usize = 8;
+
+static mut ARENA: tinyonnx::Arena<ARENA_BYTES> = tinyonnx::Arena::new();
+static mut INPUT: [f32; INPUTS] = [0.0; INPUTS];
+static mut OUTPUT: [f32; OUTPUTS] = [0.0; OUTPUTS];
+
+#[entry]
+fn main() -> ! {
+    // Safety: the single thread of the firmware; these are the only references.
+    let (arena, input, output) = unsafe {
+        (
+            &mut *(&raw mut ARENA),
+            &mut *(&raw mut INPUT),
+            &mut *(&raw mut OUTPUT),
+        )
+    };
+    let info = M::INFO;
+    let mut ins: [&[f32]; MAX_PORTS] = [&[]; MAX_PORTS];
+    let mut rest: &[f32] = input;
+    for (k, t) in info.inputs.iter().enumerate().take(MAX_PORTS) {
+        let (head, tail) = rest.split_at(t.numel());
+        ins[k] = head;
+        rest = tail;
+    }
+    let mut outs: [&mut [f32]; MAX_PORTS] = Default::default();
+    let mut rest: &mut [f32] = output;
+    for (k, t) in info.outputs.iter().enumerate().take(MAX_PORTS) {
+        let (head, tail) = rest.split_at_mut(t.numel());
+        outs[k] = head;
+        rest = tail;
+    }
+    let n_in = info.inputs.len().min(MAX_PORTS);
+    let n_out = info.outputs.len().min(MAX_PORTS);
+    let ok = M::run_f32(arena.as_bytes_mut(), &ins[..n_in], &mut outs[..n_out]).is_ok();
+    // Keep the result observable so the forward pass is not optimized away.
+    core::hint::black_box((ok, &outs));
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
+
+#[panic_handler]
+fn panic(_: &PanicInfo) -> ! {
+    loop {
+        cortex_m::asm::udf();
+    }
+}
