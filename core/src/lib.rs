@@ -242,4 +242,65 @@ mod tests {
         let s = 1.0 / (2.0f64 + 1e-5).sqrt();
         assert!((w[5] as f64 - orig[5] as f64 * s).abs() < 1e-7);
     }
+
+    /// The offsets of the named tensors' buffers.
+    fn offset(c: &super::Compiled, name: &str) -> usize {
+        let id = c
+            .graph
+            .tensors
+            .iter()
+            .position(|t| t.name == name)
+            .unwrap_or_else(|| panic!("no tensor {name}"));
+        c.plan.offsets[&id]
+    }
+
+    #[test]
+    fn views_share_their_input_buffer_while_it_stays_alive() {
+        // a (64 B) stays alive until the Add through its view v; b cannot run in place
+        // over a, so a and b are alive together: 128 B, no copies for the Reshapes.
+        let c = super::compile(quote! {
+            model M {
+                input x: f32[2, 8];
+                let a = Relu(x);
+                let v = Reshape(a, [16]);
+                let b = Sigmoid(a);
+                let w = Reshape(b, [16]);
+                output y = Add(w, v);
+            }
+        })
+        .unwrap();
+        assert_eq!(c.plan.lower_bound_bytes, 128);
+        assert_eq!(c.plan.arena_bytes, 128);
+        assert_eq!(offset(&c, "v"), offset(&c, "a"));
+        assert_eq!(offset(&c, "w"), offset(&c, "b"));
+        assert_ne!(offset(&c, "a"), offset(&c, "b"));
+        let ops: Vec<&str> = c.graph.nodes.iter().map(|n| n.op.op_type).collect();
+        for (i, op) in ops.iter().enumerate() {
+            assert_eq!(c.plan.inplace[i], *op == "Reshape", "{op}");
+        }
+        // The views emit no copy: the one copy left is run_f32's of the output.
+        let code = super::emit_rust::emit(&c).to_string();
+        assert_eq!(code.matches("copy_from_slice").count(), 1, "{code}");
+    }
+
+    #[test]
+    fn a_residual_branch_needs_exactly_its_lower_bound() {
+        // a feeds both branches; Tanh runs in place over b; Add writes the output.
+        // Alive together at most: a and b (64 B each).
+        let c = super::compile(quote! {
+            model M {
+                input x: f32[2, 8];
+                let a = Relu(x);
+                let b = Sigmoid(a);
+                let t = Tanh(b);
+                let u = Mul(t, 0.5);
+                output y = Add(a, u);
+            }
+        })
+        .unwrap();
+        assert_eq!(c.plan.lower_bound_bytes, 128);
+        assert_eq!(c.plan.arena_bytes, 128);
+        assert_eq!(offset(&c, "t"), offset(&c, "b"));
+        assert_eq!(offset(&c, "u"), offset(&c, "b"));
+    }
 }

@@ -5,7 +5,8 @@
 //! intermediate tensors. A tensor lives from the node that produces it to the last node
 //! that reads it, both included. An element-wise node may write its output over an
 //! input that dies at that node (its `OpSchema::inplace`), which merges the two into one
-//! buffer. Buffers are then placed greedily, largest first, at the lowest offset,
+//! buffer; a view (`OpSchema::view`: Reshape, Flatten, ...) always shares its input's
+//! buffer, which then lives until the last reader of either. Buffers are then placed greedily, largest first, at the lowest offset,
 //! aligned to their element size, that does not overlap a buffer alive at the same time.
 //!
 //! The lower bound is the largest total size of the buffers alive at one step: no plan
@@ -84,13 +85,18 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
                 .and_then(|j| node.inputs.get(j).copied().flatten())
                 .filter(|&src| {
                     in_arena(graph, src)
-                        && last_use[&src] == i
                         && bytes(src) == bytes(o)
-                        && node.inputs.iter().flatten().filter(|&&t| t == src).count() == 1
+                        && (node.op.view
+                            // Written over: nothing else may read the buffer later (the
+                            // input itself or a view of it), and the node reads the input
+                            // only once.
+                            || (buffers[buffer_of[&src]].end == i
+                                && node.inputs.iter().flatten().filter(|&&t| t == src).count()
+                                    == 1))
                 });
             if let Some(src) = reuse {
                 let b = buffer_of[&src];
-                buffers[b].end = last_use[&o];
+                buffers[b].end = buffers[b].end.max(last_use[&o]);
                 buffer_of.insert(o, b);
                 inplace[i] = true;
             } else {
@@ -115,7 +121,16 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
         })
         .max()
         .unwrap_or(0);
-    let arena_bytes = place(&mut buffers);
+    // Two placements, the smaller kept: lowest offset (first fit) and smallest gap
+    // (best fit), both largest buffer first.
+    let mut best_fit = buffers.clone();
+    let first = place(&mut buffers, Fit::First);
+    let arena_bytes = if place(&mut best_fit, Fit::Best) < first {
+        buffers = best_fit;
+        place(&mut buffers, Fit::Best)
+    } else {
+        first
+    };
     let scratch = scratch_buffer
         .into_iter()
         .map(|b| b.map(|b| buffers[b].offset))
@@ -133,9 +148,18 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
     }
 }
 
-/// Greedy by size: each buffer, largest first, at the lowest aligned offset free for
-/// its whole lifetime. Returns the arena size.
-fn place(buffers: &mut [Buffer]) -> usize {
+/// Where a buffer goes among the free gaps of its lifetime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fit {
+    /// The lowest offset.
+    First,
+    /// The smallest gap it fits in (above the highest busy byte if none).
+    Best,
+}
+
+/// Greedy by size: each buffer, largest first, into a free aligned gap of its whole
+/// lifetime chosen by `fit`. Returns the arena size.
+fn place(buffers: &mut [Buffer], fit: Fit) -> usize {
     let mut order: Vec<usize> = (0..buffers.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(buffers[i].bytes), buffers[i].start));
     let mut placed: Vec<usize> = Vec::new();
@@ -147,13 +171,24 @@ fn place(buffers: &mut [Buffer]) -> usize {
             .map(|&j| (buffers[j].offset, buffers[j].offset + buffers[j].bytes))
             .collect();
         busy.sort_unstable();
+        let (bytes, align) = (buffers[i].bytes, buffers[i].align);
+        // Candidate gaps: (start, size), the last one unbounded.
         let mut offset = 0;
+        let mut chosen: Option<(usize, usize)> = None;
         for (lo, hi) in busy {
-            if offset + buffers[i].bytes <= lo {
-                break;
+            if offset + bytes <= lo {
+                let gap = lo - offset;
+                if fit == Fit::First {
+                    chosen = Some((offset, gap));
+                    break;
+                }
+                if chosen.is_none_or(|(_, g)| gap < g) {
+                    chosen = Some((offset, gap));
+                }
             }
-            offset = offset.max(hi.next_multiple_of(buffers[i].align));
+            offset = offset.max(hi.next_multiple_of(align));
         }
+        let offset = chosen.map_or(offset, |(o, _)| o);
         buffers[i].offset = offset;
         arena = arena.max(offset + buffers[i].bytes);
         placed.push(i);
@@ -188,14 +223,17 @@ mod tests {
                     buf(4 * (1 + (rng.next_u64() % 64) as usize), start, start + len)
                 })
                 .collect();
-            let arena = place(&mut bufs);
-            for (i, a) in bufs.iter().enumerate() {
-                assert_eq!(a.offset % a.align, 0);
-                assert!(a.offset + a.bytes <= arena);
-                for b in &bufs[i + 1..] {
-                    let live_together = a.start <= b.end && b.start <= a.end;
-                    let disjoint = a.offset + a.bytes <= b.offset || b.offset + b.bytes <= a.offset;
-                    assert!(!live_together || disjoint, "{a:?} overlaps {b:?}");
+            for fit in [Fit::First, Fit::Best] {
+                let arena = place(&mut bufs, fit);
+                for (i, a) in bufs.iter().enumerate() {
+                    assert_eq!(a.offset % a.align, 0);
+                    assert!(a.offset + a.bytes <= arena);
+                    for b in &bufs[i + 1..] {
+                        let live_together = a.start <= b.end && b.start <= a.end;
+                        let disjoint =
+                            a.offset + a.bytes <= b.offset || b.offset + b.bytes <= a.offset;
+                        assert!(!live_together || disjoint, "{a:?} overlaps {b:?}");
+                    }
                 }
             }
         }
@@ -205,7 +243,7 @@ mod tests {
     fn a_chain_reuses_memory() {
         // t0 (1024 B) -> t1 (512 B) -> t2 (48 B): t2 can take t0's place.
         let mut bufs = vec![buf(1024, 0, 1), buf(512, 1, 2), buf(48, 2, 3)];
-        assert_eq!(place(&mut bufs), 1536);
+        assert_eq!(place(&mut bufs, Fit::First), 1536);
         assert_eq!(bufs[2].offset, 0);
     }
 }

@@ -65,7 +65,8 @@ onnx_model! {
 onnx_model! {
     /// Data movement and shape operators: Concat, Unsqueeze, Transpose (given and default
     /// perm), Squeeze, Reshape with 0 and -1, Flatten, Constant, Dropout, Softmax on a
-    /// middle axis, MatMul with broadcast batch dimensions.
+    /// middle axis, MatMul with broadcast batch dimensions, views of a tensor that stays
+    /// alive.
     pub model ShapeZoo {
         opset = 17;
         dim batch = 2;
@@ -85,6 +86,11 @@ onnx_model! {
         output y3 = Softmax(sq, axis = 1);
         output y4 = MatMul(sq, proj);
         output y5 = MatMul(m, mw);
+        // A view (`seen`) keeps its input's buffer alive past an in-place candidate.
+        let ra = Relu(x);
+        let seen = Reshape(ra, [0, -1]);
+        let sg = Flatten(Sigmoid(ra));
+        output y6 = Add(sg, seen);
     }
 }
 

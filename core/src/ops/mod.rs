@@ -84,6 +84,10 @@ pub struct OpSchema {
     pub dtypes: &'static [DType],
     /// Output 0 may reuse the buffer of this input when that input dies here.
     pub inplace: Option<usize>,
+    /// Output 0 is the `inplace` input reinterpreted (same bytes, another shape): it
+    /// shares that input's buffer even when the input stays alive, and the node emits
+    /// no code (`Reshape`, `Flatten`, `Squeeze`, `Unsqueeze`, `Dropout`, `Identity`).
+    pub view: bool,
     /// Shape and dtype inference.
     pub infer: fn(&InferCtx) -> Result<Vec<TensorType>, OpError>,
     /// The kernel call for one node.
@@ -155,6 +159,7 @@ pub const BASE: OpSchema = OpSchema {
     since_opset: MIN_OPSET,
     dtypes: &[DType::F32],
     inplace: None,
+    view: false,
     infer: |_| unreachable!("bug: an operator without inference"),
     lower: |_| unreachable!("bug: an operator without lowering"),
     macs: elementwise_macs,

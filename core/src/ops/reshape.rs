@@ -18,6 +18,7 @@ pub static RESHAPE: OpSchema = OpSchema {
     inplace: Some(0),
     infer: infer_reshape,
     lower: lower_view,
+    view: true,
     macs: no_macs,
     ..BASE
 };
@@ -29,6 +30,7 @@ pub static FLATTEN: OpSchema = OpSchema {
     inplace: Some(0),
     infer: infer_flatten,
     lower: lower_view,
+    view: true,
     macs: no_macs,
     ..BASE
 };
@@ -41,6 +43,7 @@ pub static SQUEEZE: OpSchema = OpSchema {
     inplace: Some(0),
     infer: infer_squeeze,
     lower: lower_view,
+    view: true,
     macs: no_macs,
     ..BASE
 };
@@ -53,6 +56,7 @@ pub static UNSQUEEZE: OpSchema = OpSchema {
     inplace: Some(0),
     infer: infer_unsqueeze,
     lower: lower_view,
+    view: true,
     macs: no_macs,
     ..BASE
 };
@@ -64,6 +68,7 @@ pub static DROPOUT: OpSchema = OpSchema {
     inplace: Some(0),
     infer: infer_dropout,
     lower: lower_view,
+    view: true,
     macs: no_macs,
     ..BASE
 };

@@ -9,11 +9,12 @@ use crate::types::TensorType;
 const INPUTS: &[InputSpec] = &[input("X")];
 
 macro_rules! unary_op {
-    ($static:ident, $name:literal, $lower:ident) => {
+    ($static:ident, $name:literal, $lower:ident, $view:literal) => {
         pub static $static: OpSchema = OpSchema {
             op_type: $name,
             inputs: INPUTS,
             inplace: Some(0),
+            view: $view,
             infer,
             lower: $lower,
             ..BASE
@@ -25,10 +26,10 @@ macro_rules! unary_op {
     };
 }
 
-unary_op!(IDENTITY, "Identity", lower_identity);
-unary_op!(RELU, "Relu", lower_relu);
-unary_op!(SIGMOID, "Sigmoid", lower_sigmoid);
-unary_op!(TANH, "Tanh", lower_tanh);
+unary_op!(IDENTITY, "Identity", lower_identity, true);
+unary_op!(RELU, "Relu", lower_relu, false);
+unary_op!(SIGMOID, "Sigmoid", lower_sigmoid, false);
+unary_op!(TANH, "Tanh", lower_tanh, false);
 
 fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     Ok(vec![cx.input(0).clone()])
