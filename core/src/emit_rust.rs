@@ -111,6 +111,10 @@ fn lower_ctx<'g>(graph: &'g Graph, plan: &Plan, schedule: &'g Schedule, i: usize
             .map(|&id| graph.tensors[id].value.as_ref())
             .collect(),
         epilogue: &schedule.epilogue[i],
+        epilogue_bias: schedule.epilogue[i]
+            .bias
+            .and_then(|t| graph.tensors[t].value.as_ref())
+            .and_then(Data::as_f32),
     }
 }
 

@@ -4,8 +4,10 @@
 //!   that the planner runs in place, is folded into the convolution's weights and bias
 //!   (`w' = w * s`, `b' = (b - mean) * s + B` with `s = scale / sqrt(var + epsilon)`,
 //!   computed in f64), and emits nothing;
-//! - a `Relu` that follows such a convolution (folded or not) or a `Gemm` the same way
-//!   becomes that node's epilogue and emits nothing.
+//! - an `Add` of a constant vector along the last axis that follows a `MatMul` the same
+//!   way becomes the product's bias;
+//! - a `Relu` that follows such a convolution (folded or not), a `Gemm` or a `MatMul`
+//!   (with or without bias) the same way becomes that node's epilogue and emits nothing.
 
 use crate::ir::{Data, Graph, TensorId};
 use crate::ops::Epilogue;
@@ -37,6 +39,15 @@ fn f32_value(graph: &Graph, t: Option<TensorId>) -> Option<&[f32]> {
     graph.tensors[t?].value.as_ref().and_then(Data::as_f32)
 }
 
+/// Whether `bias` has the length of `out`'s last axis and broadcasts along it (its
+/// other dimensions are 1), and `out` is the shape of the sum.
+fn is_row_vector(graph: &Graph, bias: TensorId, out: TensorId) -> bool {
+    let b = graph.device_shape(bias);
+    let o = graph.device_shape(out);
+    let n = o.last().copied().unwrap_or(1);
+    b.len() <= o.len() && b.last() == Some(&n) && b[..b.len() - 1].iter().all(|&d| d == 1)
+}
+
 /// Finds the fusions of a planned graph.
 pub fn fuse(graph: &Graph, plan: &Plan) -> Schedule {
     let n = graph.nodes.len();
@@ -47,6 +58,23 @@ pub fn fuse(graph: &Graph, plan: &Plan) -> Schedule {
     };
     for i in 0..n {
         let node = &graph.nodes[i];
+        if node.op.op_type == "MatMul" {
+            let mut out = node.outputs[0];
+            if let Some(k) = only_consumer(graph, out, "Add", plan)
+                && let Some(bias) = graph.nodes[k].inputs[1]
+                && f32_value(graph, Some(bias)).is_some()
+                && is_row_vector(graph, bias, out)
+            {
+                s.epilogue[i].bias = Some(bias);
+                s.skip[k] = true;
+                out = graph.nodes[k].outputs[0];
+            }
+            if let Some(r) = only_consumer(graph, out, "Relu", plan) {
+                s.epilogue[i].relu = true;
+                s.skip[r] = true;
+            }
+            continue;
+        }
         if node.op.op_type == "Gemm" {
             if let Some(r) = only_consumer(graph, node.outputs[0], "Relu", plan) {
                 s.epilogue[i].relu = true;

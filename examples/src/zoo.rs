@@ -75,6 +75,7 @@ onnx_model! {
         input m: f32[2, 1, 3, 4];
         weight mw: f32[3, 4, 2] = glorot_uniform(seed = 1);
         weight proj: f32[5, 3] = glorot_uniform(seed = 2);
+        weight mb: f32[2] = uniform(low = -0.5, high = 0.5, seed = 3);
 
         let cat = Concat(x, z, axis = 1);
         let t = Transpose(Unsqueeze(cat, [1]), perm = [0, 3, 1, 2]);
@@ -91,6 +92,9 @@ onnx_model! {
         let seen = Reshape(ra, [0, -1]);
         let sg = Flatten(Sigmoid(ra));
         output y6 = Add(sg, seen);
+        // Bias and Relu fused into a MatMul whose B is computed at run time.
+        let mm = Relu(Add(MatMul(m, Mul(mw, 2.0)), mb));
+        output y7 = Sigmoid(mm);
     }
 }
 

@@ -22,17 +22,15 @@ pub struct Row {
     pub build: String,
     pub ours_ns: f64,
     pub ort_ns: f64,
+    /// The median of the per-sample ratios ours / ORT (samples alternate).
     pub ratio: f64,
     pub macs: u64,
     pub ours_gflops: f64,
     pub ort_gflops: f64,
 }
 
-/// The median time of one call: a warm-up, then `SAMPLES` samples of enough calls to last
-/// at least `MIN_SAMPLE` each.
-fn median_ns(mut f: impl FnMut()) -> f64 {
-    const SAMPLES: usize = 21;
-    const MIN_SAMPLE: Duration = Duration::from_millis(20);
+/// Calls of `f` that last about `target` (after a warm-up of at least 200 ms).
+fn calibrate(f: &mut impl FnMut(), target: Duration) -> u64 {
     let start = Instant::now();
     let mut calls = 0u64;
     while start.elapsed() < Duration::from_millis(200) || calls < 3 {
@@ -40,18 +38,40 @@ fn median_ns(mut f: impl FnMut()) -> f64 {
         calls += 1;
     }
     let per_call = start.elapsed().as_secs_f64() / calls as f64;
-    let batch = ((MIN_SAMPLE.as_secs_f64() / per_call).ceil() as u64).max(1);
-    let mut samples: Vec<f64> = (0..SAMPLES)
-        .map(|_| {
-            let t = Instant::now();
-            for _ in 0..batch {
-                f();
-            }
-            t.elapsed().as_secs_f64() * 1e9 / batch as f64
-        })
-        .collect();
-    samples.sort_by(f64::total_cmp);
-    samples[SAMPLES / 2]
+    ((target.as_secs_f64() / per_call).ceil() as u64).max(1)
+}
+
+/// Nanoseconds per call of a batch of `calls`.
+fn sample(f: &mut impl FnMut(), calls: u64) -> f64 {
+    let t = Instant::now();
+    for _ in 0..calls {
+        f();
+    }
+    t.elapsed().as_secs_f64() * 1e9 / calls as f64
+}
+
+/// Median time per call of `a` and of `b`, and the median of their per-sample ratios:
+/// `SAMPLES` samples each of at least `MIN_SAMPLE`, alternating a and b so that a slow
+/// stretch of the machine hits both.
+fn paired_median_ns(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64, f64) {
+    const SAMPLES: usize = 31;
+    const MIN_SAMPLE: Duration = Duration::from_millis(15);
+    let (na, nb) = (calibrate(&mut a, MIN_SAMPLE), calibrate(&mut b, MIN_SAMPLE));
+    let mut sa = Vec::with_capacity(SAMPLES);
+    let mut sb = Vec::with_capacity(SAMPLES);
+    let mut ratios = Vec::with_capacity(SAMPLES);
+    for _ in 0..SAMPLES {
+        let ta = sample(&mut a, na);
+        let tb = sample(&mut b, nb);
+        sa.push(ta);
+        sb.push(tb);
+        ratios.push(ta / tb);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    (median(&mut sa), median(&mut sb), median(&mut ratios))
 }
 
 /// Bars of the ratios (ours / ORT), with the 1.0 line.
@@ -191,22 +211,25 @@ pub fn run_pass(root: &Path, out: &Path, build: &str, only: &[String]) -> Result
         let refs: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
         let mut outs: Vec<Vec<f32>> = info.outputs.iter().map(|t| vec![0.0; t.numel()]).collect();
         let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
-        let ours = median_ns(|| {
-            let mut o: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
-            (ex.run)(as_bytes(&mut arena), black_box(&refs), &mut o).expect("the example runs");
-        });
         let mut sess = session(ex.onnx, Provider::Cpu).map_err(anyhow::Error::msg)?;
         run_ort(&mut sess, info, &inputs).map_err(anyhow::Error::msg)?;
-        let ort = median_ns(|| {
-            run_ort_only(&mut sess, info, black_box(&inputs)).expect("ONNX Runtime runs the model");
-        });
+        let (ours, ort, ratio) = paired_median_ns(
+            || {
+                let mut o: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+                (ex.run)(as_bytes(&mut arena), black_box(&refs), &mut o).expect("the example runs");
+            },
+            || {
+                run_ort_only(&mut sess, info, black_box(&inputs))
+                    .expect("ONNX Runtime runs the model");
+            },
+        );
         let gflops = |ns: f64| 2.0 * info.macs as f64 / ns;
         let row = Row {
             model: info.name.to_string(),
             build: build.to_string(),
             ours_ns: ours,
             ort_ns: ort,
-            ratio: ours / ort,
+            ratio,
             macs: info.macs,
             ours_gflops: gflops(ours),
             ort_gflops: gflops(ort),

@@ -111,10 +111,11 @@ fn packed_rows(cx: &LowerCtx) -> Option<usize> {
     if b_str.iter().any(|&s| s != 0) || b.is_empty() {
         return None;
     }
+    // Size-1 batch axes have stride 0 and do not matter.
     let contiguous = a_str
         .iter()
         .enumerate()
-        .all(|(i, &s)| s == batch[i + 1..].iter().product::<usize>() * m * k);
+        .all(|(i, &s)| batch[i] == 1 || s == batch[i + 1..].iter().product::<usize>() * m * k);
     contiguous.then(|| batch.iter().product::<usize>() * m)
 }
 
@@ -130,19 +131,52 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             .expect("checked by packed_rows");
         let (b_decl, b_expr) = node_static("bp", pack_panels(k, n, |kk, j| values[kk * n + j]));
         let relu = cx.epilogue.relu;
+        let (bias_decl, init) = match cx.epilogue_bias {
+            Some(v) => {
+                let (decl, e) = node_static("bias", v.to_vec());
+                (
+                    decl,
+                    quote!(::core::option::Option::Some(#kernels::packed::Strided { values: #e, rows: 0, cols: 1 })),
+                )
+            }
+            None => (TokenStream::new(), quote!(::core::option::Option::None)),
+        };
         return quote! {
             #b_decl
-            #kernels::packed::gemm_packed((#rows, #k, #n), #a, #k, #b_expr, ::core::option::Option::None, #y, (#n, 1), #relu);
+            #bias_decl
+            #kernels::packed::gemm_packed((#rows, #k, #n), #a, #k, #b_expr, #init, #y, (#n, 1), #relu);
         };
     }
+    // The fused bias and Relu run after the product.
+    let epilogue = {
+        let bias = cx.epilogue_bias.map(|v| {
+            let (decl, e) = node_static("bias", v.to_vec());
+            let y = &cx.outputs[0].expr;
+            quote! {
+                #decl
+                for row in (#y).chunks_exact_mut(#n) {
+                    for (v, b) in row.iter_mut().zip(#e) {
+                        *v += *b;
+                    }
+                }
+            }
+        });
+        let relu = cx.epilogue.relu.then(|| {
+            let y = &cx.outputs[0].expr;
+            quote!(#kernels::unary::unary_inplace::<#kernels::unary::Relu>(#y);)
+        });
+        quote!(#bias #relu)
+    };
     if batch.is_empty() {
         return quote! {
             #kernels::gemm::gemm::<#m, #k, #n, false, false>(#a, #b, ::core::option::Option::None, 1.0, 1.0, #y);
+            #epilogue
         };
     }
     let rank = batch.len();
     quote! {
         #kernels::gemm::batched_matmul::<#m, #k, #n, #rank>(#a, #b, #y, &[#(#batch),*], &[#(#a_str),*], &[#(#b_str),*]);
+        #epilogue
     }
 }
 

@@ -513,6 +513,8 @@ pub struct LowerCtx<'a> {
     pub output_consts: Vec<Option<&'a Data>>,
     /// Work fused into this node's kernel by the planner (folded BatchNormalization, Relu).
     pub epilogue: &'a Epilogue,
+    /// The values of `epilogue.bias`.
+    pub epilogue_bias: Option<&'a [f32]>,
 }
 
 /// Element-wise work the planner fused into a node's kernel.
@@ -520,6 +522,9 @@ pub struct LowerCtx<'a> {
 pub struct Epilogue {
     /// `y = max(y, 0)` on the output (a following Relu, which then emits nothing).
     pub relu: bool,
+    /// `y += bias` along the last axis, before the Relu (a following `Add` of a constant
+    /// vector, which then emits nothing).
+    pub bias: Option<crate::ir::TensorId>,
 }
 
 impl LowerCtx<'_> {
