@@ -83,6 +83,14 @@ pub fn gemm_packed(
         }
         return;
     }
+    // A build without AVX on a CPU with it: the AVX tile shape (16 registers).
+    #[cfg(target_arch = "x86_64")]
+    if QR == 1 && avx_fma() {
+        while r0 + 4 <= m {
+            rows::<4, 2>(r0, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
+            r0 += 4;
+        }
+    }
     while r0 + MR <= m {
         rows::<MR, QR>(r0, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
         r0 += MR;
@@ -190,14 +198,13 @@ unsafe fn tile<const R: usize, const Q: usize>(
         unsafe { tinyonnx_panel8_vfma(a, panels.as_ptr(), acc.as_mut_ptr().cast(), k as u32) };
         return;
     }
-    #[cfg(all(target_arch = "x86_64", target_feature = "avx", target_feature = "fma"))]
-    {
-        // Safety: as this function's contract; the target features are enabled at
-        // compile time.
+    #[cfg(target_arch = "x86_64")]
+    if avx_fma() {
+        // Safety: as this function's contract; the CPU has AVX and FMA (checked at
+        // compile time or by `avx_fma`).
         unsafe { tile_fma::<R, Q>(k, a, a_rs, panels, acc) };
         return;
     }
-    #[allow(unreachable_code)]
     let b = panels.as_ptr();
     for kk in 0..k {
         let mut bv = [[0.0f32; NR]; Q];
@@ -217,14 +224,74 @@ unsafe fn tile<const R: usize, const Q: usize>(
     }
 }
 
-/// [`tile`] with 256-bit fused multiply-adds, for hosts built with AVX and FMA (for
-/// example `-C target-cpu=native`); without those features the plain loop above is
-/// what the compiler vectorizes.
+/// Whether this x86-64 CPU has AVX and FMA with the OS saving the AVX registers: known
+/// at compile time in builds with those features (`-C target-cpu=native`), otherwise
+/// asked once of `cpuid`/`xgetbv` and remembered, the way ONNX Runtime picks its MLAS
+/// kernels at run time.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn avx_fma() -> bool {
+    #[cfg(all(target_feature = "avx", target_feature = "fma"))]
+    {
+        true
+    }
+    #[cfg(not(all(target_feature = "avx", target_feature = "fma")))]
+    {
+        use core::sync::atomic::{AtomicU8, Ordering};
+        /// 0: not asked yet, 1: no, 2: yes.
+        static STATE: AtomicU8 = AtomicU8::new(0);
+        match STATE.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                let yes = detect_avx_fma();
+                STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+                yes
+            }
+        }
+    }
+}
+
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(target_feature = "avx", target_feature = "fma"))
+))]
+#[cold]
+fn detect_avx_fma() -> bool {
+    use core::arch::x86_64::__cpuid;
+    // CPUID leaf 1, ECX: bit 12 FMA, bit 27 OSXSAVE, bit 28 AVX.
+    #[allow(unused_unsafe)]
+    // Safety: every x86-64 CPU has CPUID leaf 1.
+    let ecx = unsafe { __cpuid(1) }.ecx;
+    if ecx & (1 << 12) == 0 || ecx & (1 << 27) == 0 || ecx & (1 << 28) == 0 {
+        return false;
+    }
+    // XCR0 bits 1 and 2: the OS saves SSE and AVX state.
+    // Safety: OSXSAVE is set, so XGETBV is available.
+    let xcr0 = unsafe { xgetbv0() };
+    xcr0 & 0b110 == 0b110
+}
+
+/// # Safety
+/// The CPU must support XGETBV (CPUID.1:ECX.OSXSAVE).
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(target_feature = "avx", target_feature = "fma"))
+))]
+#[target_feature(enable = "xsave")]
+unsafe fn xgetbv0() -> u64 {
+    // Safety: the caller's contract.
+    unsafe { core::arch::x86_64::_xgetbv(0) }
+}
+
+/// [`tile`] with 256-bit fused multiply-adds: compiled for AVX and FMA whatever the
+/// build's target features, and called only when [`avx_fma`] says the CPU has them.
 ///
 /// # Safety
-/// As [`tile`].
-#[cfg(all(target_arch = "x86_64", target_feature = "avx", target_feature = "fma"))]
-#[inline(always)]
+/// As [`tile`], and the CPU must have AVX and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,fma")]
+#[inline]
 unsafe fn tile_fma<const R: usize, const Q: usize>(
     k: usize,
     a: *const f32,
@@ -237,7 +304,7 @@ unsafe fn tile_fma<const R: usize, const Q: usize>(
     };
     const { assert!(NR == 8) };
     let b = panels.as_ptr();
-    // Safety (all intrinsics): the features are enabled; loads and stores touch the
+    // Safety: the CPU has the features (the caller's contract); loads and stores touch the
     // `NR = 8` floats of one accumulator row or one panel row, inside their arrays.
     unsafe {
         let mut v: [[__m256; Q]; R] =
