@@ -78,56 +78,75 @@ pub fn gemm_packed(
     if cfg!(all(feature = "fma-vfp4", target_arch = "arm")) {
         // One row at a time through the VFMA routine.
         while r0 < m {
-            rows::<1, 1>(r0, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
+            rows::<1, 1>(r0, (k, n, a, a_rs, bp, init), y, (y_rs, y_cs), relu);
             r0 += 1;
         }
         return;
     }
-    // A build without AVX on a CPU with it: the AVX tile shape (16 registers).
+    // Row blocks of MR, then 4, 2 and 1 rows; with AVX (at compile or run time) two
+    // panels a block, or four for two rows: 8 or 16 accumulators of 8 floats.
     #[cfg(target_arch = "x86_64")]
-    if QR == 1 && avx_fma() {
-        while r0 + 4 <= m {
-            rows::<4, 2>(r0, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
-            r0 += 4;
+    let avx = avx_fma();
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx = false;
+    let args = (k, n, a, a_rs, bp, init);
+    let out = (y_rs, y_cs);
+    if MR > 4 {
+        while r0 + MR <= m {
+            rows::<MR, QR>(r0, args, y, out, relu);
+            r0 += MR;
         }
     }
-    while r0 + MR <= m {
-        rows::<MR, QR>(r0, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
-        r0 += MR;
-    }
-    if MR > 4 && r0 + 4 <= m {
-        rows::<4, QR>(r0, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
+    while r0 + 4 <= m {
+        if avx {
+            rows::<4, 2>(r0, args, y, out, relu);
+        } else {
+            rows::<4, 1>(r0, args, y, out, relu);
+        }
         r0 += 4;
     }
-    while r0 < m {
-        rows::<1, 4>(r0, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
-        r0 += 1;
+    if r0 + 2 <= m {
+        if avx {
+            rows::<2, 4>(r0, args, y, out, relu);
+        } else {
+            rows::<2, 2>(r0, args, y, out, relu);
+        }
+        r0 += 2;
+    }
+    if r0 < m {
+        rows::<1, 4>(r0, args, y, out, relu);
     }
 }
+
+/// The operands every row block shares: `k`, `n`, `A`, its row stride, packed `B` and
+/// the accumulator init.
+type Args<'a> = (
+    usize,
+    usize,
+    &'a [f32],
+    usize,
+    &'a [f32],
+    Option<Strided<'a>>,
+);
 
 /// Rows `r0..r0 + R` against every panel, `Q` panels at a time (then one at a time).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn rows<const R: usize, const Q: usize>(
     r0: usize,
-    k: usize,
-    n: usize,
-    a: &[f32],
-    a_rs: usize,
-    bp: &[f32],
-    init: Option<Strided<'_>>,
+    args: Args<'_>,
     y: &mut [f32],
-    (y_rs, y_cs): (usize, usize),
+    out: (usize, usize),
     relu: bool,
 ) {
-    let panels = n.div_ceil(NR);
+    let panels = args.1.div_ceil(NR);
     let mut p = 0;
     while p < panels {
         if p + Q <= panels {
-            block::<R, Q>(r0, p, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
+            block::<R, Q>(r0, p, args, y, out, relu);
             p += Q;
         } else {
-            block::<R, 1>(r0, p, k, n, a, a_rs, bp, init, y, (y_rs, y_cs), relu);
+            block::<R, 1>(r0, p, args, y, out, relu);
             p += 1;
         }
     }
@@ -139,12 +158,7 @@ fn rows<const R: usize, const Q: usize>(
 fn block<const R: usize, const Q: usize>(
     r0: usize,
     p0: usize,
-    k: usize,
-    n: usize,
-    a: &[f32],
-    a_rs: usize,
-    bp: &[f32],
-    init: Option<Strided<'_>>,
+    (k, n, a, a_rs, bp, init): Args<'_>,
     y: &mut [f32],
     (y_rs, y_cs): (usize, usize),
     relu: bool,
@@ -237,20 +251,25 @@ pub fn avx_fma() -> bool {
     }
     #[cfg(not(all(target_feature = "avx", target_feature = "fma")))]
     {
-        use core::sync::atomic::{AtomicU8, Ordering};
-        /// 0: not asked yet, 1: no, 2: yes.
-        static STATE: AtomicU8 = AtomicU8::new(0);
-        match STATE.load(Ordering::Relaxed) {
+        use core::sync::atomic::Ordering;
+        match AVX_STATE.load(Ordering::Relaxed) {
             1 => false,
             2 => true,
             _ => {
                 let yes = detect_avx_fma();
-                STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+                AVX_STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
                 yes
             }
         }
     }
 }
+
+/// What [`avx_fma`] found: 0 not asked yet, 1 no, 2 yes.
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(target_feature = "avx", target_feature = "fma"))
+))]
+static AVX_STATE: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
 
 #[cfg(all(
     target_arch = "x86_64",
@@ -389,9 +408,25 @@ mod tests {
     }
 
     /// Every row-block and panel-block path (m from 1 to 13, n from 1 to 40 with
-    /// partial panels), with and without init and Relu, stored transposed.
+    /// partial panels), with and without init and Relu, stored transposed; in a build
+    /// without AVX also with the run-time AVX path switched off (the only test that
+    /// touches the switch).
     #[test]
     fn matches_naive_product() {
+        check_against_naive();
+        #[cfg(all(
+            target_arch = "x86_64",
+            not(all(target_feature = "avx", target_feature = "fma"))
+        ))]
+        {
+            use core::sync::atomic::Ordering;
+            let before = AVX_STATE.swap(1, Ordering::Relaxed);
+            check_against_naive();
+            AVX_STATE.store(before, Ordering::Relaxed);
+        }
+    }
+
+    fn check_against_naive() {
         let a: [f32; 13 * 8] = core::array::from_fn(|i| (i as f32 * 0.37).sin());
         let b: [f32; MAXK * MAXN] = core::array::from_fn(|i| (i as f32 * 0.91).cos());
         let c: [f32; MAXN] = core::array::from_fn(|i| i as f32 * 0.1 - 0.5);
