@@ -47,29 +47,61 @@ pub struct Failure {
 
 /// Parses and checks a model; on failure returns every error found.
 pub fn compile(tokens: TokenStream) -> Result<Compiled, Box<Failure>> {
-    let model = syntax::parse_model(tokens).map_err(|errors| {
+    compile_timed(tokens).map(|(c, _)| c)
+}
+
+/// Wall-clock time of each compiler phase, for reports.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timings {
+    pub parse: std::time::Duration,
+    /// Name resolution, inference, initializers and weight files.
+    pub check: std::time::Duration,
+    pub plan: std::time::Duration,
+    pub fuse: std::time::Duration,
+    pub emit_onnx: std::time::Duration,
+}
+
+/// [`compile`], timing each phase.
+pub fn compile_timed(tokens: TokenStream) -> Result<(Compiled, Timings), Box<Failure>> {
+    let mut t = Timings::default();
+    let mut clock = std::time::Instant::now();
+    let mut lap = |slot: &mut std::time::Duration| {
+        *slot = clock.elapsed();
+        clock = std::time::Instant::now();
+    };
+    let parsed = syntax::parse_model(tokens);
+    lap(&mut t.parse);
+    let model = parsed.map_err(|errors| {
         Box::new(Failure {
             model: None,
             errors,
         })
     })?;
-    match check::check(&model) {
+    let checked = check::check(&model);
+    lap(&mut t.check);
+    match checked {
         Ok((graph, warnings, files)) => {
             let scratch: Vec<usize> = (0..graph.nodes.len())
                 .map(|i| ops::scratch_elems(&graph, i))
                 .collect();
             let plan = plan::plan(&graph, &scratch);
+            lap(&mut t.plan);
             let schedule = fuse::fuse(&graph, &plan);
+            lap(&mut t.fuse);
             let onnx = emit_onnx::onnx_bytes(&graph);
-            Ok(Compiled {
-                model,
-                graph,
-                plan,
-                schedule,
-                onnx,
-                warnings,
-                files,
-            })
+            lap(&mut t.emit_onnx);
+            Ok((
+                Compiled {
+                    model,
+                    graph,
+                    plan,
+                    schedule,
+                    onnx,
+                    warnings,
+                    files,
+                },
+                t,
+            ))
         }
         Err(errors) => Err(Box::new(Failure {
             model: Some(model),

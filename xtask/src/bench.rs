@@ -117,10 +117,23 @@ const BUILDS: [(&str, &str, &str); 2] = [
 /// release build of xtask, then prints and writes both.
 pub fn run(root: &Path, json: Option<PathBuf>, only: &[String]) -> Result<()> {
     check_names(only)?;
-    // Set-up (ONNX Runtime download) once, before the children need it.
-    setup::onnxruntime(root, &setup::python(root)?)?;
     let dir = root.join("target/bench");
     std::fs::create_dir_all(&dir)?;
+    // The macro's phases, timed in this unoptimized build: cargo compiles proc macros
+    // without optimization unless a profile's build-override says otherwise. Runs first,
+    // while this process has one thread (the weight loader reads CARGO_MANIFEST_DIR).
+    println!(
+        "== compile-time cost of onnx_model! (ms, unoptimized build as cargo runs proc macros) =="
+    );
+    // Safety: no other thread exists yet in this process.
+    unsafe { std::env::set_var("CARGO_MANIFEST_DIR", root.join("examples")) };
+    let costs = crate::compile_cost::run(root)?;
+    std::fs::write(
+        dir.join("compile.json"),
+        serde_json::to_string_pretty(&costs)? + "\n",
+    )?;
+    // Set-up (ONNX Runtime download) once, before the children need it.
+    setup::onnxruntime(root, &setup::python(root)?)?;
     let mut rows: Vec<Row> = Vec::new();
     for (build, flags, target_dir) in BUILDS {
         let out = dir.join(format!("{build}.json"));

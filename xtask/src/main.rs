@@ -2,6 +2,7 @@
 
 mod bench;
 mod codegen;
+mod compile_cost;
 mod export;
 mod firmware;
 mod setup;

@@ -1,0 +1,120 @@
+//! The compile-time cost of the macro: every `onnx_model!` in the example sources run
+//! through the compiler in this process, each phase timed (the median of several runs).
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+/// Milliseconds per phase for one model.
+#[derive(Debug, Serialize)]
+pub struct Cost {
+    pub model: String,
+    pub nodes: usize,
+    pub params: usize,
+    pub parse_ms: f64,
+    pub check_ms: f64,
+    pub plan_ms: f64,
+    pub fuse_ms: f64,
+    pub emit_onnx_ms: f64,
+    pub emit_rust_ms: f64,
+    pub total_ms: f64,
+}
+
+/// Runs of each model; the median is reported.
+const RUNS: usize = 5;
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The token streams of every `onnx_model! { ... }` item in `file`.
+fn invocations(file: &Path) -> Result<Vec<proc_macro2::TokenStream>> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let ast = syn::parse_file(&text).with_context(|| format!("cannot parse {}", file.display()))?;
+    Ok(ast
+        .items
+        .into_iter()
+        .filter_map(|item| match item {
+            syn::Item::Macro(m) if m.mac.path.is_ident("onnx_model") => Some(m.mac.tokens),
+            _ => None,
+        })
+        .collect())
+}
+
+/// Times every example model; prints a table with the largest model (most parameters)
+/// first and returns the rows.
+pub fn run(root: &Path) -> Result<Vec<Cost>> {
+    let dir = root.join("examples/src");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "rs"))
+        .collect();
+    files.sort();
+    let mut costs = Vec::new();
+    for file in files {
+        for tokens in invocations(&file)? {
+            let mut runs = Vec::new();
+            for _ in 0..RUNS {
+                let (compiled, t) = tinyonnx_core::compile_timed(tokens.clone()).map_err(|f| {
+                    anyhow::anyhow!(
+                        "{}: the model does not compile: {}",
+                        file.display(),
+                        f.errors.first().map(|e| e.to_string()).unwrap_or_default()
+                    )
+                })?;
+                let start = Instant::now();
+                let code = tinyonnx_core::emit_rust::emit(&compiled);
+                let emit = start.elapsed();
+                std::hint::black_box(code);
+                runs.push((
+                    compiled.graph.name.clone(),
+                    compiled.graph.nodes.len(),
+                    compiled.graph.params(),
+                    t,
+                    emit,
+                ));
+            }
+            let total = |r: &(String, usize, usize, tinyonnx_core::Timings, Duration)| {
+                r.3.parse + r.3.check + r.3.plan + r.3.fuse + r.3.emit_onnx + r.4
+            };
+            runs.sort_by_key(total);
+            let (name, nodes, params, t, emit) = &runs[RUNS / 2];
+            costs.push(Cost {
+                model: name.clone(),
+                nodes: *nodes,
+                params: *params,
+                parse_ms: ms(t.parse),
+                check_ms: ms(t.check),
+                plan_ms: ms(t.plan),
+                fuse_ms: ms(t.fuse),
+                emit_onnx_ms: ms(t.emit_onnx),
+                emit_rust_ms: ms(*emit),
+                total_ms: ms(t.parse + t.check + t.plan + t.fuse + t.emit_onnx + *emit),
+            });
+        }
+    }
+    costs.sort_by_key(|c| std::cmp::Reverse(c.params));
+    println!(
+        "{:<18} {:>6} {:>9} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
+        "model", "nodes", "params", "parse", "check", "plan", "fuse", "ONNX", "Rust", "total ms"
+    );
+    for c in &costs {
+        println!(
+            "{:<18} {:>6} {:>9} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>9.2}",
+            c.model,
+            c.nodes,
+            c.params,
+            c.parse_ms,
+            c.check_ms,
+            c.plan_ms,
+            c.fuse_ms,
+            c.emit_onnx_ms,
+            c.emit_rust_ms,
+            c.total_ms
+        );
+    }
+    Ok(costs)
+}
