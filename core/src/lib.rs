@@ -50,6 +50,42 @@ pub fn compile(tokens: TokenStream) -> Result<Compiled, Box<Failure>> {
     compile_timed(tokens).map(|(c, _)| c)
 }
 
+/// Plans the declared node order and a memory-aware one ([`plan::greedy_order`]) and
+/// keeps the order with the smaller arena (the declared one on a tie), reordering
+/// `graph.nodes` to it.
+fn schedule_and_plan(graph: &mut ir::Graph) -> plan::Plan {
+    let plan_of = |g: &ir::Graph| {
+        let scratch: Vec<usize> = (0..g.nodes.len())
+            .map(|i| ops::scratch_elems(g, i))
+            .collect();
+        plan::plan(g, &scratch)
+    };
+    let declared = plan_of(graph);
+    let order = plan::greedy_order(graph);
+    if order.iter().enumerate().all(|(i, &k)| i == k) {
+        return declared;
+    }
+    let permute = |g: &mut ir::Graph, order: &[usize]| {
+        let mut slots: Vec<Option<ir::Node>> =
+            std::mem::take(&mut g.nodes).into_iter().map(Some).collect();
+        g.nodes = order
+            .iter()
+            .map(|&k| slots[k].take().expect("an order is a permutation"))
+            .collect();
+    };
+    permute(graph, &order);
+    let greedy = plan_of(graph);
+    if greedy.arena_bytes < declared.arena_bytes {
+        return greedy;
+    }
+    let mut inverse = vec![0; order.len()];
+    for (i, &k) in order.iter().enumerate() {
+        inverse[k] = i;
+    }
+    permute(graph, &inverse);
+    declared
+}
+
 /// Wall-clock time of each compiler phase, for reports.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Timings {
@@ -80,16 +116,14 @@ pub fn compile_timed(tokens: TokenStream) -> Result<(Compiled, Timings), Box<Fai
     let checked = check::check(&model);
     lap(&mut t.check);
     match checked {
-        Ok((graph, warnings, files)) => {
-            let scratch: Vec<usize> = (0..graph.nodes.len())
-                .map(|i| ops::scratch_elems(&graph, i))
-                .collect();
-            let plan = plan::plan(&graph, &scratch);
+        Ok((mut graph, warnings, files)) => {
+            // The ONNX keeps the declared node order; the forward pass may run another.
+            let onnx = emit_onnx::onnx_bytes(&graph);
+            lap(&mut t.emit_onnx);
+            let plan = schedule_and_plan(&mut graph);
             lap(&mut t.plan);
             let schedule = fuse::fuse(&graph, &plan);
             lap(&mut t.fuse);
-            let onnx = emit_onnx::onnx_bytes(&graph);
-            lap(&mut t.emit_onnx);
             Ok((
                 Compiled {
                     model,
@@ -334,5 +368,36 @@ mod tests {
         assert_eq!(c.plan.arena_bytes, 128);
         assert_eq!(offset(&c, "t"), offset(&c, "b"));
         assert_eq!(offset(&c, "u"), offset(&c, "b"));
+    }
+
+    #[test]
+    fn the_shortcut_runs_first_when_that_frees_the_block_input() {
+        // Declared order: big, m1, m2 alive together (3 x 1 KB). Shortcut first: big
+        // dies at m1, so at most two 1 KB tensors and the 32-byte shortcut: 2,080 B.
+        let c = super::compile(quote! {
+            model M {
+                input x: f32[1, 256];
+                weight w1: f32[256, 256] = glorot_uniform(seed = 1);
+                weight w2: f32[256, 256] = glorot_uniform(seed = 2);
+                weight w3: f32[256, 8] = glorot_uniform(seed = 3);
+                weight ws: f32[256, 8] = glorot_uniform(seed = 4);
+                let big = Relu(x);
+                let m1 = Gemm(big, w1);
+                let m2 = Gemm(m1, w2);
+                let m3 = Gemm(m2, w3);
+                let s = Gemm(big, ws);
+                output y = Add(m3, s);
+            }
+        })
+        .unwrap();
+        assert_eq!(c.plan.arena_bytes, 2080);
+        assert_eq!(c.plan.lower_bound_bytes, 2080);
+        let names: Vec<String> = c
+            .graph
+            .nodes
+            .iter()
+            .map(|n| c.graph.tensors[n.outputs[0]].name.clone())
+            .collect();
+        assert_eq!(names, ["big", "s", "m1", "m2", "m3", "y"]);
     }
 }

@@ -6,8 +6,14 @@
 //! that reads it, both included. An element-wise node may write its output over an
 //! input that dies at that node (its `OpSchema::inplace`), which merges the two into one
 //! buffer; a view (`OpSchema::view`: Reshape, Flatten, ...) always shares its input's
-//! buffer, which then lives until the last reader of either. Buffers are then placed greedily, largest first, at the lowest offset,
-//! aligned to their element size, that does not overlap a buffer alive at the same time.
+//! buffer, which then lives until the last reader of either. Buffers are then placed
+//! greedily, largest first, each into a free gap of its lifetime, aligned to its element
+//! size: at the lowest offset (first fit) and, separately, in the smallest gap (best
+//! fit); the smaller arena wins.
+//!
+//! The node order is a choice too: the compiler plans the declared order and the order
+//! of [`greedy_order`] (run first what frees the most memory, e.g. a shortcut that reads
+//! a block's input) and keeps the smaller arena.
 //!
 //! The lower bound is the largest total size of the buffers alive at one step: no plan
 //! can use less.
@@ -194,6 +200,73 @@ fn place(buffers: &mut [Buffer], fit: Fit) -> usize {
         placed.push(i);
     }
     arena
+}
+
+/// A memory-aware topological order of `graph`'s nodes: repeatedly the ready node
+/// (declared order breaks ties) whose arena outputs minus the arena inputs it is the
+/// last reader of is smallest, so a branch that frees a large tensor runs before one
+/// that only allocates. Returns node indices.
+pub fn greedy_order(graph: &Graph) -> Vec<usize> {
+    let n = graph.nodes.len();
+    let bytes = |id: TensorId| graph.device_numel(id) * graph.tensors[id].ty.dtype.size();
+    let producer: HashMap<TensorId, usize> = graph
+        .nodes
+        .iter()
+        .enumerate()
+        .flat_map(|(i, node)| node.outputs.iter().map(move |&o| (o, i)))
+        .collect();
+    // Readers left per tensor.
+    let mut readers: HashMap<TensorId, usize> = HashMap::new();
+    for node in &graph.nodes {
+        let mut seen: Vec<TensorId> = node.inputs.iter().flatten().copied().collect();
+        seen.sort_unstable();
+        seen.dedup();
+        for t in seen {
+            *readers.entry(t).or_default() += 1;
+        }
+    }
+    let mut done = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    for _ in 0..n {
+        let ready = (0..n).filter(|&i| {
+            !done[i]
+                && graph.nodes[i]
+                    .inputs
+                    .iter()
+                    .flatten()
+                    .all(|t| producer.get(t).is_none_or(|&p| done[p]))
+        });
+        let score = |i: usize| -> i64 {
+            let node = &graph.nodes[i];
+            let alloc: usize = node
+                .outputs
+                .iter()
+                .filter(|&&o| in_arena(graph, o))
+                .map(|&o| bytes(o))
+                .sum();
+            let mut ins: Vec<TensorId> = node.inputs.iter().flatten().copied().collect();
+            ins.sort_unstable();
+            ins.dedup();
+            let freed: usize = ins
+                .iter()
+                .filter(|&&t| in_arena(graph, t) && readers[&t] == 1)
+                .map(|&t| bytes(t))
+                .sum();
+            alloc as i64 - freed as i64
+        };
+        let next = ready
+            .min_by_key(|&i| (score(i), i))
+            .expect("a checked graph is acyclic, so some node is ready");
+        done[next] = true;
+        let mut ins: Vec<TensorId> = graph.nodes[next].inputs.iter().flatten().copied().collect();
+        ins.sort_unstable();
+        ins.dedup();
+        for t in ins {
+            *readers.get_mut(&t).expect("counted above") -= 1;
+        }
+        order.push(next);
+    }
+    order
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ pub use lstm::{LstmBatchFirst, LstmClassifier};
 pub use resnet::ResNet;
 pub use torch_lstm::TorchLstm;
 pub use transformer::{TransformerBlock, TransformerSugar};
-pub use zoo::{ConvZoo, LstmZoo, ShapeZoo, SugarZoo};
+pub use zoo::{ConvZoo, LstmZoo, ScheduleZoo, ShapeZoo, SugarZoo};
 
 onnx_model! {
     /// Linear regression: 8 features to 1 value, one Gemm with bias.
@@ -101,4 +101,5 @@ pub const MODELS: &[Example] = &[
     example::<LstmZoo>(),
     example::<ShapeZoo>(),
     example::<SugarZoo>(),
+    example::<ScheduleZoo>(),
 ];
