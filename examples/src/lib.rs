@@ -21,7 +21,7 @@ pub use lstm::{LstmBatchFirst, LstmClassifier};
 pub use resnet::ResNet;
 pub use torch_lstm::TorchLstm;
 pub use transformer::{TransformerBlock, TransformerSugar};
-pub use zoo::{ConvZoo, LstmZoo, ScheduleZoo, ShapeZoo, SugarZoo};
+pub use zoo::{ConvZoo, LstmZoo, MathZoo, ScheduleZoo, ShapeZoo, SugarZoo};
 
 onnx_model! {
     /// Linear regression: 8 features to 1 value, one Gemm with bias.
@@ -102,4 +102,5 @@ pub const MODELS: &[Example] = &[
     example::<ShapeZoo>(),
     example::<SugarZoo>(),
     example::<ScheduleZoo>(),
+    example::<MathZoo>(),
 ];

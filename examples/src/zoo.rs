@@ -133,3 +133,35 @@ onnx_model! {
         output y = Add(m3, s);
     }
 }
+
+onnx_model! {
+    /// Element-wise math and activations: every operator with and without its
+    /// attributes, Clip with both bounds, one, or none, variadic Min and Max with
+    /// broadcasting, Pow, LogSoftmax and GlobalMaxPool.
+    pub model MathZoo {
+        opset = 17;
+        input x: f32[2, 3, 4];
+        input z: f32[3, 1];
+        weight e: f32[4] = uniform(low = 0.5, high = 2.5, seed = 1);
+        weight lo: f32[] = constant(-0.25);
+
+        let ax = Abs(x);
+        output basic = Add(Add(Neg(Exp(x)), Log(Add(ax, 0.1))), Add(Sqrt(ax), Reciprocal(Add(ax, 0.5))));
+        output rounding = Add(Floor(Mul(x, 3.0)), Ceil(Mul(x, 2.5)));
+        output special = Add(Erf(x), Softplus(Mul(x, 30.0)));
+        output leaky = Add(LeakyRelu(x), LeakyRelu(x, alpha = 0.3));
+        output elu = Add(Elu(x), Elu(x, alpha = 0.5));
+        output selu = Add(Selu(x), Selu(x, alpha = 2.0, gamma = 0.5));
+        output hard = Add(HardSigmoid(Mul(x, 4.0)), HardSigmoid(x, alpha = 0.7, beta = 0.4));
+        output clip_both = Clip(x, lo, 0.5);
+        output clip_max = Clip(x, _, 0.3);
+        output clip_none = Clip(x);
+        output mins = Min(x, z, Neg(x));
+        output maxs = Max(z, x);
+        output one = Max(x);
+        output pow = Pow(ax, e);
+        output logp = LogSoftmax(x, axis = 1);
+        output logp_last = LogSoftmax(x);
+        output gmax = GlobalMaxPool(x);
+    }
+}

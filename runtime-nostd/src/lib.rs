@@ -302,6 +302,7 @@ pub trait Model {
 #[doc(hidden)]
 pub mod __export {
     pub use crate::kernels;
+    pub use libm;
 
     /// Weight bytes in `static` memory, aligned for any element type.
     #[repr(C, align(16))]

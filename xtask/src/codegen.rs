@@ -1,4 +1,5 @@
-//! `cargo xtask codegen`: regenerates the prost code of `tinyonnx-proto`.
+//! `cargo xtask codegen`: regenerates the prost code of `tinyonnx-proto` and
+//! `SUPPORTED_OPS.md` (from the operator registry).
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +31,10 @@ pub fn run(root: &Path) -> Result<()> {
     let dest = checked_in_path(root);
     std::fs::copy(&generated, &dest).with_context(|| format!("cannot write {}", dest.display()))?;
     println!("wrote {}", dest.display());
+    let ops = root.join("SUPPORTED_OPS.md");
+    std::fs::write(&ops, tinyonnx_core::ops::supported_ops_markdown())
+        .with_context(|| format!("cannot write {}", ops.display()))?;
+    println!("wrote {}", ops.display());
     Ok(())
 }
 

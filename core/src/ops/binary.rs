@@ -1,5 +1,6 @@
-//! `Add`, `Sub`, `Mul`, `Div`: element-wise with numpy (multidirectional) broadcasting.
-//! Opset 14 for Add/Sub/Mul/Div adds only integer types over 13; the float semantics are equal.
+//! `Add`, `Sub`, `Mul`, `Div`, `Pow`, and the variadic `Min` and `Max`: element-wise with
+//! numpy (multidirectional) broadcasting. Opset 14 for Add/Sub/Mul/Div and 15 for Pow add
+//! only types over 13; the float semantics are equal.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
@@ -30,6 +31,79 @@ binary_op!(ADD, "Add", lower_add, "Add");
 binary_op!(SUB, "Sub", lower_sub, "Sub");
 binary_op!(MUL, "Mul", lower_mul, "Mul");
 binary_op!(DIV, "Div", lower_div, "Div");
+binary_op!(POW, "Pow", lower_pow, "Pow");
+
+/// `Min` and `Max` (opset 13): one or more inputs, broadcast together.
+pub static MIN: OpSchema = OpSchema {
+    op_type: "Min",
+    inputs: &[input("data_0")],
+    variadic: true,
+    inplace: Some(0),
+    infer: infer_variadic,
+    lower: |cx| lower_variadic(cx, "Min"),
+    output_names: &["min"],
+    ..BASE
+};
+
+/// See [`MIN`].
+pub static MAX: OpSchema = OpSchema {
+    op_type: "Max",
+    inputs: &[input("data_0")],
+    variadic: true,
+    inplace: Some(0),
+    infer: infer_variadic,
+    lower: |cx| lower_variadic(cx, "Max"),
+    output_names: &["max"],
+    ..BASE
+};
+
+fn infer_variadic(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let first = cx.input(0);
+    let mut shape = first.shape.clone();
+    for i in 1..cx.inputs.len() {
+        let t = cx.input(i);
+        shape = broadcast(&shape, &t.shape).ok_or_else(|| {
+            OpError::input(
+                i,
+                format!(
+                    "{} cannot broadcast input {i} {} with the inputs before it ({shape})",
+                    cx.op.op_type, t.shape
+                ),
+            )
+        })?;
+    }
+    Ok(vec![TensorType {
+        dtype: first.dtype,
+        shape,
+    }])
+}
+
+/// The first two inputs into the output (or input 0's buffer), then each further input
+/// folded in place.
+fn lower_variadic(cx: &LowerCtx, kernel: &str) -> TokenStream {
+    let op = Ident::new(kernel, Span::call_site());
+    let kernels = kernels();
+    let out = &cx.outputs[0];
+    let shape = &out.shape;
+    let rank = shape.len();
+    let y = &out.expr;
+    let fold = |i: usize| {
+        let b = cx.input(i);
+        let (e, s) = (&b.expr, broadcast_strides(&b.shape, shape));
+        quote! { #kernels::binary::binary_inplace::<#kernels::binary::#op, #rank>(#y, #e, &[#(#s),*], &[#(#shape),*]); }
+    };
+    let n = cx.inputs.len();
+    let first = if cx.inplace {
+        TokenStream::new()
+    } else {
+        // Broadcast input 0 into the output: max(x, x) = x.
+        let a = cx.input(0);
+        let (e, s) = (&a.expr, broadcast_strides(&a.shape, shape));
+        quote! { #kernels::binary::binary::<#kernels::binary::#op, #rank>(#e, &[#(#s),*], #e, &[#(#s),*], #y, &[#(#shape),*]); }
+    };
+    let rest = (1..n).map(fold);
+    quote! { #first #(#rest)* }
+}
 
 fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     let a = cx.input(0);

@@ -17,6 +17,7 @@ pub mod conv;
 mod gemm;
 mod layernorm;
 mod lstm;
+mod math;
 mod matmul;
 mod pool;
 mod reshape;
@@ -30,6 +31,19 @@ pub static REGISTRY: &[&OpSchema] = &[
     &binary::SUB,
     &binary::MUL,
     &binary::DIV,
+    &binary::POW,
+    &binary::MIN,
+    &binary::MAX,
+    &math::ABS,
+    &math::NEG,
+    &math::EXP,
+    &math::LOG,
+    &math::SQRT,
+    &math::RECIPROCAL,
+    &math::FLOOR,
+    &math::CEIL,
+    &math::CLIP,
+    &math::ERF,
     &gemm::GEMM,
     &matmul::MATMUL,
     &unary::IDENTITY,
@@ -37,12 +51,19 @@ pub static REGISTRY: &[&OpSchema] = &[
     &unary::SIGMOID,
     &unary::TANH,
     &unary::GELU,
+    &math::LEAKY_RELU,
+    &math::ELU,
+    &math::SELU,
+    &math::HARD_SIGMOID,
+    &math::SOFTPLUS,
     &softmax::SOFTMAX,
+    &softmax::LOG_SOFTMAX,
     &conv::CONV,
     &batchnorm::BATCH_NORMALIZATION,
     &pool::MAX_POOL,
     &pool::AVERAGE_POOL,
     &pool::GLOBAL_AVERAGE_POOL,
+    &pool::GLOBAL_MAX_POOL,
     &reshape::FLATTEN,
     &reshape::RESHAPE,
     &reshape::SQUEEZE,
@@ -606,4 +627,78 @@ pub fn node_static(tag: &str, values: Vec<f32>) -> (TokenStream, TokenStream) {
     let view = quote::format_ident!("__{}", tag);
     let decl = crate::emit_rust::static_data(&stat, &view, &Data::F32(values));
     (decl, quote!(&#view[..]))
+}
+
+/// `SUPPORTED_OPS.md`: every operator of [`REGISTRY`], its opsets, dtypes, inputs and
+/// attributes, generated so the list cannot drift from the code (`cargo xtask codegen`
+/// writes it; a test fails when the checked-in file is stale).
+pub fn supported_ops_markdown() -> String {
+    let mut s = String::from(
+        "# Supported operators\n\n\
+         Generated from the operator registry (`core/src/ops/`) by `cargo xtask codegen`; \
+         a test fails when this file is stale.\n\n\
+         Opsets: the default domain, versions \
+         accepted by a model (`opset = N;`, 13 to 21). Element types: what the forward pass \
+         computes; inputs marked (i64, const) are int64 and must be known at compile time (shapes, axes). \
+         Inputs in brackets are optional (`_` omits one), `...` repeats.\n\n\
+         | operator | opsets | dtypes | inputs | outputs | attributes (default) |\n\
+         |---|---|---|---|---|---|\n",
+    );
+    let mut ops: Vec<&OpSchema> = REGISTRY.to_vec();
+    ops.sort_by_key(|op| op.op_type);
+    for op in ops {
+        let inputs: Vec<String> = op
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| {
+                let mut name = spec.name.to_string();
+                if spec.ty == InTy::I64Const {
+                    name.push_str(" (i64, const)");
+                }
+                if op.variadic && i + 1 == op.inputs.len() {
+                    name.push_str("...");
+                }
+                if spec.optional {
+                    format!("[{name}]")
+                } else {
+                    name
+                }
+            })
+            .collect();
+        let outputs: Vec<String> = (0..op.outputs)
+            .map(|i| op.output_name(i).to_string())
+            .collect();
+        let attrs: Vec<String> = op
+            .attrs
+            .iter()
+            .map(|a| match a.default {
+                AttrDefault::Required => format!("{} (required)", a.name),
+                AttrDefault::Absent => a.name.to_string(),
+                AttrDefault::Int(v) => format!("{} ({v})", a.name),
+                AttrDefault::Float(v) => format!("{} ({v})", a.name),
+                AttrDefault::Str(v) => format!("{} (\"{v}\")", a.name),
+            })
+            .collect();
+        let dtypes: Vec<&str> = op.dtypes.iter().map(|d| d.name()).collect();
+        s.push_str(&format!(
+            "| {} | {}-{MAX_OPSET} | {} | {} | {} | {} |\n",
+            op.op_type,
+            op.since_opset,
+            dtypes.join(", "),
+            if inputs.is_empty() {
+                "-".to_string()
+            } else {
+                inputs.join(", ")
+            },
+            outputs.join(", "),
+            if attrs.is_empty() {
+                "-".to_string()
+            } else {
+                attrs.join(", ")
+            }
+        ));
+    }
+    s.push_str(&format!("\n{} operators.\n", REGISTRY.len()));
+    s
 }

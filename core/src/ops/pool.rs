@@ -59,7 +59,17 @@ pub static GLOBAL_AVERAGE_POOL: OpSchema = OpSchema {
     inputs: &[input("X")],
     output_names: &["Y"],
     infer: infer_global,
-    lower: lower_global,
+    lower: |cx| lower_global(cx, false),
+    ..BASE
+};
+
+/// `GlobalMaxPool`: the maximum over every spatial position (NaN propagates).
+pub static GLOBAL_MAX_POOL: OpSchema = OpSchema {
+    op_type: "GlobalMaxPool",
+    inputs: &[input("X")],
+    output_names: &["Y"],
+    infer: infer_global,
+    lower: |cx| lower_global(cx, true),
     ..BASE
 };
 
@@ -181,8 +191,8 @@ fn infer_global(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
         return Err(OpError::input(
             0,
             format!(
-                "GlobalAveragePool expects [N, C, spatial...], got {}",
-                x.shape
+                "{} expects [N, C, spatial...], got {}",
+                cx.op.op_type, x.shape
             ),
         ));
     }
@@ -205,11 +215,14 @@ fn infer_global(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     }])
 }
 
-fn lower_global(cx: &LowerCtx) -> TokenStream {
+fn lower_global(cx: &LowerCtx, max: bool) -> TokenStream {
     let x = cx.input(0);
     let nc = x.shape[0] * x.shape[1];
     let s: usize = x.shape[2..].iter().product();
     let (xe, y) = (&x.expr, &cx.outputs[0].expr);
     let kernels = kernels();
+    if max {
+        return quote! { #kernels::pool::global_max_pool::<#nc, #s>(#xe, #y); };
+    }
     quote! { #kernels::pool::global_avg_pool::<#nc, #s>(#xe, #y); }
 }

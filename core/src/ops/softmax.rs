@@ -1,12 +1,11 @@
-//! `Softmax` along one axis (opset 13 semantics: `axis` defaults to -1 and only that axis
-//! is normalized; opsets below 13 coerced the input to 2-D and are not accepted).
+//! `Softmax` and `LogSoftmax` along one axis (opset 13 semantics: `axis` defaults to -1
+//! and only that axis is normalized; opsets below 13 coerced the input to 2-D and are not
+//! accepted).
 
 use quote::quote;
 
 use super::*;
 use crate::types::TensorType;
-
-const OP: &str = "Softmax";
 
 pub static SOFTMAX: OpSchema = OpSchema {
     op_type: "Softmax",
@@ -14,7 +13,19 @@ pub static SOFTMAX: OpSchema = OpSchema {
     attrs: &[attr("axis", AttrKind::Int, AttrDefault::Int(-1))],
     inplace: Some(0),
     infer,
-    lower,
+    lower: |cx| lower(cx, false),
+    macs,
+    ..BASE
+};
+
+/// `LogSoftmax` (opset 13): `x - max - log(sum(exp(x - max)))` along `axis`.
+pub static LOG_SOFTMAX: OpSchema = OpSchema {
+    op_type: "LogSoftmax",
+    inputs: &[input("input")],
+    attrs: &[attr("axis", AttrKind::Int, AttrDefault::Int(-1))],
+    inplace: Some(0),
+    infer,
+    lower: |cx| lower(cx, true),
     macs,
     ..BASE
 };
@@ -24,31 +35,34 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     if x.shape.rank() == 0 {
         return Err(OpError::input(
             0,
-            "Softmax needs an input of rank 1 or more",
+            format!("{} needs an input of rank 1 or more", cx.op.op_type),
         ));
     }
-    normalize_axis(OP, cx.attrs.int("axis"), x.shape.rank(), "axis")?;
+    normalize_axis(cx.op.op_type, cx.attrs.int("axis"), x.shape.rank(), "axis")?;
     Ok(vec![x.clone()])
 }
 
 fn split(cx: &LowerCtx) -> (usize, usize, usize) {
     let shape = &cx.outputs[0].shape;
-    let axis = normalize_axis(OP, cx.attrs.int("axis"), shape.len(), "axis")
+    let axis = normalize_axis("Softmax", cx.attrs.int("axis"), shape.len(), "axis")
         .expect("bug: axis was checked during inference");
     let outer: usize = shape[..axis].iter().product();
     let inner: usize = shape[axis + 1..].iter().product();
     (outer, shape[axis], inner)
 }
 
-fn lower(cx: &LowerCtx) -> TokenStream {
+fn lower(cx: &LowerCtx, log: bool) -> TokenStream {
     let (outer, n, inner) = split(cx);
     let kernels = kernels();
     let y = &cx.outputs[0].expr;
-    if cx.inplace {
-        return quote! { #kernels::softmax::softmax_inplace::<#outer, #n, #inner>(#y); };
+    let copy = (!cx.inplace).then(|| {
+        let x = &cx.input(0).expr;
+        quote! { <[_]>::copy_from_slice(#y, #x); }
+    });
+    quote! {
+        #copy
+        #kernels::softmax::softmax_inplace::<#outer, #n, #inner, #log>(#y);
     }
-    let x = &cx.input(0).expr;
-    quote! { #kernels::softmax::softmax::<#outer, #n, #inner>(#x, #y); }
 }
 
 fn macs(cx: &LowerCtx) -> u64 {

@@ -18,6 +18,46 @@ pub struct Mul;
 /// `a / b`.
 #[derive(Debug)]
 pub struct Div;
+/// `a ^ b` (libm's `powf`).
+#[derive(Debug)]
+pub struct Pow;
+/// The smaller; NaN if either is NaN.
+#[derive(Debug)]
+pub struct Min;
+/// The larger; NaN if either is NaN.
+#[derive(Debug)]
+pub struct Max;
+
+impl BinaryOp for Pow {
+    #[inline(always)]
+    fn apply(a: f32, b: f32) -> f32 {
+        libm::powf(a, b)
+    }
+}
+impl BinaryOp for Min {
+    #[inline(always)]
+    fn apply(a: f32, b: f32) -> f32 {
+        if a.is_nan() || b.is_nan() {
+            f32::NAN
+        } else if b < a {
+            b
+        } else {
+            a
+        }
+    }
+}
+impl BinaryOp for Max {
+    #[inline(always)]
+    fn apply(a: f32, b: f32) -> f32 {
+        if a.is_nan() || b.is_nan() {
+            f32::NAN
+        } else if b > a {
+            b
+        } else {
+            a
+        }
+    }
+}
 
 impl BinaryOp for Add {
     #[inline(always)]

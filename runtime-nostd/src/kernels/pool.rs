@@ -109,3 +109,22 @@ pub fn global_avg_pool<const NC: usize, const S: usize>(x: &[f32], y: &mut [f32]
         *out = x[p * S..(p + 1) * S].iter().sum::<f32>() / S as f32;
     }
 }
+
+/// `y[p] = max(x[p * S..(p + 1) * S])` over `NC` planes of `S` values; NaN propagates.
+#[inline]
+pub fn global_max_pool<const NC: usize, const S: usize>(x: &[f32], y: &mut [f32]) {
+    let x = &x[..NC * S];
+    for (p, out) in y[..NC].iter_mut().enumerate() {
+        *out = x[p * S..(p + 1) * S]
+            .iter()
+            .fold(f32::NEG_INFINITY, |m, &v| {
+                if v.is_nan() || m.is_nan() {
+                    f32::NAN
+                } else if v > m {
+                    v
+                } else {
+                    m
+                }
+            });
+    }
+}

@@ -1,17 +1,11 @@
 //! `Softmax` along one axis of a tensor viewed as `[OUTER, N, INNER]`.
 
-/// `y = exp(x - max) / sum(exp(x - max))` along the middle axis.
+/// Softmax in place along the middle axis: `exp(x - max) / sum(exp(x - max))`, or
+/// with `LOG` its logarithm `x - max - log(sum(exp(x - max)))`.
 #[inline]
-pub fn softmax<const OUTER: usize, const N: usize, const INNER: usize>(x: &[f32], y: &mut [f32]) {
-    let x = &x[..OUTER * N * INNER];
-    let y = &mut y[..OUTER * N * INNER];
-    y.copy_from_slice(x);
-    softmax_inplace::<OUTER, N, INNER>(y);
-}
-
-/// Softmax in place.
-#[inline]
-pub fn softmax_inplace<const OUTER: usize, const N: usize, const INNER: usize>(y: &mut [f32]) {
+pub fn softmax_inplace<const OUTER: usize, const N: usize, const INNER: usize, const LOG: bool>(
+    y: &mut [f32],
+) {
     let y = &mut y[..OUTER * N * INNER];
     for o in 0..OUTER {
         let block = &mut y[o * N * INNER..(o + 1) * N * INNER];
@@ -23,12 +17,21 @@ pub fn softmax_inplace<const OUTER: usize, const N: usize, const INNER: usize>(y
             let mut sum = 0.0f32;
             for n in 0..N {
                 let e = super::math::exp(block[n * INNER + i] - max);
-                block[n * INNER + i] = e;
+                if !LOG {
+                    block[n * INNER + i] = e;
+                }
                 sum += e;
             }
-            let inv = 1.0 / sum;
-            for n in 0..N {
-                block[n * INNER + i] *= inv;
+            if LOG {
+                let shift = max + libm::logf(sum);
+                for n in 0..N {
+                    block[n * INNER + i] -= shift;
+                }
+            } else {
+                let inv = 1.0 / sum;
+                for n in 0..N {
+                    block[n * INNER + i] *= inv;
+                }
             }
         }
     }

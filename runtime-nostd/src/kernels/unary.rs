@@ -44,6 +44,22 @@ pub fn unary<O: UnaryOp>(x: &[f32], y: &mut [f32]) {
     }
 }
 
+/// `y = f(x)`, `f` a formula the macro wrote.
+#[inline]
+pub fn map(x: &[f32], y: &mut [f32], f: impl Fn(f32) -> f32) {
+    for (out, &v) in y.iter_mut().zip(x) {
+        *out = f(v);
+    }
+}
+
+/// `y = f(y)`.
+#[inline]
+pub fn map_inplace(y: &mut [f32], f: impl Fn(f32) -> f32) {
+    for v in y.iter_mut() {
+        *v = f(*v);
+    }
+}
+
 /// `y = op(y)`.
 #[inline]
 pub fn unary_inplace<O: UnaryOp>(y: &mut [f32]) {

@@ -1,0 +1,193 @@
+//! Element-wise math and activations beyond the seed set, each a scalar formula the
+//! lowering writes into one `map` kernel call: `Abs`, `Neg`, `Exp`, `Log`, `Sqrt`,
+//! `Reciprocal`, `Floor`, `Ceil`, `Erf`, `Softplus`, `LeakyRelu`, `Elu`, `Selu`,
+//! `HardSigmoid` (opset 6 semantics, unchanged through 21 for f32) and `Clip` (opset 13:
+//! `min` and `max` as optional scalar inputs). Transcendentals are libm's.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::*;
+use crate::types::TensorType;
+
+const X: &[InputSpec] = &[input("X")];
+
+/// The scalar formula of an operator over `v` (an `f32` in generated code).
+type Formula = fn(&Attrs, &TokenStream) -> TokenStream;
+
+macro_rules! map_op {
+    ($static:ident, $name:literal, $attrs:expr, $formula:expr) => {
+        pub static $static: OpSchema = OpSchema {
+            op_type: $name,
+            inputs: X,
+            attrs: $attrs,
+            inplace: Some(0),
+            infer: same_shape,
+            lower: |cx| {
+                const F: Formula = $formula;
+                lower_map(cx, F)
+            },
+            ..BASE
+        };
+    };
+}
+
+/// libm's single-precision function `f` in generated code.
+fn libm(f: &str) -> TokenStream {
+    let f = proc_macro2::Ident::new(f, proc_macro2::Span::call_site());
+    quote!(::tinyonnx::__export::libm::#f)
+}
+
+map_op!(ABS, "Abs", &[], |_, v| {
+    let f = libm("fabsf");
+    quote!(#f(#v))
+});
+map_op!(NEG, "Neg", &[], |_, v| quote!(-#v));
+map_op!(EXP, "Exp", &[], |_, v| {
+    let f = libm("expf");
+    quote!(#f(#v))
+});
+map_op!(LOG, "Log", &[], |_, v| {
+    let f = libm("logf");
+    quote!(#f(#v))
+});
+map_op!(SQRT, "Sqrt", &[], |_, v| {
+    let f = libm("sqrtf");
+    quote!(#f(#v))
+});
+map_op!(RECIPROCAL, "Reciprocal", &[], |_, v| quote!(1.0f32 / #v));
+map_op!(FLOOR, "Floor", &[], |_, v| {
+    let f = libm("floorf");
+    quote!(#f(#v))
+});
+map_op!(CEIL, "Ceil", &[], |_, v| {
+    let f = libm("ceilf");
+    quote!(#f(#v))
+});
+map_op!(ERF, "Erf", &[], |_, v| {
+    let f = libm("erff");
+    quote!(#f(#v))
+});
+// log(1 + e^x); above 20, e^x exceeds 1 by more than f32 resolves: x itself.
+map_op!(SOFTPLUS, "Softplus", &[], |_, v| {
+    let (log1p, exp) = (libm("log1pf"), libm("expf"));
+    quote!(if #v > 20.0f32 { #v } else { #log1p(#exp(#v)) })
+});
+map_op!(
+    LEAKY_RELU,
+    "LeakyRelu",
+    &[attr("alpha", AttrKind::Float, AttrDefault::Float(0.01))],
+    |a, v| {
+        let alpha = a.float("alpha");
+        quote!(if #v >= 0.0f32 { #v } else { #alpha * #v })
+    }
+);
+map_op!(
+    ELU,
+    "Elu",
+    &[attr("alpha", AttrKind::Float, AttrDefault::Float(1.0))],
+    |a, v| {
+        let alpha = a.float("alpha");
+        let expm1 = libm("expm1f");
+        quote!(if #v >= 0.0f32 { #v } else { #alpha * #expm1(#v) })
+    }
+);
+map_op!(
+    SELU,
+    "Selu",
+    &[
+        attr("alpha", AttrKind::Float, AttrDefault::Float(1.673_263_2)),
+        attr("gamma", AttrKind::Float, AttrDefault::Float(1.050_701)),
+    ],
+    |a, v| {
+        let (alpha, gamma) = (a.float("alpha"), a.float("gamma"));
+        let exp = libm("expf");
+        quote!(if #v > 0.0f32 { #gamma * #v } else { #gamma * (#alpha * #exp(#v) - #alpha) })
+    }
+);
+map_op!(
+    HARD_SIGMOID,
+    "HardSigmoid",
+    &[
+        attr("alpha", AttrKind::Float, AttrDefault::Float(0.2)),
+        attr("beta", AttrKind::Float, AttrDefault::Float(0.5)),
+    ],
+    |a, v| {
+        let (alpha, beta) = (a.float("alpha"), a.float("beta"));
+        quote!({
+            let t = #alpha * #v + #beta;
+            if t < 0.0f32 { 0.0f32 } else if t > 1.0f32 { 1.0f32 } else { t }
+        })
+    }
+);
+
+fn same_shape(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    Ok(vec![cx.input(0).clone()])
+}
+
+/// `y = f(x)` (or in place), `f` the operator's formula.
+fn lower_map(cx: &LowerCtx, formula: Formula) -> TokenStream {
+    let v = quote!(v);
+    let body = formula(cx.attrs, &v);
+    map_call(cx, quote!(|#v: f32| #body))
+}
+
+fn map_call(cx: &LowerCtx, f: TokenStream) -> TokenStream {
+    let kernels = kernels();
+    let y = &cx.outputs[0].expr;
+    if cx.inplace {
+        return quote! { #kernels::unary::map_inplace(#y, #f); };
+    }
+    let x = &cx.input(0).expr;
+    quote! { #kernels::unary::map(#x, #y, #f); }
+}
+
+/// `Clip` (opset 13): `min` and `max` are optional scalar inputs, read at run time;
+/// NaN passes through.
+pub static CLIP: OpSchema = OpSchema {
+    op_type: "Clip",
+    inputs: &[input("input"), optional("min"), optional("max")],
+    inplace: Some(0),
+    infer: infer_clip,
+    lower: lower_clip,
+    ..BASE
+};
+
+fn infer_clip(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    for (i, name) in [(1, "min"), (2, "max")] {
+        if let Some(t) = cx.opt_input(i)
+            && t.shape.rank() != 0
+        {
+            return Err(OpError::input(
+                i,
+                format!("Clip {name} must be a scalar (rank 0), got {}", t.shape),
+            ));
+        }
+    }
+    Ok(vec![cx.input(0).clone()])
+}
+
+fn lower_clip(cx: &LowerCtx) -> TokenStream {
+    let bound = |i: usize, none: TokenStream| match cx.inputs.get(i).cloned().flatten() {
+        Some(o) => {
+            let e = o.expr;
+            quote!((#e)[0])
+        }
+        None => none,
+    };
+    let lo = bound(1, quote!(f32::NEG_INFINITY));
+    let hi = bound(2, quote!(f32::INFINITY));
+    let body = quote!(if v < lo {
+        lo
+    } else if v > hi {
+        hi
+    } else {
+        v
+    });
+    let call = map_call(cx, quote!(|v: f32| #body));
+    quote! {
+        let lo: f32 = #lo;
+        let hi: f32 = #hi;
+        #call
+    }
+}
