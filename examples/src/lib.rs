@@ -21,7 +21,9 @@ pub use lstm::{LstmBatchFirst, LstmClassifier};
 pub use resnet::ResNet;
 pub use torch_lstm::TorchLstm;
 pub use transformer::{TransformerBlock, TransformerSugar};
-pub use zoo::{ConvZoo, LstmZoo, MathZoo, ScheduleZoo, ShapeZoo, SugarZoo};
+pub use zoo::{
+    ConvZoo, LstmZoo, MathZoo, ReduceAttrZoo, ReduceZoo, ScheduleZoo, ShapeZoo, SugarZoo,
+};
 
 onnx_model! {
     /// Linear regression: 8 features to 1 value, one Gemm with bias.
@@ -103,4 +105,6 @@ pub const MODELS: &[Example] = &[
     example::<SugarZoo>(),
     example::<ScheduleZoo>(),
     example::<MathZoo>(),
+    example::<ReduceZoo>(),
+    example::<ReduceAttrZoo>(),
 ];

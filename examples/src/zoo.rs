@@ -165,3 +165,32 @@ onnx_model! {
         output gmax = GlobalMaxPool(x);
     }
 }
+
+onnx_model! {
+    /// Reductions at opset 18 (axes as an input): negative and several axes, keepdims 0
+    /// and 1, every axis when none are given, and noop_with_empty_axes.
+    pub model ReduceZoo {
+        opset = 18;
+        input x: f32[2, 3, 4];
+        output sum = ReduceSum(x, [1]);
+        output mean = ReduceMean(x, [-1, 0], keepdims = 0);
+        output max = ReduceMax(x, [2], keepdims = 0);
+        output min = ReduceMin(x, [0, 2]);
+        output prod = ReduceProd(Add(Mul(x, 0.5), 1.0), [-2]);
+        output all = ReduceMean(x, keepdims = 0);
+        output noop = ReduceSum(x, noop_with_empty_axes = 1);
+    }
+}
+
+onnx_model! {
+    /// Reductions at opset 17: `axes` as an attribute (ReduceSum takes an input since 13).
+    pub model ReduceAttrZoo {
+        opset = 17;
+        input x: f32[2, 3, 4];
+        output mean = ReduceMean(x, axes = [1], keepdims = 0);
+        output max = ReduceMax(x, axes = [-1]);
+        output min = ReduceMin(x);
+        output sum = ReduceSum(x, [0, 1], keepdims = 0);
+        output prod = ReduceProd(Add(Mul(x, 0.5), 1.0), axes = [0]);
+    }
+}

@@ -20,6 +20,7 @@ mod lstm;
 mod math;
 mod matmul;
 mod pool;
+mod reduce;
 mod reshape;
 mod softmax;
 mod transpose;
@@ -64,6 +65,11 @@ pub static REGISTRY: &[&OpSchema] = &[
     &pool::AVERAGE_POOL,
     &pool::GLOBAL_AVERAGE_POOL,
     &pool::GLOBAL_MAX_POOL,
+    &reduce::REDUCE_SUM,
+    &reduce::REDUCE_MEAN,
+    &reduce::REDUCE_MAX,
+    &reduce::REDUCE_MIN,
+    &reduce::REDUCE_PROD,
     &reshape::FLATTEN,
     &reshape::RESHAPE,
     &reshape::SQUEEZE,

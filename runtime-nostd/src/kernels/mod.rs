@@ -16,6 +16,7 @@ pub mod math;
 pub mod norm;
 pub mod packed;
 pub mod pool;
+pub mod reduce;
 pub mod softmax;
 pub mod unary;
 

@@ -1,0 +1,205 @@
+//! `ReduceSum`, `ReduceMean`, `ReduceMax`, `ReduceMin`, `ReduceProd`: `keepdims` (1),
+//! `noop_with_empty_axes` (0). The axes follow the model's opset: an int64 input known at
+//! compile time for `ReduceSum` (opset 13) and for the others from opset 18, the `axes`
+//! attribute for the others before 18; the wrong form is an error naming the opset.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+use super::*;
+use crate::types::{Dim, Shape, TensorType};
+
+macro_rules! reduce_op {
+    ($static:ident, $name:literal, $kernel:literal) => {
+        pub static $static: OpSchema = OpSchema {
+            op_type: $name,
+            inputs: &[input("data"), i64_const("axes", true)],
+            attrs: &[
+                attr("axes", AttrKind::Ints, AttrDefault::Absent),
+                attr("keepdims", AttrKind::Int, AttrDefault::Int(1)),
+                attr("noop_with_empty_axes", AttrKind::Int, AttrDefault::Int(0)),
+            ],
+            output_names: &["reduced"],
+            infer,
+            lower: |cx| lower(cx, $kernel),
+            macs: |cx| cx.input(0).numel() as u64,
+            ..BASE
+        };
+    };
+}
+
+reduce_op!(REDUCE_SUM, "ReduceSum", "Sum");
+reduce_op!(REDUCE_MEAN, "ReduceMean", "Mean");
+reduce_op!(REDUCE_MAX, "ReduceMax", "Max");
+reduce_op!(REDUCE_MIN, "ReduceMin", "Min");
+reduce_op!(REDUCE_PROD, "ReduceProd", "Prod");
+
+/// The first opset where the axes of `op` are an input.
+fn axes_input_since(op: &str) -> i64 {
+    if op == "ReduceSum" { 13 } else { 18 }
+}
+
+/// The reduced axes (sorted), or `None` for a no-op (empty axes with
+/// `noop_with_empty_axes = 1`).
+fn axes(cx: &InferCtx) -> Result<Option<Vec<usize>>, OpError> {
+    let op = cx.op.op_type;
+    let rank = cx.input(0).shape.rank();
+    let since = axes_input_since(op);
+    let as_input = cx.opt_input(1).is_some();
+    let as_attr = cx.attrs.is_explicit("axes");
+    if as_attr && cx.opset >= since {
+        return Err(OpError::attr(
+            "axes",
+            format!(
+                "{op} takes its axes as the second input from opset {since} (this model uses opset {}); pass them as an input",
+                cx.opset
+            ),
+        ));
+    }
+    if as_input && cx.opset < since {
+        return Err(OpError::input(
+            1,
+            format!(
+                "{op} takes axes as an input only from opset {since} (this model uses opset {}); use the `axes` attribute",
+                cx.opset
+            ),
+        ));
+    }
+    if cx.attrs.is_explicit("noop_with_empty_axes") && cx.opset < since {
+        return Err(OpError::attr(
+            "noop_with_empty_axes",
+            format!(
+                "{op} has noop_with_empty_axes from opset {since} (this model uses opset {})",
+                cx.opset
+            ),
+        ));
+    }
+    let given: Vec<i64> = if as_input {
+        cx.const_i64(1).unwrap_or(&[]).to_vec()
+    } else {
+        cx.attrs.ints("axes").unwrap_or(&[]).to_vec()
+    };
+    if given.is_empty() {
+        return Ok(if cx.attrs.int("noop_with_empty_axes") == 1 {
+            None
+        } else {
+            Some((0..rank).collect())
+        });
+    }
+    let mut out = Vec::new();
+    for a in given {
+        let at = if as_input {
+            At::Input(1)
+        } else {
+            At::Attr("axes")
+        };
+        let r = rank as i64;
+        if a < -r || a >= r {
+            return Err(OpError {
+                at,
+                msg: format!(
+                    "{op} axis {a} is out of range for a rank-{rank} input: expected {}..={}",
+                    -r,
+                    r - 1
+                ),
+                note: None,
+            });
+        }
+        let a = if a < 0 { a + r } else { a } as usize;
+        if out.contains(&a) {
+            return Err(OpError {
+                at,
+                msg: format!("{op} repeats axis {a}"),
+                note: None,
+            });
+        }
+        out.push(a);
+    }
+    out.sort_unstable();
+    Ok(Some(out))
+}
+
+fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let x = cx.input(0);
+    let keep = match cx.attrs.int("keepdims") {
+        0 => false,
+        1 => true,
+        v => {
+            return Err(OpError::attr(
+                "keepdims",
+                format!("keepdims must be 0 or 1, got {v}"),
+            ));
+        }
+    };
+    let Some(axes) = axes(cx)? else {
+        return Ok(vec![x.clone()]);
+    };
+    let mut out = Vec::new();
+    for (i, d) in x.shape.0.iter().enumerate() {
+        if !axes.contains(&i) {
+            out.push(d.clone());
+        } else if keep {
+            out.push(Dim::Fixed(1));
+        }
+    }
+    Ok(vec![TensorType {
+        dtype: x.dtype,
+        shape: Shape(out),
+    }])
+}
+
+fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
+    let kernels = kernels();
+    let x = cx.input(0);
+    let y = &cx.outputs[0].expr;
+    let xe = &x.expr;
+    // Which axes were reduced: the output has the input's elements per kept axis.
+    let reduced = reduced_axes(cx);
+    let Some(reduced) = reduced else {
+        return quote! { <[_]>::copy_from_slice(#y, #xe); };
+    };
+    let shape = &x.shape;
+    let rank = shape.len();
+    // Output strides over the kept axes (row-major), 0 on the reduced ones.
+    let mut strides = vec![0usize; rank];
+    let mut s = 1usize;
+    for d in (0..rank).rev() {
+        if !reduced.contains(&d) {
+            strides[d] = s;
+            s *= shape[d];
+        }
+    }
+    let count: usize = reduced.iter().map(|&d| shape[d]).product();
+    let scale = if kernel == "Mean" {
+        1.0 / count.max(1) as f32
+    } else {
+        1.0
+    };
+    let op = Ident::new(
+        if kernel == "Mean" { "Sum" } else { kernel },
+        Span::call_site(),
+    );
+    quote! {
+        #kernels::reduce::reduce::<#kernels::reduce::#op, #rank>(#xe, #y, &[#(#shape),*], &[#(#strides),*], #scale);
+    }
+}
+
+/// The reduced axes of a lowered node, `None` for a no-op (recomputed from the
+/// attributes and the compile-time axes as inference did).
+fn reduced_axes(cx: &LowerCtx) -> Option<Vec<usize>> {
+    let rank = cx.input(0).shape.len();
+    let given: Vec<i64> = match cx.input_consts.get(1).copied().flatten() {
+        Some(d) => d.as_i64().unwrap_or(&[]).to_vec(),
+        None => cx.attrs.ints("axes").unwrap_or(&[]).to_vec(),
+    };
+    if given.is_empty() {
+        return (cx.attrs.int("noop_with_empty_axes") != 1).then(|| (0..rank).collect());
+    }
+    let r = rank as i64;
+    Some(
+        given
+            .iter()
+            .map(|&a| if a < 0 { a + r } else { a } as usize)
+            .collect(),
+    )
+}
