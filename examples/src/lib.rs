@@ -22,7 +22,7 @@ pub use resnet::ResNet;
 pub use torch_lstm::TorchLstm;
 pub use transformer::{TransformerBlock, TransformerSugar};
 pub use zoo::{
-    ConvZoo, LstmZoo, MathZoo, ReduceAttrZoo, ReduceZoo, ScheduleZoo, ShapeZoo, SugarZoo,
+    ConvZoo, LstmZoo, MathZoo, MoveZoo, ReduceAttrZoo, ReduceZoo, ScheduleZoo, ShapeZoo, SugarZoo,
 };
 
 onnx_model! {
@@ -107,4 +107,5 @@ pub const MODELS: &[Example] = &[
     example::<MathZoo>(),
     example::<ReduceZoo>(),
     example::<ReduceAttrZoo>(),
+    example::<MoveZoo>(),
 ];

@@ -194,3 +194,34 @@ onnx_model! {
         output prod = ReduceProd(Add(Mul(x, 0.5), 1.0), axes = [0]);
     }
 }
+
+onnx_model! {
+    /// Data movement with compile-time parameters: Slice (negative starts and steps,
+    /// clamped ends, default axes), Expand in both directions, Tile, Pad in every mode
+    /// (with axes, negative pads and a constant value), Gather with negative and
+    /// repeated indices, InstanceNormalization.
+    pub model MoveZoo {
+        opset = 19;
+        input x: f32[2, 3, 5];
+        input col: f32[3, 1];
+        weight scale: f32[3] = uniform(low = 0.5, high = 1.5, seed = 1);
+        weight bias: f32[3] = uniform(low = -0.5, high = 0.5, seed = 2);
+
+        output s1 = Slice(x, [0, 1], [1, 100], [0, 2]);
+        output s2 = Slice(x, [-1, 4], [-100, 0], [1, -1], [-1, -2]);
+        output s3 = Slice(x, [1], [3]);
+        output s4 = Slice(x, [0, 0, 0], [2, 3, 5], [0, 1, 2], [1, 2, 3]);
+        output e1 = Expand(col, [2, 3, 4]);
+        output e2 = Expand(x, [3, 1]);
+        output t1 = Tile(x, [1, 2, 3]);
+        output p1 = Pad(x, [0, 1, 2, 0, 0, 1], 0.5);
+        output p2 = Pad(x, [1, 2, 1, 3], _, [1, -1], mode = "edge");
+        output p3 = Pad(x, [0, 2, 1, 0, 1, 4], mode = "reflect");
+        output p4 = Pad(x, [1, 1, 7, 0, 0, 2], mode = "wrap");
+        output p5 = Pad(x, [0, -1, 1, 0, 0, -2]);
+        output g1 = Gather(x, [2, -1, 0, 0], axis = 2);
+        output g2 = Gather(x, [[1, 0], [1, 1]], axis = 0);
+        output g3 = Gather(x, 1, axis = 1);
+        output inorm = InstanceNormalization(x, scale, bias, epsilon = 0.001);
+    }
+}

@@ -19,6 +19,7 @@ mod layernorm;
 mod lstm;
 mod math;
 mod matmul;
+mod movement;
 mod pool;
 mod reduce;
 mod reshape;
@@ -77,6 +78,12 @@ pub static REGISTRY: &[&OpSchema] = &[
     &reshape::DROPOUT,
     &transpose::TRANSPOSE,
     &concat::CONCAT,
+    &movement::SLICE,
+    &movement::EXPAND,
+    &movement::TILE,
+    &movement::PAD,
+    &movement::GATHER,
+    &movement::INSTANCE_NORMALIZATION,
     &lstm::LSTM,
     &layernorm::LAYER_NORMALIZATION,
     &constant::CONSTANT,

@@ -1,4 +1,5 @@
-//! Data movement: `Transpose` and `Concat`.
+//! Data movement: `Transpose`, `Concat`, strided views (`Slice`, `Expand`, `Tile`),
+//! `Pad` and `Gather`.
 
 /// `y` (row-major over `shape`) from `x` read with `strides` (the input strides of the
 /// permuted axes).
@@ -34,5 +35,118 @@ pub fn concat_part<
     for o in 0..OUTER {
         y[o * OUT_CHUNK + OFFSET..o * OUT_CHUNK + OFFSET + CHUNK]
             .copy_from_slice(&x[o * CHUNK..(o + 1) * CHUNK]);
+    }
+}
+
+/// `y` (row-major over `shape`) from `x` at `offset + sum(idx[d] * strides[d])`, strides
+/// signed (a negative `Slice` step walks backwards, 0 repeats: `Expand`, `Tile`).
+#[inline]
+pub fn strided<T: Copy, const R: usize>(
+    x: &[T],
+    y: &mut [T],
+    shape: &[usize; R],
+    offset: usize,
+    strides: &[isize; R],
+) {
+    let n: usize = shape.iter().product();
+    let mut idx = [0usize; R];
+    let mut ix = offset as isize;
+    for out in y[..n].iter_mut() {
+        *out = x[ix as usize];
+        let mut d = R;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            ix += strides[d];
+            if idx[d] < shape[d] {
+                break;
+            }
+            ix -= strides[d] * shape[d] as isize;
+            idx[d] = 0;
+        }
+    }
+}
+
+/// How `Pad` fills positions outside the input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PadMode {
+    /// A constant value.
+    Constant,
+    /// The nearest edge value.
+    Edge,
+    /// Mirrored about the edge, the edge not repeated.
+    Reflect,
+    /// Wrapped around (periodic).
+    Wrap,
+}
+
+/// `Pad`: `y` over `out` from `x` over `inp`, output index `o` reading input index
+/// `o - begin` per axis (`begin` negative crops), outside the input filled by `mode`.
+#[inline]
+pub fn pad<const R: usize>(
+    x: &[f32],
+    y: &mut [f32],
+    inp: &[usize; R],
+    out: &[usize; R],
+    begin: &[isize; R],
+    mode: PadMode,
+    value: f32,
+) {
+    let mut in_strides = [1usize; R];
+    for d in (0..R.saturating_sub(1)).rev() {
+        in_strides[d] = in_strides[d + 1] * inp[d + 1];
+    }
+    let n: usize = out.iter().product();
+    let mut idx = [0usize; R];
+    for v in y[..n].iter_mut() {
+        let mut src = 0usize;
+        let mut inside = true;
+        for d in 0..R {
+            let len = inp[d] as isize;
+            let mut i = idx[d] as isize - begin[d];
+            if i < 0 || i >= len {
+                match mode {
+                    PadMode::Constant => inside = false,
+                    PadMode::Edge => i = i.clamp(0, len - 1),
+                    PadMode::Reflect => {
+                        let period = 2 * (len - 1);
+                        i = if period == 0 { 0 } else { i.rem_euclid(period) };
+                        if i >= len {
+                            i = period - i;
+                        }
+                    }
+                    PadMode::Wrap => i = i.rem_euclid(len),
+                }
+            }
+            src += i.max(0) as usize * in_strides[d];
+        }
+        *v = if inside { x[src] } else { value };
+        let mut d = R;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < out[d] {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// `Gather` along one axis of `x` viewed as `[OUTER, N, INNER]`: for every outer index
+/// and every (non-negative, in-range) index `k` of `indices`, the `INNER` values at `k`.
+#[inline]
+pub fn gather<T: Copy, const OUTER: usize, const N: usize, const INNER: usize, const K: usize>(
+    x: &[T],
+    y: &mut [T],
+    indices: &[usize; K],
+) {
+    let x = &x[..OUTER * N * INNER];
+    let y = &mut y[..OUTER * K * INNER];
+    for o in 0..OUTER {
+        for (j, &k) in indices.iter().enumerate() {
+            let src = &x[(o * N + k) * INNER..(o * N + k + 1) * INNER];
+            y[(o * K + j) * INNER..(o * K + j + 1) * INNER].copy_from_slice(src);
+        }
     }
 }

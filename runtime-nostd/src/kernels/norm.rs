@@ -1,4 +1,5 @@
-//! Normalizations: `BatchNormalization` (inference) and `LayerNormalization`.
+//! Normalizations: `BatchNormalization` (inference), `LayerNormalization` and
+//! `InstanceNormalization`.
 
 /// `y = (x - mean[c]) / sqrt(var[c] + eps) * scale[c] + b[c]` over `[N, C, S]`.
 #[allow(clippy::too_many_arguments)]
@@ -78,4 +79,28 @@ pub fn layer_norm<const OUTER: usize, const INNER: usize>(
     let y = &mut y[..OUTER * INNER];
     y.copy_from_slice(&x[..OUTER * INNER]);
     layer_norm_inplace::<OUTER, INNER>(scale, b, eps, y);
+}
+
+/// `InstanceNormalization`: each of the `N * C` planes of `S` values normalized by its own
+/// mean and (biased) variance, then `* scale[c] + b[c]`.
+#[inline]
+pub fn instance_norm<const N: usize, const C: usize, const S: usize>(
+    x: &[f32],
+    scale: &[f32],
+    b: &[f32],
+    eps: f32,
+    y: &mut [f32],
+) {
+    let x = &x[..N * C * S];
+    let y = &mut y[..N * C * S];
+    for p in 0..N * C {
+        let c = p % C;
+        let plane = &x[p * S..(p + 1) * S];
+        let mean = plane.iter().sum::<f32>() / S as f32;
+        let var = plane.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / S as f32;
+        let k = scale[c] / libm::sqrtf(var + eps);
+        for (o, &v) in y[p * S..(p + 1) * S].iter_mut().zip(plane) {
+            *o = (v - mean) * k + b[c];
+        }
+    }
 }

@@ -1,0 +1,603 @@
+//! Data movement with compile-time parameters: `Slice` (opset 13: starts, ends, axes,
+//! steps as int64 inputs, negative values and clamping), `Expand`, `Tile`, `Pad`
+//! (constant, edge, reflect; wrap from opset 19; `axes` from opset 18; negative pads
+//! crop), `Gather` (indices known at compile time, negative ones counted from the end).
+//! Inputs need fixed dimensions; the kernels read the input through strides or index
+//! maps worked out here.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::*;
+use crate::types::{Dim, MAX_DIM, Shape, TensorType, broadcast};
+
+/// The fixed dimensions of input `i`, or an error naming the symbolic one.
+fn fixed(cx: &InferCtx, i: usize) -> Result<Vec<usize>, OpError> {
+    let t = cx.input(i);
+    t.shape
+        .0
+        .iter()
+        .map(|d| d.fixed())
+        .collect::<Option<Vec<usize>>>()
+        .ok_or_else(|| {
+            OpError::input(
+                i,
+                format!(
+                    "{} needs fixed dimensions, got {} (declare the dimension with a number)",
+                    cx.op.op_type, t.shape
+                ),
+            )
+        })
+}
+
+fn out_type(cx: &InferCtx, dims: &[usize]) -> Vec<TensorType> {
+    vec![TensorType {
+        dtype: cx.input(0).dtype,
+        shape: Shape::fixed(dims),
+    }]
+}
+
+fn row_major_strides(dims: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; dims.len()];
+    for d in (0..dims.len().saturating_sub(1)).rev() {
+        s[d] = s[d + 1] * dims[d + 1];
+    }
+    s
+}
+
+/// Normalized axes of a compile-time int64 input (every axis when absent).
+fn axes_input(cx: &InferCtx, i: usize, rank: usize, count: usize) -> Result<Vec<usize>, OpError> {
+    let Some(axes) = cx.const_i64(i) else {
+        return Ok((0..count.min(rank)).collect());
+    };
+    let r = rank as i64;
+    let mut out = Vec::new();
+    for &a in axes {
+        if a < -r || a >= r {
+            return Err(OpError::input(
+                i,
+                format!(
+                    "{} axis {a} is out of range for a rank-{rank} input: expected {}..={}",
+                    cx.op.op_type,
+                    -r,
+                    r - 1
+                ),
+            ));
+        }
+        let a = if a < 0 { a + r } else { a } as usize;
+        if out.contains(&a) {
+            return Err(OpError::input(
+                i,
+                format!("{} repeats axis {a}", cx.op.op_type),
+            ));
+        }
+        out.push(a);
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------- Slice
+
+pub static SLICE: OpSchema = OpSchema {
+    op_type: "Slice",
+    inputs: &[
+        input("data"),
+        i64_const("starts", false),
+        i64_const("ends", false),
+        i64_const("axes", true),
+        i64_const("steps", true),
+    ],
+    infer: infer_slice,
+    lower: lower_slice,
+    macs: no_macs,
+    ..BASE
+};
+
+/// Per axis: (start, step, output length).
+type SliceAxes = Vec<(usize, isize, usize)>;
+
+fn slice_plan(cx: &InferCtx) -> Result<SliceAxes, OpError> {
+    let dims = fixed(cx, 0)?;
+    let starts = cx.const_i64(1).unwrap_or(&[]);
+    let ends = cx.const_i64(2).unwrap_or(&[]);
+    if starts.len() != ends.len() {
+        return Err(OpError::input(
+            2,
+            format!(
+                "Slice ends has {} values, starts {}",
+                ends.len(),
+                starts.len()
+            ),
+        ));
+    }
+    let axes = axes_input(cx, 3, dims.len(), starts.len())?;
+    if axes.len() != starts.len() {
+        return Err(OpError::input(
+            3,
+            format!(
+                "Slice axes has {} values, starts {}",
+                axes.len(),
+                starts.len()
+            ),
+        ));
+    }
+    let steps: Vec<i64> = match cx.const_i64(4) {
+        Some(s) if s.len() != starts.len() => {
+            return Err(OpError::input(
+                4,
+                format!(
+                    "Slice steps has {} values, starts {}",
+                    s.len(),
+                    starts.len()
+                ),
+            ));
+        }
+        Some(s) => s.to_vec(),
+        None => vec![1; starts.len()],
+    };
+    let mut plan: SliceAxes = dims.iter().map(|&d| (0, 1, d)).collect();
+    for (k, &axis) in axes.iter().enumerate() {
+        let dim = dims[axis] as i128;
+        let step = steps[k] as i128;
+        if step == 0 {
+            return Err(OpError::input(4, "Slice steps must not be 0"));
+        }
+        let (mut start, mut end) = (starts[k] as i128, ends[k] as i128);
+        if start < 0 {
+            start += dim;
+        }
+        if end < 0 {
+            end += dim;
+        }
+        let len = if step > 0 {
+            let (s, e) = (start.clamp(0, dim), end.clamp(0, dim));
+            start = s;
+            ((e - s).max(0) + step - 1) / step
+        } else {
+            let (s, e) = (start.clamp(0, dim - 1), end.clamp(-1, dim - 1));
+            start = s;
+            ((s - e).max(0) + (-step) - 1) / (-step)
+        };
+        if len == 0 {
+            return Err(OpError::input(
+                1,
+                format!(
+                    "Slice of axis {axis} (size {dim}) from {} to {} step {step} is empty; tinyonnx has no empty tensors",
+                    starts[k], ends[k]
+                ),
+            ));
+        }
+        plan[axis] = (start as usize, step as isize, len as usize);
+    }
+    Ok(plan)
+}
+
+fn infer_slice(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let plan = slice_plan(cx)?;
+    let dims: Vec<usize> = plan.iter().map(|p| p.2).collect();
+    Ok(out_type(cx, &dims))
+}
+
+/// An inference context over a lowered node's device shapes, to recompute a plan with
+/// the rules inference applied.
+fn infer_ctx_of<'a>(
+    cx: &'a LowerCtx,
+    types: &'a [TensorType],
+    op: &'static OpSchema,
+) -> InferCtx<'a> {
+    InferCtx {
+        op,
+        inputs: cx
+            .inputs
+            .iter()
+            .zip(types)
+            .map(|(o, t)| o.as_ref().map(|_| t))
+            .collect(),
+        consts: cx.input_consts.clone(),
+        attrs: cx.attrs,
+        opset: MAX_OPSET,
+    }
+}
+
+/// The device types of a lowered node's inputs (absent ones get an empty shape).
+fn device_types(cx: &LowerCtx) -> Vec<TensorType> {
+    cx.inputs
+        .iter()
+        .map(|o| TensorType {
+            dtype: DType::F32,
+            shape: Shape::fixed(o.as_ref().map_or(&[][..], |o| &o.shape)),
+        })
+        .collect()
+}
+
+fn lower_slice(cx: &LowerCtx) -> TokenStream {
+    let types = device_types(cx);
+    let icx = infer_ctx_of(cx, &types, &SLICE);
+    let plan = slice_plan(&icx).expect("checked during inference");
+    let xs = row_major_strides(&cx.input(0).shape);
+    let offset: usize = plan.iter().zip(&xs).map(|(p, s)| p.0 * s).sum();
+    let strides: Vec<isize> = plan
+        .iter()
+        .zip(&xs)
+        .map(|(p, &s)| p.1 * s as isize)
+        .collect();
+    let shape: Vec<usize> = plan.iter().map(|p| p.2).collect();
+    strided_call(cx, &shape, offset, &strides)
+}
+
+fn strided_call(cx: &LowerCtx, shape: &[usize], offset: usize, strides: &[isize]) -> TokenStream {
+    let kernels = kernels();
+    let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
+    let rank = shape.len();
+    quote! {
+        #kernels::copy::strided::<f32, #rank>(#x, #y, &[#(#shape),*], #offset, &[#(#strides),*]);
+    }
+}
+
+// ---------------------------------------------------------------- Expand
+
+pub static EXPAND: OpSchema = OpSchema {
+    op_type: "Expand",
+    inputs: &[input("input"), i64_const("shape", false)],
+    infer: infer_expand,
+    lower: lower_expand,
+    macs: no_macs,
+    ..BASE
+};
+
+fn infer_expand(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    fixed(cx, 0)?;
+    let target = cx.const_i64(1).unwrap_or(&[]);
+    let mut dims = Vec::new();
+    for &d in target {
+        if d < 1 || d as u64 > MAX_DIM as u64 {
+            return Err(OpError::input(
+                1,
+                format!("Expand shape values must be in 1..={MAX_DIM}, got {d}"),
+            ));
+        }
+        dims.push(d as usize);
+    }
+    let x = cx.input(0);
+    match broadcast(&x.shape, &Shape::fixed(&dims)) {
+        Some(shape) => Ok(vec![TensorType {
+            dtype: x.dtype,
+            shape,
+        }]),
+        None => Err(OpError::input(
+            1,
+            format!(
+                "Expand cannot broadcast the input {} to {target:?}",
+                x.shape
+            ),
+        )),
+    }
+}
+
+fn lower_expand(cx: &LowerCtx) -> TokenStream {
+    let out = cx.outputs[0].shape.clone();
+    let strides = crate::types::broadcast_strides(&cx.input(0).shape, &out);
+    let strides: Vec<isize> = strides.into_iter().map(|s| s as isize).collect();
+    strided_call(cx, &out, 0, &strides)
+}
+
+// ---------------------------------------------------------------- Tile
+
+pub static TILE: OpSchema = OpSchema {
+    op_type: "Tile",
+    inputs: &[input("input"), i64_const("repeats", false)],
+    infer: infer_tile,
+    lower: lower_tile,
+    macs: no_macs,
+    ..BASE
+};
+
+fn infer_tile(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let dims = fixed(cx, 0)?;
+    let reps = cx.const_i64(1).unwrap_or(&[]);
+    if reps.len() != dims.len() {
+        return Err(OpError::input(
+            1,
+            format!(
+                "Tile needs one repeat per axis of the rank-{} input, got {}",
+                dims.len(),
+                reps.len()
+            ),
+        ));
+    }
+    let mut out = Vec::new();
+    for (&d, &r) in dims.iter().zip(reps) {
+        if r < 1 || (d as u64).saturating_mul(r as u64) > MAX_DIM as u64 {
+            return Err(OpError::input(
+                1,
+                format!(
+                    "Tile repeats must be at least 1 and keep dimensions within {MAX_DIM}, got {r}"
+                ),
+            ));
+        }
+        out.push(d * r as usize);
+    }
+    crate::types::checked_numel(out.iter().copied())
+        .ok_or_else(|| OpError::input(1, format!("Tile output {out:?} is too large")))?;
+    Ok(out_type(cx, &out))
+}
+
+/// The output `[r0 * d0, r1 * d1, ...]` is row-major `[r0, d0, r1, d1, ...]`: a strided
+/// copy with stride 0 on the repeat axes.
+fn lower_tile(cx: &LowerCtx) -> TokenStream {
+    let inp = cx.input(0).shape.clone();
+    let out = &cx.outputs[0].shape;
+    let xs = row_major_strides(&inp);
+    let mut shape = Vec::new();
+    let mut strides = Vec::new();
+    for d in 0..inp.len() {
+        shape.push(out[d] / inp[d]);
+        strides.push(0isize);
+        shape.push(inp[d]);
+        strides.push(xs[d] as isize);
+    }
+    strided_call(cx, &shape, 0, &strides)
+}
+
+// ---------------------------------------------------------------- Pad
+
+pub static PAD: OpSchema = OpSchema {
+    op_type: "Pad",
+    inputs: &[
+        input("data"),
+        i64_const("pads", false),
+        optional("constant_value"),
+        i64_const("axes", true),
+    ],
+    attrs: &[attr("mode", AttrKind::Str, AttrDefault::Str("constant"))],
+    infer: infer_pad,
+    lower: lower_pad,
+    macs: no_macs,
+    ..BASE
+};
+
+/// Per axis: (pad before, output length); and the kernel's mode name.
+type PadPlan = (Vec<(isize, usize)>, &'static str);
+
+fn pad_plan(cx: &InferCtx) -> Result<PadPlan, OpError> {
+    let dims = fixed(cx, 0)?;
+    let mode = match cx.attrs.string("mode") {
+        Some("constant") => "Constant",
+        Some("edge") => "Edge",
+        Some("reflect") => "Reflect",
+        Some("wrap") if cx.opset >= 19 => "Wrap",
+        Some("wrap") => {
+            return Err(OpError::attr(
+                "mode",
+                format!(
+                    "Pad mode \"wrap\" exists from opset 19 (this model uses opset {})",
+                    cx.opset
+                ),
+            ));
+        }
+        other => {
+            return Err(OpError::attr(
+                "mode",
+                format!(
+                    "Pad mode must be \"constant\", \"edge\", \"reflect\" or \"wrap\", got \"{}\"",
+                    other.unwrap_or_default()
+                ),
+            ));
+        }
+    };
+    if cx.opt_input(3).is_some() && cx.opset < 18 {
+        return Err(OpError::input(
+            3,
+            format!(
+                "Pad takes axes from opset 18 (this model uses opset {})",
+                cx.opset
+            ),
+        ));
+    }
+    if let Some(v) = cx.opt_input(2)
+        && v.shape.rank() != 0
+    {
+        return Err(OpError::input(
+            2,
+            format!(
+                "Pad constant_value must be a scalar (rank 0), got {}",
+                v.shape
+            ),
+        ));
+    }
+    let axes = axes_input(cx, 3, dims.len(), dims.len())?;
+    let pads = cx.const_i64(1).unwrap_or(&[]);
+    if pads.len() != 2 * axes.len() {
+        return Err(OpError::input(
+            1,
+            format!(
+                "Pad pads must have 2 x {} values (begins, then ends), got {}",
+                axes.len(),
+                pads.len()
+            ),
+        ));
+    }
+    let mut plan: Vec<(isize, usize)> = dims.iter().map(|&d| (0, d)).collect();
+    for (k, &axis) in axes.iter().enumerate() {
+        let (b, e) = (pads[k], pads[k + axes.len()]);
+        let d = dims[axis] as i64;
+        let limit = MAX_DIM as i64;
+        if b.abs() > limit || e.abs() > limit {
+            return Err(OpError::input(
+                1,
+                format!("Pad pads {b}, {e} are too large"),
+            ));
+        }
+        let len = d + b + e;
+        if len < 1 || len > limit {
+            return Err(OpError::input(
+                1,
+                format!("Pad of axis {axis} (size {d}) by {b} and {e} gives {len} values"),
+            ));
+        }
+        if mode == "Reflect" && (b >= d || e >= d) {
+            return Err(OpError::input(
+                1,
+                format!("Pad reflect needs pads smaller than the axis (size {d}), got {b} and {e}"),
+            ));
+        }
+        if mode != "Constant" && (b < 0 || e < 0) {
+            return Err(OpError::input(
+                1,
+                format!(
+                    "Pad mode {} takes no negative pads, got {b} and {e}",
+                    mode.to_lowercase()
+                ),
+            ));
+        }
+        plan[axis] = (b as isize, len as usize);
+    }
+    Ok((plan, mode))
+}
+
+fn infer_pad(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let (plan, _) = pad_plan(cx)?;
+    let dims: Vec<usize> = plan.iter().map(|p| p.1).collect();
+    Ok(out_type(cx, &dims))
+}
+
+fn lower_pad(cx: &LowerCtx) -> TokenStream {
+    let types = device_types(cx);
+    let icx = infer_ctx_of(cx, &types, &PAD);
+    let (plan, mode) = pad_plan(&icx).expect("checked during inference");
+    let kernels = kernels();
+    let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
+    let inp = &cx.input(0).shape;
+    let out: Vec<usize> = plan.iter().map(|p| p.1).collect();
+    let begin: Vec<isize> = plan.iter().map(|p| p.0).collect();
+    let rank = inp.len();
+    let mode = proc_macro2::Ident::new(mode, proc_macro2::Span::call_site());
+    let value = match cx.inputs.get(2).cloned().flatten() {
+        Some(v) => {
+            let e = v.expr;
+            quote!((#e)[0])
+        }
+        None => quote!(0.0f32),
+    };
+    quote! {
+        #kernels::copy::pad::<#rank>(#x, #y, &[#(#inp),*], &[#(#out),*], &[#(#begin),*], #kernels::copy::PadMode::#mode, #value);
+    }
+}
+
+// ---------------------------------------------------------------- Gather
+
+pub static GATHER: OpSchema = OpSchema {
+    op_type: "Gather",
+    inputs: &[input("data"), i64_const("indices", false)],
+    attrs: &[attr("axis", AttrKind::Int, AttrDefault::Int(0))],
+    infer: infer_gather,
+    lower: lower_gather,
+    macs: no_macs,
+    ..BASE
+};
+
+fn infer_gather(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let dims = fixed(cx, 0)?;
+    let axis = normalize_axis("Gather", cx.attrs.int("axis"), dims.len(), "axis")?;
+    let n = dims[axis] as i64;
+    for &i in cx.const_i64(1).unwrap_or(&[]) {
+        if i < -n || i >= n {
+            return Err(OpError::input(
+                1,
+                format!(
+                    "Gather index {i} is out of range for axis {axis} of size {n}: expected {}..={}",
+                    -n,
+                    n - 1
+                ),
+            ));
+        }
+    }
+    let x = cx.input(0);
+    let mut out: Vec<Dim> = x.shape.0[..axis].to_vec();
+    out.extend(cx.input(1).shape.0.iter().cloned());
+    out.extend(x.shape.0[axis + 1..].iter().cloned());
+    Ok(vec![TensorType {
+        dtype: x.dtype,
+        shape: Shape(out),
+    }])
+}
+
+fn lower_gather(cx: &LowerCtx) -> TokenStream {
+    let shape = &cx.input(0).shape;
+    let axis = normalize_axis("Gather", cx.attrs.int("axis"), shape.len(), "axis")
+        .expect("checked during inference");
+    let n = shape[axis];
+    let outer: usize = shape[..axis].iter().product();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let indices: Vec<usize> = cx.input_consts[1]
+        .and_then(Data::as_i64)
+        .expect("compile-time indices")
+        .iter()
+        .map(|&i| {
+            if i < 0 {
+                (i + n as i64) as usize
+            } else {
+                i as usize
+            }
+        })
+        .collect();
+    let k = indices.len();
+    let kernels = kernels();
+    let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
+    quote! {
+        #kernels::copy::gather::<f32, #outer, #n, #inner, #k>(#x, #y, &[#(#indices),*]);
+    }
+}
+
+// ---------------------------------------------------------------- InstanceNormalization
+
+pub static INSTANCE_NORMALIZATION: OpSchema = OpSchema {
+    op_type: "InstanceNormalization",
+    inputs: &[input("input"), input("scale"), input("B")],
+    attrs: &[attr("epsilon", AttrKind::Float, AttrDefault::Float(1e-5))],
+    infer: infer_instance_norm,
+    lower: lower_instance_norm,
+    macs: |cx| 4 * cx.outputs[0].numel() as u64,
+    ..BASE
+};
+
+fn infer_instance_norm(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let x = cx.input(0);
+    if x.shape.rank() < 3 {
+        return Err(OpError::input(
+            0,
+            format!(
+                "InstanceNormalization expects [N, C, spatial...], got {}",
+                x.shape
+            ),
+        ));
+    }
+    let c = &x.shape.0[1];
+    for (i, name) in [(1, "scale"), (2, "B")] {
+        let t = cx.input(i);
+        if t.shape.0.len() != 1 || &t.shape.0[0] != c {
+            return Err(OpError::input(
+                i,
+                format!(
+                    "InstanceNormalization {name} must be [C] = [{c}], got {}",
+                    t.shape
+                ),
+            )
+            .with_note(At::Input(0), format!("the input has C = {c}")));
+        }
+    }
+    Ok(vec![x.clone()])
+}
+
+fn lower_instance_norm(cx: &LowerCtx) -> TokenStream {
+    let shape = &cx.input(0).shape;
+    let (n, c) = (shape[0], shape[1]);
+    let s: usize = shape[2..].iter().product();
+    let eps = cx.attrs.float("epsilon");
+    let kernels = kernels();
+    let (x, scale, b) = (&cx.input(0).expr, &cx.input(1).expr, &cx.input(2).expr);
+    let y = &cx.outputs[0].expr;
+    quote! {
+        #kernels::norm::instance_norm::<#n, #c, #s>(#x, #scale, #b, #eps, #y);
+    }
+}
