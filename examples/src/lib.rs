@@ -22,7 +22,8 @@ pub use resnet::ResNet;
 pub use torch_lstm::TorchLstm;
 pub use transformer::{TransformerBlock, TransformerSugar};
 pub use zoo::{
-    ConvZoo, LstmZoo, MathZoo, MoveZoo, ReduceAttrZoo, ReduceZoo, ScheduleZoo, ShapeZoo, SugarZoo,
+    ConvZoo, LstmZoo, MathZoo, MoveZoo, ReduceAttrZoo, ReduceZoo, RnnZoo, ScheduleZoo, ShapeZoo,
+    SugarZoo,
 };
 
 onnx_model! {
@@ -108,4 +109,5 @@ pub const MODELS: &[Example] = &[
     example::<ReduceZoo>(),
     example::<ReduceAttrZoo>(),
     example::<MoveZoo>(),
+    example::<RnnZoo>(),
 ];

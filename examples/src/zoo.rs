@@ -225,3 +225,35 @@ onnx_model! {
         output inorm = InstanceNormalization(x, scale, bias, epsilon = 0.001);
     }
 }
+
+onnx_model! {
+    /// GRU and RNN: bidirectional GRU with initial_h, reverse GRU with
+    /// linear_before_reset and clip, RNN with Relu and bias, bidirectional RNN.
+    pub model RnnZoo {
+        opset = 17;
+        input x: f32[5, 2, 3];
+        input h0: f32[2, 2, 4];
+        weight gw: f32[2, 12, 3] = uniform(low = -0.5, high = 0.5, seed = 1);
+        weight gr: f32[2, 12, 4] = uniform(low = -0.5, high = 0.5, seed = 2);
+        weight gb: f32[2, 24] = uniform(low = -0.3, high = 0.3, seed = 3);
+        weight gw1: f32[1, 12, 3] = uniform(low = -0.5, high = 0.5, seed = 4);
+        weight gr1: f32[1, 12, 4] = uniform(low = -0.5, high = 0.5, seed = 5);
+        weight gb1: f32[1, 24] = uniform(low = -0.3, high = 0.3, seed = 6);
+        weight rw: f32[1, 4, 3] = uniform(low = -0.5, high = 0.5, seed = 7);
+        weight rr: f32[1, 4, 4] = uniform(low = -0.5, high = 0.5, seed = 8);
+        weight rb: f32[1, 8] = uniform(low = -0.3, high = 0.3, seed = 9);
+        weight rw2: f32[2, 4, 3] = uniform(low = -0.5, high = 0.5, seed = 10);
+        weight rr2: f32[2, 4, 4] = uniform(low = -0.5, high = 0.5, seed = 11);
+
+        let (gy, gh) = GRU(x, gw, gr, gb, _, h0, direction = "bidirectional", hidden_size = 4);
+        output gy;
+        output gh;
+        let (gy1, _) = GRU(x, gw1, gr1, gb1, direction = "reverse", hidden_size = 4, linear_before_reset = 1, clip = 0.8);
+        output gy1;
+        let (ry, rh) = RNN(x, rw, rr, rb, hidden_size = 4, activations = ["Relu"]);
+        output ry;
+        output rh;
+        let (ry2, _) = RNN(x, rw2, rr2, direction = "bidirectional", hidden_size = 4);
+        output ry2;
+    }
+}

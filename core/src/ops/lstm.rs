@@ -76,22 +76,27 @@ fn directions(attrs: &Attrs) -> Result<usize, OpError> {
     }
 }
 
-/// The kernel type names of the f, g, h activations.
-fn activations(attrs: &Attrs, dirs: usize) -> Result<[&'static str; 3], OpError> {
+/// The kernel type names of the activations (`defaults.len()` per direction: f, g, h for
+/// LSTM, f, g for GRU, f for RNN).
+pub(super) fn activation_list<const N: usize>(
+    attrs: &Attrs,
+    dirs: usize,
+    defaults: [&'static str; N],
+) -> Result<[&'static str; N], OpError> {
     let Some(list) = attrs.strings("activations") else {
-        return Ok(["Sigmoid", "Tanh", "Tanh"]);
+        return Ok(defaults);
     };
-    if list.len() != 3 * dirs {
+    if list.len() != N * dirs {
         return Err(OpError::attr(
             "activations",
             format!(
-                "activations needs 3 names per direction ({}), got {}",
-                3 * dirs,
+                "activations needs {N} names per direction ({}), got {}",
+                N * dirs,
                 list.len()
             ),
         ));
     }
-    let mut out = ["", "", ""];
+    let mut out = defaults;
     for (k, name) in list.iter().enumerate() {
         let kernel = match name.as_str() {
             "Sigmoid" | "sigmoid" => "Sigmoid",
@@ -104,9 +109,9 @@ fn activations(attrs: &Attrs, dirs: usize) -> Result<[&'static str; 3], OpError>
                 ));
             }
         };
-        if k < 3 {
+        if k < N {
             out[k] = kernel;
-        } else if out[k - 3] != kernel {
+        } else if out[k - N] != kernel {
             return Err(OpError::attr(
                 "activations",
                 "both directions must use the same activations",
@@ -116,10 +121,21 @@ fn activations(attrs: &Attrs, dirs: usize) -> Result<[&'static str; 3], OpError>
     Ok(out)
 }
 
-fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+fn activations(attrs: &Attrs, dirs: usize) -> Result<[&'static str; 3], OpError> {
+    activation_list(attrs, dirs, ["Sigmoid", "Tanh", "Tanh"])
+}
+
+/// What every recurrent operator checks the same way: `direction`, `layout` = 0, no
+/// activation parameters, no `sequence_lens`, `X` as `[seq, batch, input]` with fixed
+/// seq and input, and the hidden size (attribute, else `R`'s last dimension). Returns
+/// (seq, batch, input, hidden, directions).
+pub(super) fn recurrent_dims(
+    cx: &InferCtx,
+    gates: usize,
+) -> Result<(usize, Dim, usize, usize, usize), OpError> {
+    let op = cx.op.op_type;
     let x = cx.input(0);
     let dirs = directions(cx.attrs)?;
-    activations(cx.attrs, dirs)?;
     if cx.attrs.int("layout") != 0 {
         return Err(OpError::attr(
             "layout",
@@ -132,9 +148,6 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
             "Sigmoid, Tanh and Relu take no activation_alpha or activation_beta",
         ));
     }
-    if !matches!(cx.attrs.int("input_forget"), 0 | 1) {
-        return Err(OpError::attr("input_forget", "input_forget must be 0 or 1"));
-    }
     if cx.opt_input(4).is_some() {
         return Err(OpError::input(
             4,
@@ -145,7 +158,7 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
         return Err(OpError::input(
             0,
             format!(
-                "LSTM expects X as [seq_length, batch_size, input_size], got {}",
+                "{op} expects X as [seq_length, batch_size, input_size], got {}",
                 x.shape
             ),
         ));
@@ -154,12 +167,11 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
         return Err(OpError::input(
             0,
             format!(
-                "LSTM needs a fixed sequence length and input size, got {}",
+                "{op} needs a fixed sequence length and input size, got {}",
                 x.shape
             ),
         ));
     };
-    let batch = x.shape.0[1].clone();
     let r = cx.input(2);
     let hidden = match cx.attrs.get("hidden_size") {
         Some(AttrValue::Int(h)) if *h > 0 && *h as u64 <= crate::types::MAX_DIM as u64 => {
@@ -171,31 +183,53 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
                 format!("hidden_size must be in 1..={}", crate::types::MAX_DIM),
             ));
         }
-        None => match r.shape.0.get(2).and_then(Dim::fixed) {
-            Some(h) => h,
-            None => {
-                return Err(OpError::input(
-                    2,
-                    format!(
-                        "LSTM R must be [num_directions, 4*hidden, hidden], got {}",
-                        r.shape
-                    ),
-                ));
-            }
-        },
-    };
-    let expect = |i: usize, name: &str, want: Shape| -> Result<(), OpError> {
-        match cx.opt_input(i) {
-            Some(t) if t.shape != want => Err(OpError::input(
-                i,
-                format!(
-                    "LSTM {name} must be {want} for {dirs} direction(s), hidden_size {hidden} and input_size {input}, got {}",
-                    t.shape
+        // Optional in the ONNX specification, but ONNX Runtime refuses a recurrent node
+        // without it, so the model would not load there.
+        None => {
+            let hint = match r.shape.0.get(2).and_then(Dim::fixed) {
+                Some(h) => format!("add `hidden_size = {h}` (R's last dimension)"),
+                None => format!(
+                    "R should be [num_directions, {gates}*hidden, hidden], got {}",
+                    r.shape
                 ),
-            )),
-            _ => Ok(()),
+            };
+            return Err(OpError::op(format!(
+                "{op} needs the hidden_size attribute (ONNX Runtime rejects the node without it): {hint}"
+            )));
         }
     };
+    Ok((seq, x.shape.0[1].clone(), input, hidden, dirs))
+}
+
+/// Checks that optional input `i` (if given) has shape `want`.
+pub(super) fn expect_shape(
+    cx: &InferCtx,
+    i: usize,
+    name: &str,
+    want: Shape,
+    (dirs, hidden, input): (usize, usize, usize),
+) -> Result<(), OpError> {
+    match cx.opt_input(i) {
+        Some(t) if t.shape != want => Err(OpError::input(
+            i,
+            format!(
+                "{} {name} must be {want} for {dirs} direction(s), hidden_size {hidden} and input_size {input}, got {}",
+                cx.op.op_type, t.shape
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let x = cx.input(0);
+    let (seq, batch, input, hidden, dirs) = recurrent_dims(cx, 4)?;
+    activations(cx.attrs, dirs)?;
+    if !matches!(cx.attrs.int("input_forget"), 0 | 1) {
+        return Err(OpError::attr("input_forget", "input_forget must be 0 or 1"));
+    }
+    let expect =
+        |i: usize, name: &str, want: Shape| expect_shape(cx, i, name, want, (dirs, hidden, input));
     let state = Shape(vec![Dim::Fixed(dirs), batch.clone(), Dim::Fixed(hidden)]);
     expect(1, "W", Shape::fixed(&[dirs, 4 * hidden, input]))?;
     expect(2, "R", Shape::fixed(&[dirs, 4 * hidden, hidden]))?;

@@ -23,6 +23,7 @@ mod movement;
 mod pool;
 mod reduce;
 mod reshape;
+mod rnn;
 mod softmax;
 mod transpose;
 mod unary;
@@ -85,6 +86,8 @@ pub static REGISTRY: &[&OpSchema] = &[
     &movement::GATHER,
     &movement::INSTANCE_NORMALIZATION,
     &lstm::LSTM,
+    &rnn::GRU,
+    &rnn::RNN,
     &layernorm::LAYER_NORMALIZATION,
     &constant::CONSTANT,
 ];

@@ -17,6 +17,7 @@ pub mod norm;
 pub mod packed;
 pub mod pool;
 pub mod reduce;
+pub mod rnn;
 pub mod softmax;
 pub mod unary;
 

@@ -1,0 +1,174 @@
+//! `GRU` (opset 14: gate order z, r, h; `linear_before_reset`; activations f, g) and
+//! `RNN` (opset 14: activation f), `layout` = 0, outputs Y and Y_h. Shared checks live
+//! with `LSTM` in `lstm.rs`.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+use super::lstm::{activation_list, expect_shape, recurrent_dims};
+use super::*;
+use crate::types::{Dim, Shape, TensorType};
+
+const INPUTS: &[InputSpec] = &[
+    input("X"),
+    input("W"),
+    input("R"),
+    optional("B"),
+    optional("sequence_lens"),
+    optional("initial_h"),
+];
+
+const COMMON_ATTRS: [AttrSpec; 7] = [
+    attr("activation_alpha", AttrKind::Floats, AttrDefault::Absent),
+    attr("activation_beta", AttrKind::Floats, AttrDefault::Absent),
+    attr("activations", AttrKind::Strs, AttrDefault::Absent),
+    attr("clip", AttrKind::Float, AttrDefault::Absent),
+    attr("direction", AttrKind::Str, AttrDefault::Str("forward")),
+    attr("hidden_size", AttrKind::Int, AttrDefault::Absent),
+    attr("layout", AttrKind::Int, AttrDefault::Int(0)),
+];
+
+pub static GRU: OpSchema = OpSchema {
+    op_type: "GRU",
+    inputs: INPUTS,
+    outputs: 2,
+    output_names: &["Y", "Y_h"],
+    attrs: &[
+        COMMON_ATTRS[0],
+        COMMON_ATTRS[1],
+        COMMON_ATTRS[2],
+        COMMON_ATTRS[3],
+        COMMON_ATTRS[4],
+        COMMON_ATTRS[5],
+        COMMON_ATTRS[6],
+        attr("linear_before_reset", AttrKind::Int, AttrDefault::Int(0)),
+    ],
+    infer: |cx| infer(cx, 3),
+    lower: |cx| lower(cx, 3),
+    macs: |cx| macs(cx, 3),
+    scratch: |cx| 5 * hidden_of(&cx.outputs),
+    ..BASE
+};
+
+pub static RNN: OpSchema = OpSchema {
+    op_type: "RNN",
+    inputs: INPUTS,
+    outputs: 2,
+    output_names: &["Y", "Y_h"],
+    attrs: &COMMON_ATTRS,
+    infer: |cx| infer(cx, 1),
+    lower: |cx| lower(cx, 1),
+    macs: |cx| macs(cx, 1),
+    scratch: |cx| hidden_of(&cx.outputs),
+    ..BASE
+};
+
+/// The hidden size from the device shape of Y_h `[dirs, batch, hidden]`.
+fn hidden_of(outputs: &[Vec<usize>]) -> usize {
+    outputs[1][2]
+}
+
+fn infer(cx: &InferCtx, gates: usize) -> Result<Vec<TensorType>, OpError> {
+    let x = cx.input(0);
+    let (seq, batch, input, hidden, dirs) = recurrent_dims(cx, gates)?;
+    if gates == 3 {
+        activation_list(cx.attrs, dirs, ["Sigmoid", "Tanh"])?;
+        if !matches!(cx.attrs.int("linear_before_reset"), 0 | 1) {
+            return Err(OpError::attr(
+                "linear_before_reset",
+                "linear_before_reset must be 0 or 1",
+            ));
+        }
+    } else {
+        activation_list(cx.attrs, dirs, ["Tanh"])?;
+    }
+    let sizes = (dirs, hidden, input);
+    let state = Shape(vec![Dim::Fixed(dirs), batch.clone(), Dim::Fixed(hidden)]);
+    expect_shape(
+        cx,
+        1,
+        "W",
+        Shape::fixed(&[dirs, gates * hidden, input]),
+        sizes,
+    )?;
+    expect_shape(
+        cx,
+        2,
+        "R",
+        Shape::fixed(&[dirs, gates * hidden, hidden]),
+        sizes,
+    )?;
+    expect_shape(cx, 3, "B", Shape::fixed(&[dirs, 2 * gates * hidden]), sizes)?;
+    expect_shape(cx, 5, "initial_h", state.clone(), sizes)?;
+    let ty = |shape: Shape| TensorType {
+        dtype: x.dtype,
+        shape,
+    };
+    Ok(vec![
+        ty(Shape(vec![
+            Dim::Fixed(seq),
+            Dim::Fixed(dirs),
+            batch,
+            Dim::Fixed(hidden),
+        ])),
+        ty(state),
+    ])
+}
+
+fn dims(cx: &LowerCtx) -> (usize, usize, usize, usize, usize) {
+    let x = &cx.input(0).shape;
+    let y_h = &cx.outputs[1].shape;
+    (x[0], x[1], x[2], y_h[2], y_h[0])
+}
+
+fn lower(cx: &LowerCtx, gates: usize) -> TokenStream {
+    let (seq, batch, input, hidden, dirs) = dims(cx);
+    let kernels = kernels();
+    let opt = |i: usize| match cx.inputs.get(i).cloned().flatten() {
+        Some(o) => {
+            let e = o.expr;
+            quote!(::core::option::Option::Some(#e))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let (b, h0) = (opt(3), opt(5));
+    let (x, w, r) = (&cx.input(0).expr, &cx.input(1).expr, &cx.input(2).expr);
+    let (y, y_h) = (&cx.outputs[0].expr, &cx.outputs[1].expr);
+    let clip = match cx.attrs.get("clip") {
+        Some(AttrValue::Float(c)) if c.is_finite() => quote!(#c),
+        _ => quote!(f32::INFINITY),
+    };
+    let reverse = cx.attrs.string("direction") == Some("reverse");
+    let lbr = gates == 3 && cx.attrs.int("linear_before_reset") == 1;
+    let scratch = &cx
+        .scratch
+        .as_ref()
+        .expect("GRU and RNN ask for scratch")
+        .expr;
+    let ident = |a: &str| Ident::new(a, Span::call_site());
+    let opts = quote!(#kernels::rnn::Options { clip: #clip, reverse: #reverse, linear_before_reset: #lbr });
+    if gates == 3 {
+        let [f, g] = activation_list(cx.attrs, dirs, ["Sigmoid", "Tanh"])
+            .expect("checked during inference")
+            .map(ident);
+        quote! {
+            #kernels::rnn::gru::<#seq, #batch, #input, #hidden, #dirs, #kernels::unary::#f, #kernels::unary::#g>(
+                #x, #w, #r, #b, #h0, #opts, #y, #y_h, #scratch,
+            );
+        }
+    } else {
+        let [f] = activation_list(cx.attrs, dirs, ["Tanh"])
+            .expect("checked during inference")
+            .map(ident);
+        quote! {
+            #kernels::rnn::rnn::<#seq, #batch, #input, #hidden, #dirs, #kernels::unary::#f>(
+                #x, #w, #r, #b, #h0, #opts, #y, #y_h, #scratch,
+            );
+        }
+    }
+}
+
+fn macs(cx: &LowerCtx, gates: usize) -> u64 {
+    let (seq, batch, input, hidden, dirs) = dims(cx);
+    (dirs * seq * batch * gates * hidden * (input + hidden)) as u64
+}
