@@ -22,8 +22,8 @@ pub use resnet::ResNet;
 pub use torch_lstm::TorchLstm;
 pub use transformer::{TransformerBlock, TransformerSugar};
 pub use zoo::{
-    ConvZoo, LstmZoo, MathZoo, MoveZoo, ReduceAttrZoo, ReduceZoo, RnnZoo, ScheduleZoo, ShapeZoo,
-    SugarZoo,
+    ConvTransposeZoo, ConvZoo, LstmZoo, MathZoo, MoveZoo, ReduceAttrZoo, ReduceZoo, RnnZoo,
+    ScheduleZoo, ShapeZoo, SugarZoo,
 };
 
 onnx_model! {
@@ -110,4 +110,5 @@ pub const MODELS: &[Example] = &[
     example::<ReduceAttrZoo>(),
     example::<MoveZoo>(),
     example::<RnnZoo>(),
+    example::<ConvTransposeZoo>(),
 ];

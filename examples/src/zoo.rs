@@ -257,3 +257,22 @@ onnx_model! {
         output ry2;
     }
 }
+
+onnx_model! {
+    /// ConvTranspose: stride 2 with pads and output_padding, groups with dilation and
+    /// bias, auto_pad SAME_UPPER, and 1-D with output_shape.
+    pub model ConvTransposeZoo {
+        opset = 17;
+        input x: f32[1, 4, 5, 6];
+        input s: f32[2, 3, 7];
+        weight w1: f32[4, 3, 3, 3] = he_normal(seed = 1);
+        weight w2: f32[4, 2, 2, 3] = he_normal(seed = 2);
+        weight b2: f32[4] = uniform(low = -0.2, high = 0.2, seed = 3);
+        weight w3: f32[3, 2, 4] = he_normal(seed = 4);
+
+        output up = ConvTranspose(x, w1, strides = [2, 2], pads = [1, 0, 0, 1], output_padding = [1, 1]);
+        output grouped = ConvTranspose(x, w2, b2, group = 2, dilations = [2, 1], strides = [1, 2]);
+        output same = ConvTranspose(x, w1, strides = [2, 3], auto_pad = "SAME_UPPER");
+        output shaped = ConvTranspose(s, w3, strides = [3], output_shape = [20]);
+    }
+}

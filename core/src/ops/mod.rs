@@ -14,6 +14,7 @@ mod binary;
 mod concat;
 mod constant;
 pub mod conv;
+mod conv_transpose;
 mod gemm;
 mod layernorm;
 mod lstm;
@@ -62,6 +63,7 @@ pub static REGISTRY: &[&OpSchema] = &[
     &softmax::SOFTMAX,
     &softmax::LOG_SOFTMAX,
     &conv::CONV,
+    &conv_transpose::CONV_TRANSPOSE,
     &batchnorm::BATCH_NORMALIZATION,
     &pool::MAX_POOL,
     &pool::AVERAGE_POOL,

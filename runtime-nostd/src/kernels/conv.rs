@@ -218,3 +218,69 @@ fn gather<
         }
     }
 }
+
+/// `ConvTranspose`, NCHW: `y = b` then every input value `x[n, c, ih, iw]` adds
+/// `x * w[c, m, kh, kw]` at `(ih * SH + kh * DH - PT, iw * SW + kw * DW - PL)` when that
+/// falls inside the output, for the `M/G` output channels of `c`'s group.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub fn conv_transpose2d<
+    const N: usize,
+    const C: usize,
+    const H: usize,
+    const W: usize,
+    const M: usize,
+    const G: usize,
+    const KH: usize,
+    const KW: usize,
+    const OH: usize,
+    const OW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const PT: usize,
+    const PL: usize,
+>(
+    x: &[f32],
+    w: &[f32],
+    b: Option<&[f32]>,
+    y: &mut [f32],
+) {
+    let (cg, mg) = (C / G, M / G);
+    let x = &x[..N * C * H * W];
+    let w = &w[..C * mg * KH * KW];
+    let y = &mut y[..N * M * OH * OW];
+    for n in 0..N {
+        for m in 0..M {
+            y[(n * M + m) * OH * OW..(n * M + m + 1) * OH * OW].fill(b.map_or(0.0, |b| b[m]));
+        }
+        for c in 0..C {
+            let g = c / cg;
+            let xplane = &x[(n * C + c) * H * W..(n * C + c + 1) * H * W];
+            for ml in 0..mg {
+                let m = g * mg + ml;
+                let plane = &mut y[(n * M + m) * OH * OW..(n * M + m + 1) * OH * OW];
+                let taps = &w[(c * mg + ml) * KH * KW..(c * mg + ml + 1) * KH * KW];
+                for ih in 0..H {
+                    for kh in 0..KH {
+                        let oh = (ih * SH + kh * DH) as isize - PT as isize;
+                        if oh < 0 || oh >= OH as isize {
+                            continue;
+                        }
+                        let row = &mut plane[oh as usize * OW..(oh as usize + 1) * OW];
+                        for iw in 0..W {
+                            let v = xplane[ih * W + iw];
+                            for kw in 0..KW {
+                                let ow = (iw * SW + kw * DW) as isize - PL as isize;
+                                if ow >= 0 && ow < OW as isize {
+                                    row[ow as usize] += v * taps[kh * KW + kw];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
