@@ -329,13 +329,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let xs = &cx.input(0).expr;
     let ws = &cx.input(1).expr;
     let y = &cx.outputs[0].expr;
-    let b = match cx.inputs.get(2).cloned().flatten() {
-        Some(b) => {
-            let e = b.expr;
-            quote!(::core::option::Option::Some(#e))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let b = cx.opt_expr(2);
     let relu = cx.epilogue.relu;
     let kernels = kernels();
     let k = c / g * h.kernel * w.kernel;
@@ -345,32 +339,6 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         .copied()
         .flatten()
         .and_then(Data::as_f32);
-    let tile = tile_positions(weights.is_some(), m / g, k, h.output * w.output);
-    if let (Some(pb), Some(weights), Some(scratch)) = (tile, weights, &cx.scratch) {
-        // Per group: the [K, M/G] matrix B(kk, j) = W[g * M/G + j][kk], packed.
-        let mg = m / g;
-        let mut packed = Vec::new();
-        for gi in 0..g {
-            packed.extend(pack_panels(k, mg, |kk, j| weights[(gi * mg + j) * k + kk]));
-        }
-        let (decl, wp) = node_static("wp", packed);
-        let sc = &scratch.expr;
-        let dims = [
-            n, c, h.input, w.input, m, g, h.kernel, w.kernel, h.output, w.output,
-        ];
-        let win = [
-            h.stride,
-            w.stride,
-            h.dilation,
-            w.dilation,
-            h.pad_begin,
-            w.pad_begin,
-        ];
-        return quote! {
-            #decl
-            #kernels::conv::conv2d_packed::<#(#dims),*, #(#win),*, #pb, #relu>(#xs, #wp, #b, #y, #sc);
-        };
-    }
     let dims = [
         n, c, h.input, w.input, m, g, h.kernel, w.kernel, h.output, w.output,
     ];
@@ -382,6 +350,21 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         h.pad_begin,
         w.pad_begin,
     ];
+    let tile = tile_positions(weights.is_some(), m / g, k, h.output * w.output);
+    if let (Some(pb), Some(weights), Some(scratch)) = (tile, weights, &cx.scratch) {
+        // Per group: the [K, M/G] matrix B(kk, j) = W[g * M/G + j][kk], packed.
+        let mg = m / g;
+        let mut packed = Vec::new();
+        for gi in 0..g {
+            packed.extend(pack_panels(k, mg, |kk, j| weights[(gi * mg + j) * k + kk]));
+        }
+        let (decl, wp) = node_static("wp", packed);
+        let sc = &scratch.expr;
+        return quote! {
+            #decl
+            #kernels::conv::conv2d_packed::<#(#dims),*, #(#win),*, #pb, #relu>(#xs, #wp, #b, #y, #sc);
+        };
+    }
     quote! {
         #kernels::conv::conv2d::<#(#dims),*, #(#win),*, #relu>(#xs, #ws, #b, #y);
     }

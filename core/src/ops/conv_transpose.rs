@@ -235,13 +235,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let (n, c, m, g, [h, w]) = plan(cx);
     let kernels = kernels();
     let (xs, ws, y) = (&cx.input(0).expr, &cx.input(1).expr, &cx.outputs[0].expr);
-    let b = match cx.inputs.get(2).cloned().flatten() {
-        Some(b) => {
-            let e = b.expr;
-            quote!(::core::option::Option::Some(#e))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let b = cx.opt_expr(2);
     let dims = [n, c, h.0, w.0, m, g, h.1, w.1, h.5, w.5];
     let win = [h.2, w.2, h.3, w.3, h.4, w.4];
     quote! {

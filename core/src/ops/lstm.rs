@@ -201,6 +201,14 @@ pub(super) fn recurrent_dims(
     Ok((seq, x.shape.0[1].clone(), input, hidden, dirs))
 }
 
+/// The `clip` attribute as an `f32` expression, infinity when absent.
+pub(super) fn clip_tokens(attrs: &Attrs) -> TokenStream {
+    match attrs.get("clip") {
+        Some(AttrValue::Float(c)) if c.is_finite() => quote!(#c),
+        _ => quote!(f32::INFINITY),
+    }
+}
+
 /// Checks that optional input `i` (if given) has shape `want`.
 pub(super) fn expect_shape(
     cx: &InferCtx,
@@ -297,13 +305,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let kernels = kernels();
     let acts = activations(cx.attrs, dirs).expect("checked during inference");
     let [f, g, h] = acts.map(|a| Ident::new(a, Span::call_site()));
-    let opt = |i: usize| match cx.inputs.get(i).cloned().flatten() {
-        Some(o) => {
-            let e = o.expr;
-            quote!(::core::option::Option::Some(#e))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let opt = |i: usize| cx.opt_expr(i);
     let (b, h0, c0, p) = (opt(3), opt(5), opt(6), opt(7));
     let (x, w, r) = (&cx.input(0).expr, &cx.input(1).expr, &cx.input(2).expr);
     let (decls, weights) = match packed_weights(cx) {
@@ -327,15 +329,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         ),
     };
     let [y, y_h, y_c] = [0, 1, 2].map(|i| cx.outputs[i].expr.clone());
-    let clip = match cx.attrs.get("clip") {
-        Some(AttrValue::Float(c)) => *c,
-        _ => f32::INFINITY,
-    };
-    let clip = if clip.is_finite() {
-        quote!(#clip)
-    } else {
-        quote!(f32::INFINITY)
-    };
+    let clip = clip_tokens(cx.attrs);
     let input_forget = cx.attrs.int("input_forget") == 1;
     let reverse = cx.attrs.string("direction") == Some("reverse");
     let scratch = &cx.scratch.as_ref().expect("LSTM asks for scratch").expr;

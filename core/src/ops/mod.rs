@@ -567,6 +567,17 @@ pub struct Epilogue {
 }
 
 impl LowerCtx<'_> {
+    /// `Some(input i)` or `None` in generated code, for an optional input.
+    pub fn opt_expr(&self, i: usize) -> TokenStream {
+        match self.inputs.get(i).and_then(Option::as_ref) {
+            Some(o) => {
+                let e = &o.expr;
+                quote!(::core::option::Option::Some(#e))
+            }
+            None => quote!(::core::option::Option::None),
+        }
+    }
+
     /// A required input operand.
     pub fn input(&self, i: usize) -> &Operand {
         self.inputs[i]
@@ -593,6 +604,44 @@ pub fn no_macs(_: &LowerCtx) -> u64 {
 /// `MACs` of an element-wise operator: one per output element.
 pub fn elementwise_macs(cx: &LowerCtx) -> u64 {
     cx.outputs[0].numel() as u64
+}
+
+/// The axes in compile-time int64 input `i` of a node (checked against `rank`, negative
+/// ones counted from the end, no repeats), or `0..min(default_count, rank)` when the
+/// input is absent.
+pub fn const_axes(
+    cx: &InferCtx,
+    i: usize,
+    rank: usize,
+    default_count: usize,
+) -> Result<Vec<usize>, OpError> {
+    let op = cx.op.op_type;
+    let Some(axes) = cx.const_i64(i) else {
+        return Ok((0..default_count.min(rank)).collect());
+    };
+    let r = rank as i64;
+    let mut out = Vec::new();
+    for &a in axes {
+        if a < -r || a >= r {
+            return Err(OpError::input(
+                i,
+                format!(
+                    "{op} axis {a} is out of range for rank {rank}: expected {}..={}",
+                    -r,
+                    r - 1
+                ),
+            ));
+        }
+        let a = if a < 0 { a + r } else { a } as usize;
+        if out.contains(&a) {
+            return Err(OpError::input(
+                i,
+                format!("{op} axes {axes:?} repeat axis {a}"),
+            ));
+        }
+        out.push(a);
+    }
+    Ok(out)
 }
 
 /// Rejects out-of-range axes; returns the axis counted from the front.

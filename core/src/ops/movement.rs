@@ -45,37 +45,6 @@ fn row_major_strides(dims: &[usize]) -> Vec<usize> {
     s
 }
 
-/// Normalized axes of a compile-time int64 input (every axis when absent).
-fn axes_input(cx: &InferCtx, i: usize, rank: usize, count: usize) -> Result<Vec<usize>, OpError> {
-    let Some(axes) = cx.const_i64(i) else {
-        return Ok((0..count.min(rank)).collect());
-    };
-    let r = rank as i64;
-    let mut out = Vec::new();
-    for &a in axes {
-        if a < -r || a >= r {
-            return Err(OpError::input(
-                i,
-                format!(
-                    "{} axis {a} is out of range for a rank-{rank} input: expected {}..={}",
-                    cx.op.op_type,
-                    -r,
-                    r - 1
-                ),
-            ));
-        }
-        let a = if a < 0 { a + r } else { a } as usize;
-        if out.contains(&a) {
-            return Err(OpError::input(
-                i,
-                format!("{} repeats axis {a}", cx.op.op_type),
-            ));
-        }
-        out.push(a);
-    }
-    Ok(out)
-}
-
 // ---------------------------------------------------------------- Slice
 
 pub static SLICE: OpSchema = OpSchema {
@@ -110,7 +79,7 @@ fn slice_plan(cx: &InferCtx) -> Result<SliceAxes, OpError> {
             ),
         ));
     }
-    let axes = axes_input(cx, 3, dims.len(), starts.len())?;
+    let axes = const_axes(cx, 3, dims.len(), starts.len())?;
     if axes.len() != starts.len() {
         return Err(OpError::input(
             3,
@@ -405,7 +374,7 @@ fn pad_plan(cx: &InferCtx) -> Result<PadPlan, OpError> {
             ),
         ));
     }
-    let axes = axes_input(cx, 3, dims.len(), dims.len())?;
+    let axes = const_axes(cx, 3, dims.len(), dims.len())?;
     let pads = cx.const_i64(1).unwrap_or(&[]);
     if pads.len() != 2 * axes.len() {
         return Err(OpError::input(

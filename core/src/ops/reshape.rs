@@ -234,38 +234,11 @@ fn infer_flatten(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     }])
 }
 
-fn axes_of(cx: &InferCtx, rank: usize, what: &str) -> Result<Vec<usize>, OpError> {
-    let axes = cx.const_i64(1).unwrap_or(&[]);
-    let r = rank as i64;
-    let mut out = Vec::new();
-    for &a in axes {
-        if a < -r || a >= r {
-            return Err(OpError::input(
-                1,
-                format!(
-                    "{what} axis {a} is out of range for rank {rank}: expected {}..={}",
-                    -r,
-                    r - 1
-                ),
-            ));
-        }
-        let a = if a < 0 { a + r } else { a } as usize;
-        if out.contains(&a) {
-            return Err(OpError::input(
-                1,
-                format!("{what} axes {axes:?} repeat axis {a}"),
-            ));
-        }
-        out.push(a);
-    }
-    Ok(out)
-}
-
 fn infer_squeeze(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     let x = cx.input(0);
     let dims = &x.shape.0;
     let axes = if cx.opt_input(1).is_some() {
-        let axes = axes_of(cx, dims.len(), "Squeeze")?;
+        let axes = const_axes(cx, 1, dims.len(), 0)?;
         for &a in &axes {
             if dims[a] != Dim::Fixed(1) {
                 return Err(OpError::input(
@@ -299,7 +272,7 @@ fn infer_unsqueeze(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     let x = cx.input(0);
     let n = cx.const_i64(1).map_or(0, <[i64]>::len);
     let rank = x.shape.rank() + n;
-    let axes = axes_of(cx, rank, "Unsqueeze")?;
+    let axes = const_axes(cx, 1, rank, 0)?;
     let mut src = x.shape.0.iter();
     let out = (0..rank)
         .map(|i| {

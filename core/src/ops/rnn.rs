@@ -5,7 +5,7 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use super::lstm::{activation_list, expect_shape, recurrent_dims};
+use super::lstm::{activation_list, clip_tokens, expect_shape, recurrent_dims};
 use super::*;
 use crate::types::{Dim, Shape, TensorType};
 
@@ -124,20 +124,11 @@ fn dims(cx: &LowerCtx) -> (usize, usize, usize, usize, usize) {
 fn lower(cx: &LowerCtx, gates: usize) -> TokenStream {
     let (seq, batch, input, hidden, dirs) = dims(cx);
     let kernels = kernels();
-    let opt = |i: usize| match cx.inputs.get(i).cloned().flatten() {
-        Some(o) => {
-            let e = o.expr;
-            quote!(::core::option::Option::Some(#e))
-        }
-        None => quote!(::core::option::Option::None),
-    };
+    let opt = |i: usize| cx.opt_expr(i);
     let (b, h0) = (opt(3), opt(5));
     let (x, w, r) = (&cx.input(0).expr, &cx.input(1).expr, &cx.input(2).expr);
     let (y, y_h) = (&cx.outputs[0].expr, &cx.outputs[1].expr);
-    let clip = match cx.attrs.get("clip") {
-        Some(AttrValue::Float(c)) if c.is_finite() => quote!(#c),
-        _ => quote!(f32::INFINITY),
-    };
+    let clip = clip_tokens(cx.attrs);
     let reverse = cx.attrs.string("direction") == Some("reverse");
     let lbr = gates == 3 && cx.attrs.int("linear_before_reset") == 1;
     let scratch = &cx

@@ -69,14 +69,8 @@ pub fn lstm<
     let xh_len = INPUT + HIDDEN;
     let packed_len = super::packed::packed_len(xh_len, g4);
     let state = BATCH * HIDDEN;
-    match h0 {
-        Some(h0) => y_h[..DIRS * state].copy_from_slice(&h0[..DIRS * state]),
-        None => y_h[..DIRS * state].fill(0.0),
-    }
-    match c0 {
-        Some(c0) => y_c[..DIRS * state].copy_from_slice(&c0[..DIRS * state]),
-        None => y_c[..DIRS * state].fill(0.0),
-    }
+    super::init_state(y_h, h0, DIRS * state);
+    super::init_state(y_c, c0, DIRS * state);
     for d in 0..DIRS {
         let pd = p.map(|p| &p[d * 3 * HIDDEN..(d + 1) * 3 * HIDDEN]);
         let h = &mut y_h[d * state..(d + 1) * state];

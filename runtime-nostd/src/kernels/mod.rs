@@ -115,6 +115,15 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     (s4[0] + s4[2]) + (s4[1] + s4[3]) + tail
 }
 
+/// A recurrent state: `n` values copied from `init`, or zeros.
+#[inline]
+pub(crate) fn init_state(state: &mut [f32], init: Option<&[f32]>, n: usize) {
+    match init {
+        Some(init) => state[..n].copy_from_slice(&init[..n]),
+        None => state[..n].fill(0.0),
+    }
+}
+
 /// Advances a row-major multi-index over `shape`, moving two strided offsets along.
 #[inline(always)]
 pub(crate) fn step2<const R: usize>(

@@ -43,10 +43,7 @@ pub fn gru<
     scratch: &mut [f32],
 ) {
     let (g3, state) = (3 * HIDDEN, BATCH * HIDDEN);
-    match h0 {
-        Some(h0) => y_h[..DIRS * state].copy_from_slice(&h0[..DIRS * state]),
-        None => y_h[..DIRS * state].fill(0.0),
-    }
+    super::init_state(y_h, h0, DIRS * state);
     let (gx, rest) = scratch[..5 * HIDDEN].split_at_mut(g3);
     let (rh, new) = rest.split_at_mut(HIDDEN);
     let clip = |v: f32| v.clamp(-opts.clip, opts.clip);
@@ -118,10 +115,7 @@ pub fn rnn<
     scratch: &mut [f32],
 ) {
     let state = BATCH * HIDDEN;
-    match h0 {
-        Some(h0) => y_h[..DIRS * state].copy_from_slice(&h0[..DIRS * state]),
-        None => y_h[..DIRS * state].fill(0.0),
-    }
+    super::init_state(y_h, h0, DIRS * state);
     let new = &mut scratch[..HIDDEN];
     for d in 0..DIRS {
         let wd = &w[d * HIDDEN * INPUT..(d + 1) * HIDDEN * INPUT];
