@@ -201,6 +201,26 @@ pub(super) fn recurrent_dims(
     Ok((seq, x.shape.0[1].clone(), input, hidden, dirs))
 }
 
+/// `Y [seq, dirs, batch, hidden]` and `states` outputs of the state's shape
+/// `[dirs, batch, hidden]` (Y_h, and Y_c for LSTM).
+pub(super) fn recurrent_outputs(
+    dtype: DType,
+    (seq, dirs, batch, hidden): (usize, usize, Dim, usize),
+    states: usize,
+) -> Vec<TensorType> {
+    let state = Shape(vec![Dim::Fixed(dirs), batch.clone(), Dim::Fixed(hidden)]);
+    let y = Shape(vec![
+        Dim::Fixed(seq),
+        Dim::Fixed(dirs),
+        batch,
+        Dim::Fixed(hidden),
+    ]);
+    std::iter::once(y)
+        .chain(std::iter::repeat_n(state, states))
+        .map(|shape| TensorType { dtype, shape })
+        .collect()
+}
+
 /// The `clip` attribute as an `f32` expression, infinity when absent.
 pub(super) fn clip_tokens(attrs: &Attrs) -> TokenStream {
     match attrs.get("clip") {
@@ -245,20 +265,7 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     expect(5, "initial_h", state.clone())?;
     expect(6, "initial_c", state.clone())?;
     expect(7, "P", Shape::fixed(&[dirs, 3 * hidden]))?;
-    let ty = |shape: Shape| TensorType {
-        dtype: x.dtype,
-        shape,
-    };
-    Ok(vec![
-        ty(Shape(vec![
-            Dim::Fixed(seq),
-            Dim::Fixed(dirs),
-            batch,
-            Dim::Fixed(hidden),
-        ])),
-        ty(state.clone()),
-        ty(state),
-    ])
+    Ok(recurrent_outputs(x.dtype, (seq, dirs, batch, hidden), 2))
 }
 
 fn dims(cx: &LowerCtx) -> (usize, usize, usize, usize, usize) {

@@ -5,7 +5,7 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use super::lstm::{activation_list, clip_tokens, expect_shape, recurrent_dims};
+use super::lstm::{activation_list, clip_tokens, expect_shape, recurrent_dims, recurrent_outputs};
 use super::*;
 use crate::types::{Dim, Shape, TensorType};
 
@@ -100,19 +100,7 @@ fn infer(cx: &InferCtx, gates: usize) -> Result<Vec<TensorType>, OpError> {
     )?;
     expect_shape(cx, 3, "B", Shape::fixed(&[dirs, 2 * gates * hidden]), sizes)?;
     expect_shape(cx, 5, "initial_h", state.clone(), sizes)?;
-    let ty = |shape: Shape| TensorType {
-        dtype: x.dtype,
-        shape,
-    };
-    Ok(vec![
-        ty(Shape(vec![
-            Dim::Fixed(seq),
-            Dim::Fixed(dirs),
-            batch,
-            Dim::Fixed(hidden),
-        ])),
-        ty(state),
-    ])
+    Ok(recurrent_outputs(x.dtype, (seq, dirs, batch, hidden), 1))
 }
 
 fn dims(cx: &LowerCtx) -> (usize, usize, usize, usize, usize) {
