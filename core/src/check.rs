@@ -894,8 +894,14 @@ impl<'m> Checker<'m> {
             .enumerate()
             .map(|(i, ty)| {
                 let value = values.as_mut().and_then(Iterator::next);
+                // Operators with a variable number of outputs (Split) name them by index.
+                let out_name = if op.output_names.is_empty() {
+                    format!("output_{i}")
+                } else {
+                    op.output_name(i).to_string()
+                };
                 let id = self.new_tensor(
-                    format!("{node_name}.{}", op.output_name(i)),
+                    format!("{node_name}.{out_name}"),
                     ty,
                     TensorKind::Value,
                     "",

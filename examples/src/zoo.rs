@@ -223,6 +223,13 @@ onnx_model! {
         output g2 = Gather(x, [[1, 0], [1, 1]], axis = 0);
         output g3 = Gather(x, 1, axis = 1);
         output inorm = InstanceNormalization(x, scale, bias, epsilon = 0.001);
+        let (a, b, c) = Split(x, [1, 3, 1], axis = -1);
+        output a;
+        output b;
+        output c;
+        let (h1, _, h3) = Split(x, num_outputs = 3, axis = 2);
+        output h1;
+        output h3;
     }
 }
 

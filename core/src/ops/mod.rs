@@ -82,6 +82,7 @@ pub static REGISTRY: &[&OpSchema] = &[
     &transpose::TRANSPOSE,
     &concat::CONCAT,
     &movement::SLICE,
+    &movement::SPLIT,
     &movement::EXPAND,
     &movement::TILE,
     &movement::PAD,

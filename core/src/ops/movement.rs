@@ -570,3 +570,130 @@ fn lower_instance_norm(cx: &LowerCtx) -> TokenStream {
         #kernels::norm::instance_norm::<#n, #c, #s>(#x, #scale, #b, #eps, #y);
     }
 }
+
+// ---------------------------------------------------------------- Split
+
+/// `Split` (opset 13: sizes as an int64 input; opset 18 adds `num_outputs`, chunks of
+/// `ceil(dim / num_outputs)` with a smaller last one). One output per part.
+pub static SPLIT: OpSchema = OpSchema {
+    op_type: "Split",
+    inputs: &[input("input"), i64_const("split", true)],
+    attrs: &[
+        attr("axis", AttrKind::Int, AttrDefault::Int(0)),
+        attr("num_outputs", AttrKind::Int, AttrDefault::Absent),
+    ],
+    output_names: &[],
+    infer: infer_split,
+    lower: lower_split,
+    macs: no_macs,
+    ..BASE
+};
+
+/// The normalized axis and the part sizes.
+fn split_plan(cx: &InferCtx) -> Result<(usize, Vec<usize>), OpError> {
+    let dims = fixed(cx, 0)?;
+    let axis = normalize_axis("Split", cx.attrs.int("axis"), dims.len(), "axis")?;
+    let len = dims[axis];
+    let num = cx
+        .attrs
+        .get("num_outputs")
+        .map(|_| cx.attrs.int("num_outputs"));
+    let sizes = match (cx.const_i64(1), num) {
+        (Some(_), Some(_)) => {
+            return Err(OpError::attr(
+                "num_outputs",
+                "Split takes either the split input or num_outputs, not both",
+            ));
+        }
+        (Some(split), None) => {
+            if split.iter().any(|&s| s < 1) {
+                return Err(OpError::input(
+                    1,
+                    format!("Split sizes must be positive, got {split:?}"),
+                ));
+            }
+            let total: i64 = split.iter().sum();
+            if total != len as i64 {
+                return Err(OpError::input(
+                    1,
+                    format!(
+                        "Split sizes {split:?} sum to {total}, but axis {axis} has {len} values"
+                    ),
+                ));
+            }
+            split.iter().map(|&s| s as usize).collect()
+        }
+        (None, Some(_)) if cx.opset < 18 => {
+            return Err(OpError::attr(
+                "num_outputs",
+                format!(
+                    "Split has num_outputs from opset 18 (this model uses opset {})",
+                    cx.opset
+                ),
+            ));
+        }
+        (None, Some(n)) => {
+            if n < 1 || n as usize > len {
+                return Err(OpError::attr(
+                    "num_outputs",
+                    format!("Split num_outputs must be in 1..={len} for axis {axis}, got {n}"),
+                ));
+            }
+            let chunk = len.div_ceil(n as usize);
+            let mut sizes = Vec::new();
+            let mut left = len;
+            while left > 0 {
+                sizes.push(chunk.min(left));
+                left -= chunk.min(left);
+            }
+            if sizes.len() != n as usize {
+                return Err(OpError::attr(
+                    "num_outputs",
+                    format!(
+                        "Split of {len} values into {n} chunks of {chunk} leaves {} parts; choose another num_outputs",
+                        sizes.len()
+                    ),
+                ));
+            }
+            sizes
+        }
+        (None, None) => {
+            return Err(OpError::op(
+                "Split needs its part sizes: the split input (or num_outputs from opset 18)",
+            ));
+        }
+    };
+    Ok((axis, sizes))
+}
+
+fn infer_split(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let dims = fixed(cx, 0)?;
+    let (axis, sizes) = split_plan(cx)?;
+    Ok(sizes
+        .iter()
+        .map(|&s| {
+            let mut d = dims.clone();
+            d[axis] = s;
+            out_type(cx, &d).remove(0)
+        })
+        .collect())
+}
+
+fn lower_split(cx: &LowerCtx) -> TokenStream {
+    let types = device_types(cx);
+    let icx = infer_ctx_of(cx, &types, &SPLIT);
+    let (axis, sizes) = split_plan(&icx).expect("checked during inference");
+    let shape = &cx.input(0).shape;
+    let outer: usize = shape[..axis].iter().product();
+    let inner: usize = shape[axis + 1..].iter().product();
+    let in_chunk = shape[axis] * inner;
+    let kernels = kernels();
+    let x = &cx.input(0).expr;
+    let mut offset = 0;
+    let parts = sizes.iter().zip(&cx.outputs).map(|(&s, out)| {
+        let (chunk, off, y) = (s * inner, offset, &out.expr);
+        offset += s * inner;
+        quote! { #kernels::copy::split_part::<f32, #outer, #in_chunk, #chunk, #off>(#x, #y); }
+    });
+    quote! { #(#parts)* }
+}

@@ -150,3 +150,22 @@ pub fn gather<T: Copy, const OUTER: usize, const N: usize, const INNER: usize, c
         }
     }
 }
+
+/// One output of `Split`: `OUTER` chunks of `CHUNK` values taken from `x`, whose chunks
+/// are `IN_CHUNK` long, at `OFFSET` within each.
+#[inline]
+pub fn split_part<
+    T: Copy,
+    const OUTER: usize,
+    const IN_CHUNK: usize,
+    const CHUNK: usize,
+    const OFFSET: usize,
+>(
+    x: &[T],
+    y: &mut [T],
+) {
+    for o in 0..OUTER {
+        y[o * CHUNK..(o + 1) * CHUNK]
+            .copy_from_slice(&x[o * IN_CHUNK + OFFSET..o * IN_CHUNK + OFFSET + CHUNK]);
+    }
+}
