@@ -22,8 +22,8 @@ pub use resnet::ResNet;
 pub use torch_lstm::TorchLstm;
 pub use transformer::{TransformerBlock, TransformerSugar};
 pub use zoo::{
-    ConvTransposeZoo, ConvZoo, LstmZoo, MathZoo, MoveZoo, ReduceAttrZoo, ReduceZoo, RnnZoo,
-    ScheduleZoo, ShapeZoo, SugarZoo,
+    ConvTransposeZoo, ConvZoo, EinsumZoo, LstmZoo, MathZoo, MoveZoo, ReduceAttrZoo, ReduceZoo,
+    RnnZoo, ScheduleZoo, ShapeZoo, SugarZoo,
 };
 
 onnx_model! {
@@ -111,4 +111,5 @@ pub const MODELS: &[Example] = &[
     example::<MoveZoo>(),
     example::<RnnZoo>(),
     example::<ConvTransposeZoo>(),
+    example::<EinsumZoo>(),
 ];

@@ -283,3 +283,27 @@ onnx_model! {
         output shaped = ConvTranspose(s, w3, strides = [3], output_shape = [20]);
     }
 }
+
+onnx_model! {
+    /// Einsum equations users write: matrix product (explicit and implicit), batched
+    /// product, attention scores, transpose, outer product, contractions, a sum.
+    pub model EinsumZoo {
+        opset = 17;
+        input a: f32[3, 4];
+        input b: f32[4, 5];
+        input q: f32[2, 3, 6, 4];
+        input k: f32[2, 3, 5, 4];
+        input u: f32[3];
+        input v: f32[5];
+        weight t: f32[3, 4, 5] = uniform(low = -1.0, high = 1.0, seed = 1);
+
+        output mm = Einsum(a, b, equation = "ij,jk->ik");
+        output implicit = Einsum(a, b, equation = "ij,jk");
+        output batched = Einsum(q, Transpose(k, perm = [0, 1, 3, 2]), equation = "bhqd,bhdk->bhqk");
+        output scores = Einsum(q, k, equation = "bhqd, bhkd -> bhqk");
+        output transposed = Einsum(a, equation = "ij->ji");
+        output outer = Einsum(u, v, equation = "i,j->ij");
+        output contracted = Einsum(t, b, equation = "ijk,jk->i");
+        output summed = Einsum(t, equation = "ijk->k");
+    }
+}

@@ -15,6 +15,7 @@ mod concat;
 mod constant;
 pub mod conv;
 mod conv_transpose;
+mod einsum;
 mod gemm;
 mod layernorm;
 mod lstm;
@@ -50,6 +51,7 @@ pub static REGISTRY: &[&OpSchema] = &[
     &math::ERF,
     &gemm::GEMM,
     &matmul::MATMUL,
+    &einsum::EINSUM,
     &unary::IDENTITY,
     &unary::RELU,
     &unary::SIGMOID,

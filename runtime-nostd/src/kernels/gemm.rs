@@ -83,3 +83,45 @@ pub fn batched_matmul<const M: usize, const K: usize, const N: usize, const R: u
         super::step2(&mut idx, batch, a_strides, b_strides, &mut ia, &mut ib);
     }
 }
+
+/// `Einsum` over `L` letters of sizes `extents`: `y[Σ i·sy] += a[Σ i·sa] (* b[Σ i·sb])` for
+/// every combination of letter indices (a stride 0 where a tensor lacks the letter), `y`
+/// zeroed first.
+#[inline(never)]
+pub fn einsum<const L: usize>(
+    a: &[f32],
+    sa: &[usize; L],
+    b: Option<(&[f32], &[usize; L])>,
+    y: &mut [f32],
+    sy: &[usize; L],
+    extents: &[usize; L],
+) {
+    y.fill(0.0);
+    let total: usize = extents.iter().product();
+    let mut idx = [0usize; L];
+    let (mut ia, mut ib, mut iy) = (0usize, 0usize, 0usize);
+    let zeros = [0usize; L];
+    let sb = b.map_or(&zeros, |(_, s)| s);
+    for _ in 0..total {
+        let v = match b {
+            Some((b, _)) => a[ia] * b[ib],
+            None => a[ia],
+        };
+        y[iy] += v;
+        let mut d = L;
+        while d > 0 {
+            d -= 1;
+            idx[d] += 1;
+            ia += sa[d];
+            ib += sb[d];
+            iy += sy[d];
+            if idx[d] < extents[d] {
+                break;
+            }
+            ia -= sa[d] * extents[d];
+            ib -= sb[d] * extents[d];
+            iy -= sy[d] * extents[d];
+            idx[d] = 0;
+        }
+    }
+}
