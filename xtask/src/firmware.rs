@@ -87,7 +87,10 @@ impl Board {
     /// Whether a model fits, by the rule of the firmware's compile-time check.
     pub fn fits(&self, info: &ModelInfo) -> bool {
         let io = 4 * (info.input_elements() + info.output_elements());
-        info.weights_bytes <= self.flash - self.code
+        // The firmware's runner has room for 32 inputs and 32 outputs (`MAX_PORTS`).
+        info.inputs.len() <= 32
+            && info.outputs.len() <= 32
+            && info.weights_bytes <= self.flash - self.code
             && info.arena_bytes + io <= self.ram - self.stack
     }
 }

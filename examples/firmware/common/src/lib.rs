@@ -17,7 +17,7 @@ use core::sync::atomic::{Ordering, compiler_fence};
 use tinyonnx::Model;
 
 /// The most inputs or outputs a test model has.
-pub const MAX_PORTS: usize = 8;
+pub const MAX_PORTS: usize = 32;
 /// The seed of the inputs (the host cross-check uses the same).
 pub const SEED: u64 = 1;
 const PAINT: u32 = 0xA5A5_A5A5;

@@ -15,7 +15,7 @@ include!(concat!(env!("OUT_DIR"), "/model.rs"));
 const INPUTS: usize = <M as Model>::INFO.input_elements();
 const OUTPUTS: usize = <M as Model>::INFO.output_elements();
 const ARENA_BYTES: usize = <M as Model>::INFO.arena_bytes;
-const MAX_PORTS: usize = 8;
+const MAX_PORTS: usize = 32;
 
 static mut ARENA: tinyonnx::Arena<ARENA_BYTES> = tinyonnx::Arena::new();
 static mut INPUT: [f32; INPUTS] = [0.0; INPUTS];
