@@ -199,13 +199,17 @@ onnx_model! {
     /// Data movement with compile-time parameters: Slice (negative starts and steps,
     /// clamped ends, default axes), Expand in both directions, Tile, Pad in every mode
     /// (with axes, negative pads and a constant value), Gather with negative and
-    /// repeated indices, InstanceNormalization.
+    /// repeated indices, InstanceNormalization, Split, GatherElements and ScatterElements
+    /// (plain and with add and max reductions over repeated positions).
     pub model MoveZoo {
         opset = 19;
         input x: f32[2, 3, 5];
         input col: f32[3, 1];
         weight scale: f32[3] = uniform(low = 0.5, high = 1.5, seed = 1);
         weight bias: f32[3] = uniform(low = -0.5, high = 0.5, seed = 2);
+        weight upd: f32[2, 3, 2] = uniform(low = -1.0, high = 1.0, seed = 3);
+        weight upd2: f32[1, 1, 3] = uniform(low = -1.0, high = 1.0, seed = 4);
+        weight upd3: f32[1, 2, 1] = uniform(low = -1.0, high = 1.0, seed = 5);
 
         output s1 = Slice(x, [0, 1], [1, 100], [0, 2]);
         output s2 = Slice(x, [-1, 4], [-100, 0], [1, -1], [-1, -2]);
@@ -230,6 +234,11 @@ onnx_model! {
         let (h1, _, h3) = Split(x, num_outputs = 3, axis = 2);
         output h1;
         output h3;
+        output ge1 = GatherElements(x, [[[0, 4], [1, -1], [2, 2]], [[3, 0], [-5, 1], [4, 4]]], axis = 2);
+        output ge2 = GatherElements(x, [[[1, 0, 1, 0, 1]]], axis = 0);
+        output sc1 = ScatterElements(x, [[[0, 4], [1, -1], [2, 3]], [[3, 0], [-5, 1], [4, 2]]], upd, axis = -1);
+        output sc2 = ScatterElements(x, [[[0, 0, 4]]], upd2, axis = 2, reduction = "add");
+        output sc3 = ScatterElements(x, [[[1], [0]]], upd3, axis = 1, reduction = "max");
     }
 }
 

@@ -89,6 +89,8 @@ pub static REGISTRY: &[&OpSchema] = &[
     &movement::TILE,
     &movement::PAD,
     &movement::GATHER,
+    &movement::GATHER_ELEMENTS,
+    &movement::SCATTER_ELEMENTS,
     &movement::INSTANCE_NORMALIZATION,
     &lstm::LSTM,
     &rnn::GRU,
@@ -693,9 +695,14 @@ pub fn pack_panels(k: usize, n: usize, b: impl Fn(usize, usize) -> f32) -> Vec<f
 /// A `static` in flash holding `values` for one node's kernel, and the expression of
 /// its slice (`&[f32; len]`), for data the lowering lays out itself (packed panels).
 pub fn node_static(tag: &str, values: Vec<f32>) -> (TokenStream, TokenStream) {
+    node_static_data(tag, &Data::F32(values))
+}
+
+/// [`node_static`] for any compile-time data (`i64` index maps).
+pub fn node_static_data(tag: &str, data: &Data) -> (TokenStream, TokenStream) {
     let stat = quote::format_ident!("__{}", tag.to_uppercase());
     let view = quote::format_ident!("__{}", tag);
-    let decl = crate::emit_rust::static_data(&stat, &view, &Data::F32(values));
+    let decl = crate::emit_rust::static_data(&stat, &view, data);
     (decl, quote!(&#view[..]))
 }
 

@@ -697,3 +697,172 @@ fn lower_split(cx: &LowerCtx) -> TokenStream {
     });
     quote! { #(#parts)* }
 }
+
+// ---------------------------------------------------------------- GatherElements, ScatterElements
+
+/// `GatherElements` (opset 13): `out[i] = data[i with axis replaced by indices[i]]`, the
+/// indices known at compile time, output shaped like them.
+pub static GATHER_ELEMENTS: OpSchema = OpSchema {
+    op_type: "GatherElements",
+    inputs: &[input("data"), i64_const("indices", false)],
+    attrs: &[attr("axis", AttrKind::Int, AttrDefault::Int(0))],
+    infer: |cx| {
+        element_map(cx)?;
+        let dims = fixed(cx, 1)?;
+        Ok(out_type(cx, &dims))
+    },
+    lower: lower_gather_elements,
+    macs: no_macs,
+    ..BASE
+};
+
+/// `ScatterElements` (opset 13; `reduction` add and mul from 16, max and min from 18):
+/// a copy of `data` with `updates` written (or combined) at the positions the
+/// compile-time `indices` give along `axis`.
+pub static SCATTER_ELEMENTS: OpSchema = OpSchema {
+    op_type: "ScatterElements",
+    inputs: &[input("data"), i64_const("indices", false), input("updates")],
+    attrs: &[
+        attr("axis", AttrKind::Int, AttrDefault::Int(0)),
+        attr("reduction", AttrKind::Str, AttrDefault::Str("none")),
+    ],
+    infer: infer_scatter,
+    lower: lower_scatter,
+    macs: no_macs,
+    ..BASE
+};
+
+/// For every element of `indices` (row-major), the flat offset in `data` it addresses.
+fn element_map(cx: &InferCtx) -> Result<Vec<i64>, OpError> {
+    let op = cx.op.op_type;
+    let data = fixed(cx, 0)?;
+    let idx = fixed(cx, 1)?;
+    let axis = normalize_axis(op, cx.attrs.int("axis"), data.len(), "axis")?;
+    if idx.len() != data.len()
+        || idx
+            .iter()
+            .zip(&data)
+            .enumerate()
+            .any(|(d, (&i, &n))| d != axis && i > n)
+    {
+        return Err(OpError::input(
+            1,
+            format!(
+                "{op} indices {idx:?} must have the rank of data {data:?} and no larger size off the axis"
+            ),
+        ));
+    }
+    let values = cx.const_i64(1).unwrap_or(&[]);
+    let strides = row_major_strides(&data);
+    let n = data[axis] as i64;
+    let mut pos = vec![0usize; idx.len()];
+    let mut map = Vec::with_capacity(values.len());
+    for &v in values {
+        if v < -n || v >= n {
+            return Err(OpError::input(
+                1,
+                format!(
+                    "{op} index {v} is out of range for axis {axis} of size {n}: expected {}..={}",
+                    -n,
+                    n - 1
+                ),
+            ));
+        }
+        let v = if v < 0 { v + n } else { v } as usize;
+        let off: usize = (0..pos.len())
+            .map(|d| if d == axis { v } else { pos[d] } * strides[d])
+            .sum();
+        map.push(off as i64);
+        for d in (0..pos.len()).rev() {
+            pos[d] += 1;
+            if pos[d] < idx[d] {
+                break;
+            }
+            pos[d] = 0;
+        }
+    }
+    Ok(map)
+}
+
+fn lower_gather_elements(cx: &LowerCtx) -> TokenStream {
+    let types = device_types(cx);
+    let map =
+        element_map(&infer_ctx_of(cx, &types, &GATHER_ELEMENTS)).expect("checked during inference");
+    let (decl, m) = node_static_data("map", &Data::I64(map));
+    let kernels = kernels();
+    let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
+    quote! {
+        #decl
+        #kernels::copy::gather_map::<f32>(#x, #y, #m);
+    }
+}
+
+fn infer_scatter(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let map = element_map(cx)?;
+    let since = match cx.attrs.string("reduction") {
+        Some("none") => 13,
+        Some("add") | Some("mul") => 16,
+        Some("max") | Some("min") => 18,
+        other => {
+            return Err(OpError::attr(
+                "reduction",
+                format!(
+                    "ScatterElements reduction must be none, add, mul, max or min, got \"{}\"",
+                    other.unwrap_or_default()
+                ),
+            ));
+        }
+    };
+    if cx.opset < since {
+        return Err(OpError::attr(
+            "reduction",
+            format!(
+                "ScatterElements reduction \"{}\" exists from opset {since} (this model uses opset {})",
+                cx.attrs.string("reduction").unwrap_or_default(),
+                cx.opset
+            ),
+        ));
+    }
+    if cx.input(2).shape != cx.input(1).shape {
+        return Err(OpError::input(
+            2,
+            format!(
+                "ScatterElements updates must be shaped like indices {}, got {}",
+                cx.input(1).shape,
+                cx.input(2).shape
+            ),
+        ));
+    }
+    if cx.attrs.string("reduction") == Some("none") {
+        let mut seen = map.clone();
+        seen.sort_unstable();
+        if seen.windows(2).any(|w| w[0] == w[1]) {
+            return Err(OpError::input(
+                1,
+                "ScatterElements indices write one position twice, which ONNX leaves undefined without a reduction",
+            ));
+        }
+    }
+    Ok(vec![cx.input(0).clone()])
+}
+
+fn lower_scatter(cx: &LowerCtx) -> TokenStream {
+    let types = device_types(cx);
+    let map = element_map(&infer_ctx_of(cx, &types, &SCATTER_ELEMENTS))
+        .expect("checked during inference");
+    let (decl, m) = node_static_data("map", &Data::I64(map));
+    let kernels = kernels();
+    let (x, u, y) = (&cx.input(0).expr, &cx.input(2).expr, &cx.outputs[0].expr);
+    let r = match cx.attrs.string("reduction") {
+        Some("add") => "Add",
+        Some("mul") => "Mul",
+        Some("max") => "Max",
+        Some("min") => "Min",
+        _ => "None",
+    };
+    let r = proc_macro2::Ident::new(r, proc_macro2::Span::call_site());
+    quote! {
+        #decl
+        #kernels::copy::scatter_map(#x, #u, #y, #m, #kernels::copy::Reduction::#r);
+    }
+}

@@ -169,3 +169,56 @@ pub fn split_part<
             .copy_from_slice(&x[o * IN_CHUNK + OFFSET..o * IN_CHUNK + OFFSET + CHUNK]);
     }
 }
+
+/// `y[n] = x[map[n]]`: `GatherElements` with its index map worked out at compile time.
+#[inline]
+pub fn gather_map<T: Copy>(x: &[T], y: &mut [T], map: &[i64]) {
+    for (out, &i) in y.iter_mut().zip(map) {
+        *out = x[i as usize];
+    }
+}
+
+/// How `ScatterElements` combines an update with the value already there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reduction {
+    /// The update replaces the value.
+    None,
+    /// Sum.
+    Add,
+    /// Product.
+    Mul,
+    /// The larger.
+    Max,
+    /// The smaller.
+    Min,
+}
+
+/// `ScatterElements`: `y = x`, then for every update `n`, `y[map[n]]` combined with
+/// `updates[n]` by `reduction`, in order.
+#[inline]
+pub fn scatter_map(x: &[f32], updates: &[f32], y: &mut [f32], map: &[i64], reduction: Reduction) {
+    let n = y.len();
+    y.copy_from_slice(&x[..n]);
+    for (&i, &u) in map.iter().zip(updates) {
+        let v = &mut y[i as usize];
+        *v = match reduction {
+            Reduction::None => u,
+            Reduction::Add => *v + u,
+            Reduction::Mul => *v * u,
+            Reduction::Max => {
+                if u > *v || u.is_nan() {
+                    u
+                } else {
+                    *v
+                }
+            }
+            Reduction::Min => {
+                if u < *v || u.is_nan() {
+                    u
+                } else {
+                    *v
+                }
+            }
+        };
+    }
+}
