@@ -9,6 +9,17 @@ use quote::quote;
 use super::*;
 use crate::types::{Dim, Shape, TensorType};
 
+/// The attributes LSTM, GRU and RNN share (ONNX names, kinds and defaults).
+pub(super) const RECURRENT_ATTRS: [AttrSpec; 7] = [
+    attr("activation_alpha", AttrKind::Floats, AttrDefault::Absent),
+    attr("activation_beta", AttrKind::Floats, AttrDefault::Absent),
+    attr("activations", AttrKind::Strs, AttrDefault::Absent),
+    attr("clip", AttrKind::Float, AttrDefault::Absent),
+    attr("direction", AttrKind::Str, AttrDefault::Str("forward")),
+    attr("hidden_size", AttrKind::Int, AttrDefault::Absent),
+    attr("layout", AttrKind::Int, AttrDefault::Int(0)),
+];
+
 pub static LSTM: OpSchema = OpSchema {
     op_type: "LSTM",
     inputs: &[
@@ -23,15 +34,16 @@ pub static LSTM: OpSchema = OpSchema {
     ],
     outputs: 3,
     output_names: &["Y", "Y_h", "Y_c"],
+    // In alphabetical order, as before: input_forget sits between hidden_size and layout.
     attrs: &[
-        attr("activation_alpha", AttrKind::Floats, AttrDefault::Absent),
-        attr("activation_beta", AttrKind::Floats, AttrDefault::Absent),
-        attr("activations", AttrKind::Strs, AttrDefault::Absent),
-        attr("clip", AttrKind::Float, AttrDefault::Absent),
-        attr("direction", AttrKind::Str, AttrDefault::Str("forward")),
-        attr("hidden_size", AttrKind::Int, AttrDefault::Absent),
+        RECURRENT_ATTRS[0],
+        RECURRENT_ATTRS[1],
+        RECURRENT_ATTRS[2],
+        RECURRENT_ATTRS[3],
+        RECURRENT_ATTRS[4],
+        RECURRENT_ATTRS[5],
         attr("input_forget", AttrKind::Int, AttrDefault::Int(0)),
-        attr("layout", AttrKind::Int, AttrDefault::Int(0)),
+        RECURRENT_ATTRS[6],
     ],
     infer,
     lower,

@@ -5,7 +5,9 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
-use super::lstm::{activation_list, clip_tokens, expect_shape, recurrent_dims, recurrent_outputs};
+use super::lstm::{
+    RECURRENT_ATTRS, activation_list, clip_tokens, expect_shape, recurrent_dims, recurrent_outputs,
+};
 use super::*;
 use crate::types::{Dim, Shape, TensorType};
 
@@ -18,29 +20,19 @@ const INPUTS: &[InputSpec] = &[
     optional("initial_h"),
 ];
 
-const COMMON_ATTRS: [AttrSpec; 7] = [
-    attr("activation_alpha", AttrKind::Floats, AttrDefault::Absent),
-    attr("activation_beta", AttrKind::Floats, AttrDefault::Absent),
-    attr("activations", AttrKind::Strs, AttrDefault::Absent),
-    attr("clip", AttrKind::Float, AttrDefault::Absent),
-    attr("direction", AttrKind::Str, AttrDefault::Str("forward")),
-    attr("hidden_size", AttrKind::Int, AttrDefault::Absent),
-    attr("layout", AttrKind::Int, AttrDefault::Int(0)),
-];
-
 pub static GRU: OpSchema = OpSchema {
     op_type: "GRU",
     inputs: INPUTS,
     outputs: 2,
     output_names: &["Y", "Y_h"],
     attrs: &[
-        COMMON_ATTRS[0],
-        COMMON_ATTRS[1],
-        COMMON_ATTRS[2],
-        COMMON_ATTRS[3],
-        COMMON_ATTRS[4],
-        COMMON_ATTRS[5],
-        COMMON_ATTRS[6],
+        RECURRENT_ATTRS[0],
+        RECURRENT_ATTRS[1],
+        RECURRENT_ATTRS[2],
+        RECURRENT_ATTRS[3],
+        RECURRENT_ATTRS[4],
+        RECURRENT_ATTRS[5],
+        RECURRENT_ATTRS[6],
         attr("linear_before_reset", AttrKind::Int, AttrDefault::Int(0)),
     ],
     infer: |cx| infer(cx, 3),
@@ -55,7 +47,7 @@ pub static RNN: OpSchema = OpSchema {
     inputs: INPUTS,
     outputs: 2,
     output_names: &["Y", "Y_h"],
-    attrs: &COMMON_ATTRS,
+    attrs: &RECURRENT_ATTRS,
     infer: |cx| infer(cx, 1),
     lower: |cx| lower(cx, 1),
     macs: |cx| macs(cx, 1),
