@@ -956,6 +956,18 @@ impl<'m> Checker<'m> {
                         return false;
                     }
                 }
+                InTy::Bool => {
+                    if dtype != DType::Bool {
+                        self.error(
+                            span,
+                            format!(
+                                "{} expects {} as bool, got {dtype} (compare it first, e.g. Greater(x, zero), or Cast(x, to = bool))",
+                                op.op_type, spec.name
+                            ),
+                        );
+                        return false;
+                    }
+                }
                 InTy::T => {
                     if !op.dtypes.contains(&dtype) {
                         let allowed: Vec<&str> = op.dtypes.iter().map(|d| d.name()).collect();
@@ -966,6 +978,18 @@ impl<'m> Checker<'m> {
                                 op.op_type,
                                 spec.name,
                                 allowed.join(", ")
+                            ),
+                        );
+                        return false;
+                    }
+                    if let Some(&(_, since)) = op.dtype_since.iter().find(|(d, _)| *d == dtype)
+                        && since > self.graph.opset
+                    {
+                        self.error(
+                            span,
+                            format!(
+                                "{} accepts {dtype} from opset {since}; this model is opset {}",
+                                op.op_type, self.graph.opset
                             ),
                         );
                         return false;
@@ -1313,6 +1337,11 @@ pub(crate) fn attr_value(spec: &AttrSpec, value: &Expr) -> Result<AttrValue, (Sp
     match (spec.kind, value) {
         (AttrKind::Int, Expr::Int(v, _)) => Ok(AttrValue::Int(*v)),
         (AttrKind::Int, Expr::Bool(b, _)) => Ok(AttrValue::Int(i64::from(*b))),
+        // A dtype name stands for its `TensorProto.DataType` code (`Cast(x, to = i64)`).
+        (AttrKind::Int, Expr::Name(id)) if DType::from_name(&id.to_string()).is_some() => {
+            let d = DType::from_name(&id.to_string()).expect("checked by the guard");
+            Ok(AttrValue::Int(i64::from(d.onnx_code())))
+        }
         (AttrKind::Float, e) => float(e).map(AttrValue::Float),
         (AttrKind::Str, Expr::Str(s)) => Ok(AttrValue::Str(s.value())),
         (AttrKind::Ints, Expr::List(items, _)) => items

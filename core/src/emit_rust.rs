@@ -44,7 +44,11 @@ fn operand(graph: &Graph, plan: &Plan, id: TensorId, mutable: bool) -> Operand {
             }
         }
     };
-    Operand { expr, shape }
+    Operand {
+        expr,
+        shape,
+        dtype: graph.tensors[id].ty.dtype,
+    }
 }
 
 fn input_ident(graph: &Graph, id: TensorId) -> Ident {
@@ -68,11 +72,13 @@ fn lower_ctx<'g>(graph: &'g Graph, plan: &Plan, schedule: &'g Schedule, i: usize
         inputs[1] = Some(Operand {
             expr: quote!(&#w[..]),
             shape: w_shape,
+            dtype: crate::types::DType::F32,
         });
         inputs.resize(3, None);
         inputs[2] = Some(Operand {
             expr: quote!(&#b[..]),
             shape: vec![m],
+            dtype: crate::types::DType::F32,
         });
     }
     let scratch = plan.scratch[i].map(|offset| {
@@ -80,6 +86,7 @@ fn lower_ctx<'g>(graph: &'g Graph, plan: &Plan, schedule: &'g Schedule, i: usize
         Operand {
             expr: quote!(unsafe { ::tinyonnx::__export::region_mut::<f32>(__base, #offset, #len) }),
             shape: vec![len],
+            dtype: crate::types::DType::F32,
         }
     });
     LowerCtx {
@@ -233,6 +240,7 @@ pub fn emit(c: &Compiled) -> TokenStream {
     let output_infos = graph.outputs.iter().map(|&o| tensor_info(graph, o));
     let forward_doc = forward_doc(graph);
     let run_f32 = run_f32(graph);
+    let run_typed = run_typed(graph);
     let type_doc = doc_lines(doc);
 
     quote! {
@@ -299,6 +307,14 @@ pub fn emit(c: &Compiled) -> TokenStream {
                 outputs: &mut [&mut [f32]],
             ) -> ::core::result::Result<(), ::tinyonnx::RunError> {
                 #run_f32
+            }
+
+            fn run(
+                arena: &mut [u8],
+                inputs: &[::tinyonnx::TensorRef<'_>],
+                outputs: &mut [::tinyonnx::TensorMut<'_>],
+            ) -> ::core::result::Result<(), ::tinyonnx::RunError> {
+                #run_typed
             }
         }
     }
@@ -371,8 +387,6 @@ fn run_f32(graph: &Graph) -> TokenStream {
             ::core::result::Result::Err(::tinyonnx::RunError::NotF32)
         };
     }
-    let n_in = graph.inputs.len();
-    let n_out = graph.outputs.len();
     let in_checks = graph.inputs.iter().enumerate().map(|(k, &i)| {
         let n = graph.device_numel(i);
         let ident = format_ident!("__in{}", k);
@@ -382,7 +396,6 @@ fn run_f32(graph: &Graph) -> TokenStream {
                 .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: inputs[#k].len() })?;
         }
     });
-    let in_idents: Vec<Ident> = (0..n_in).map(|k| format_ident!("__in{}", k)).collect();
     let out_checks = graph.outputs.iter().enumerate().map(|(k, &o)| {
         let n = graph.device_numel(o);
         quote! {
@@ -391,6 +404,74 @@ fn run_f32(graph: &Graph) -> TokenStream {
             }
         }
     });
+    run_body(
+        graph,
+        quote!(#(#in_checks)* #(#out_checks)*),
+        |_, r| quote!(s.copy_from_slice(&#r[..]);),
+        |k, _| quote!(let s = &mut outputs[#k];),
+    )
+}
+
+/// The `TensorRef`/`TensorMut` variant of a dtype.
+fn variant(dtype: crate::types::DType) -> Ident {
+    let name = dtype.name();
+    let mut v = name[..1].to_uppercase();
+    v.push_str(&name[1..]);
+    Ident::new(&v, Span::call_site())
+}
+
+/// The body of `Model::run`: dtype and length checks per port, then `forward` on a
+/// stack arena, then the results copied into the output buffers.
+fn run_typed(graph: &Graph) -> TokenStream {
+    let in_checks = graph.inputs.iter().enumerate().map(|(k, &i)| {
+        let n = graph.device_numel(i);
+        let dtype = graph.tensors[i].ty.dtype;
+        let (v, elem, name) = (variant(dtype), crate::ops::elem(dtype), dtype.name());
+        let ident = format_ident!("__in{}", k);
+        quote! {
+            let #ident: &[#elem; #n] = match inputs[#k] {
+                ::tinyonnx::TensorRef::#v(s) => s
+                    .try_into()
+                    .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: s.len() })?,
+                other => return ::core::result::Result::Err(::tinyonnx::RunError::DType { which: ::tinyonnx::Port::Input(#k), expected: #name, got: other.dtype() }),
+            };
+        }
+    });
+    let out_checks = graph.outputs.iter().enumerate().map(|(k, &o)| {
+        let n = graph.device_numel(o);
+        let dtype = graph.tensors[o].ty.dtype;
+        let (v, name) = (variant(dtype), dtype.name());
+        quote! {
+            match &outputs[#k] {
+                ::tinyonnx::TensorMut::#v(s) if s.len() == #n => {}
+                ::tinyonnx::TensorMut::#v(s) => return ::core::result::Result::Err(::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got: s.len() }),
+                other => return ::core::result::Result::Err(::tinyonnx::RunError::DType { which: ::tinyonnx::Port::Output(#k), expected: #name, got: other.dtype() }),
+            }
+        }
+    });
+    run_body(
+        graph,
+        quote!(#(#in_checks)* #(#out_checks)*),
+        |_, r| quote!(s.copy_from_slice(&#r[..]);),
+        |k, o| {
+            let v = variant(graph.tensors[o].ty.dtype);
+            quote!(let ::tinyonnx::TensorMut::#v(s) = &mut outputs[#k] else { unreachable!() };)
+        },
+    )
+}
+
+/// The shared part of `run_f32` and `run`: port counts, `checks` (which bind `__in<k>`
+/// and validate the outputs), the arena, `forward`, and per output `bind_out(k, id)`
+/// (which binds `s` to the output buffer) followed by `copy(k, result)`.
+fn run_body(
+    graph: &Graph,
+    checks: TokenStream,
+    copy: impl Fn(usize, &Ident) -> TokenStream,
+    bind_out: impl Fn(usize, TensorId) -> TokenStream,
+) -> TokenStream {
+    let n_in = graph.inputs.len();
+    let n_out = graph.outputs.len();
+    let in_idents: Vec<Ident> = (0..n_in).map(|k| format_ident!("__in{}", k)).collect();
     let result_idents: Vec<Ident> = (0..n_out).map(|k| format_ident!("__r{}", k)).collect();
     let bind = if n_out == 1 {
         let r = &result_idents[0];
@@ -398,10 +479,16 @@ fn run_f32(graph: &Graph) -> TokenStream {
     } else {
         quote!(let (#(#result_idents),*))
     };
-    let copies = result_idents
+    let copies = graph
+        .outputs
         .iter()
+        .zip(&result_idents)
         .enumerate()
-        .map(|(k, r)| quote!(outputs[#k].copy_from_slice(&#r[..]);));
+        .map(|(k, (&o, r))| {
+            let b = bind_out(k, o);
+            let c = copy(k, r);
+            quote!({ #b #c })
+        });
     let name = Ident::new(&graph.name, Span::call_site());
     quote! {
         if inputs.len() != #n_in {
@@ -410,8 +497,7 @@ fn run_f32(graph: &Graph) -> TokenStream {
         if outputs.len() != #n_out {
             return ::core::result::Result::Err(::tinyonnx::RunError::Count { which: "outputs", expected: #n_out, got: outputs.len() });
         }
-        #(#in_checks)*
-        #(#out_checks)*
+        #checks
         let got = arena.len();
         let arena = ::tinyonnx::__export::arena_from_bytes::<{ #name::ARENA_BYTES }>(arena)
             .ok_or(::tinyonnx::RunError::Arena { needed: #name::ARENA_BYTES, got })?;

@@ -92,6 +92,7 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
                 .filter(|&src| {
                     in_arena(graph, src)
                         && bytes(src) == bytes(o)
+                        && graph.tensors[src].ty.dtype == graph.tensors[o].ty.dtype
                         && (node.op.view
                             // Written over: nothing else may read the buffer later (the
                             // input itself or a view of it), and the node reads the input

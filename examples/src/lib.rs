@@ -5,7 +5,7 @@
 
 #![no_std]
 
-use tinyonnx::{Model, ModelInfo, RunF32, onnx_model};
+use tinyonnx::{Model, ModelInfo, RunF32, RunFn, onnx_model};
 
 mod cnn;
 mod digits;
@@ -22,8 +22,8 @@ pub use resnet::ResNet;
 pub use torch_lstm::TorchLstm;
 pub use transformer::{TransformerBlock, TransformerSugar};
 pub use zoo::{
-    ConvTransposeZoo, ConvZoo, EinsumZoo, LstmZoo, MathZoo, MoveZoo, ReduceAttrZoo, ReduceZoo,
-    RnnZoo, ScheduleZoo, ShapeZoo, SugarZoo,
+    ConvTransposeZoo, ConvZoo, DtypeZoo, EinsumZoo, LstmZoo, MathZoo, MoveZoo, ReduceAttrZoo,
+    ReduceZoo, RnnZoo, ScheduleZoo, ShapeZoo, SugarZoo,
 };
 
 onnx_model! {
@@ -74,8 +74,21 @@ pub struct Example {
     pub info: ModelInfo,
     /// The model serialized as ONNX.
     pub onnx: &'static [u8],
-    /// `Model::run_f32` of the model.
+    /// `Model::run_f32` of the model (an error for models with other dtypes).
     pub run: RunF32,
+    /// `Model::run` of the model: any dtypes.
+    pub run_typed: RunFn,
+}
+
+impl Example {
+    /// Whether every input and output is f32 (what `run` and the benchmarks take).
+    pub fn is_f32(&self) -> bool {
+        self.info
+            .inputs
+            .iter()
+            .chain(self.info.outputs)
+            .all(|t| t.dtype == "f32")
+    }
 }
 
 const fn example<M: Model>() -> Example {
@@ -83,6 +96,7 @@ const fn example<M: Model>() -> Example {
         info: M::INFO,
         onnx: M::ONNX,
         run: M::run_f32,
+        run_typed: M::run,
     }
 }
 
@@ -112,4 +126,5 @@ pub const MODELS: &[Example] = &[
     example::<RnnZoo>(),
     example::<ConvTransposeZoo>(),
     example::<EinsumZoo>(),
+    example::<DtypeZoo>(),
 ];

@@ -316,3 +316,65 @@ onnx_model! {
         output summed = Einsum(t, equation = "ijk->k");
     }
 }
+
+onnx_model! {
+    /// Every dtype through the element-wise, comparison, logic, selection, cast, arg and
+    /// shape operators (opset 17: `Add` & co. take i8 and u8 from 14).
+    pub model DtypeZoo {
+        opset = 17;
+        input a: f32[2, 3, 4];
+        input b: f32[3, 4];
+        input c: f64[2, 3];
+        input d: f64[3];
+        input i: i64[2, 3, 4];
+        input j: i64[4];
+        input k: i32[2, 3];
+        input l: i32[2, 1];
+        input m: i8[3, 4];
+        input n: i8[4];
+        input u: u8[2, 4];
+        input v: u8[2, 4];
+        input p: bool[2, 3];
+        input q: bool[3];
+        // Arithmetic per dtype, broadcasting both ways.
+        output f64_arith = Sub(Mul(Add(c, d), d), Div(c, Add(Abs(d), Cast(Constant(value_float = 1.0), to = f64))));
+        output i64_arith = Div(Mul(Sub(i, j), Add(j, Abs(j))), Add(Abs(j), Cast(Constant(value_int = 1), to = i64)));
+        output i32_arith = Max(Min(Add(k, l), Mul(k, l)), Neg(l), k);
+        output i8_arith = Sub(Mul(m, n), Neg(Abs(m)));
+        output u8_arith = Add(Mul(u, v), Div(u, Add(v, Cast(Constant(value_int = 1), to = u8))));
+        // Comparisons to bool, logic, Where.
+        output cmp_f32 = Or(Less(a, b), Equal(Floor(a), Floor(b)));
+        output cmp_i64 = Xor(GreaterOrEqual(i, j), LessOrEqual(i, Neg(j)));
+        output cmp_i8 = And(Greater(m, n), Not(Equal(m, Neg(n))));
+        output cmp_u8 = Equal(u, v);
+        output less_i32 = Less(k, l);
+        output greater_u8 = Greater(u, v);
+        output le_i8 = LessOrEqual(m, n);
+        output ge_f64 = GreaterOrEqual(c, d);
+        output cmp_bool = Equal(p, q);
+        output where_f64 = Where(And(p, q), c, d);
+        output where_i32 = Where(Greater(k, l), k, Neg(l));
+        // Casts between every pair of kinds.
+        output cast_f32_i32 = Cast(Mul(a, Constant(value_float = 7.0)), to = i32);
+        output cast_f32_u8 = Cast(Abs(Mul(a, Constant(value_float = 100.0))), to = u8);
+        output cast_i64_f32 = Cast(i, to = f32);
+        output cast_i8_i64 = Cast(m, to = i64);
+        output cast_i32_i8 = Cast(Mul(k, Cast(Constant(value_int = 40), to = i32)), to = i8);
+        output cast_bool_f64 = Cast(p, to = f64);
+        output cast_f64_bool = Cast(Cast(Cast(Add(c, d), to = i32), to = f64), to = bool);
+        output cast_u8_f32 = Cast(u, to = 1);
+        // Arg, reductions and movement on integers.
+        output argmax_i64 = ArgMax(i, axis = 1);
+        output argmin_i32_last = ArgMin(k, axis = -1, keepdims = 0, select_last_index = 1);
+        output argmax_u8 = ArgMax(u, axis = 0, select_last_index = 1);
+        output argmax_f32 = ArgMax(a, axis = 2, keepdims = 0);
+        output sum_i32 = ReduceSum(k, [1], keepdims = 0);
+        output max_i8 = ReduceMax(m, axes = [0]);
+        output mean_i64 = ReduceMean(i, axes = [0, 2]);
+        output moved_bool = Concat(Transpose(p, perm = [1, 0]), Transpose(p, perm = [1, 0]), axis = 1);
+        output moved_i8 = Slice(Reshape(m, [4, 3]), [1], [4], [0]);
+        output moved_u8 = Pad(u, [0, 1, 0, 1], mode = "reflect");
+        output shape_of = Concat(Shape(a), Shape(k), axis = 0);
+        output size_of = Size(p);
+    }
+}

@@ -209,6 +209,41 @@ pub mod testing {
     }
 }
 
+/// Deterministic test inputs of any element type (see [`testing::fill_uniform`]).
+pub mod typed_testing {
+    use crate::TensorMut;
+
+    /// Fills `buf` from the same stream as [`crate::testing::fill_uniform`]: one value
+    /// `v` in `[-scale, scale)` per element, converted per type: floats keep it (f64
+    /// widened from the f32), signed integers `round(8 v)`, u8 `round(8 (v + scale))`,
+    /// bool `v > 0`. Small integers make ties and equal pairs likely, which the
+    /// comparisons and `ArgMax` need to be tested. Returns the generator state.
+    pub fn fill(state: u64, buf: TensorMut<'_>, scale: f32) -> u64 {
+        let mut s = state;
+        let mut next = || {
+            let mut one = [0f32];
+            s = crate::testing::fill_uniform(s, &mut one, scale);
+            one[0]
+        };
+        match buf {
+            TensorMut::F32(b) => b.iter_mut().for_each(|v| *v = next()),
+            TensorMut::F64(b) => b.iter_mut().for_each(|v| *v = f64::from(next())),
+            TensorMut::I64(b) => b.iter_mut().for_each(|v| *v = round(8.0 * next()) as i64),
+            TensorMut::I32(b) => b.iter_mut().for_each(|v| *v = round(8.0 * next()) as i32),
+            TensorMut::I8(b) => b.iter_mut().for_each(|v| *v = round(8.0 * next()) as i8),
+            TensorMut::U8(b) => b
+                .iter_mut()
+                .for_each(|v| *v = round(8.0 * (next() + scale)) as u8),
+            TensorMut::Bool(b) => b.iter_mut().for_each(|v| *v = next() > 0.0),
+        }
+        s
+    }
+
+    fn round(v: f32) -> f32 {
+        libm::roundf(v)
+    }
+}
+
 /// Which port of a model an error is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Port {
@@ -241,6 +276,15 @@ pub enum RunError {
     },
     /// The model has a port that is not f32.
     NotF32,
+    /// A buffer of another element type than the model declares ([`Model::run`]).
+    DType {
+        /// The port.
+        which: Port,
+        /// The dtype the model declares (`"f32"`, `"i64"`, ...).
+        expected: &'static str,
+        /// The dtype passed.
+        got: &'static str,
+    },
     /// The arena buffer is too small or not 16-byte aligned.
     Arena {
         /// Bytes the model needs.
@@ -263,6 +307,11 @@ impl fmt::Display for RunError {
                 expected,
                 got,
             } => write!(f, "{which:?} needs {expected} elements, got {got}"),
+            RunError::DType {
+                which,
+                expected,
+                got,
+            } => write!(f, "{which:?} is {expected}, got a {got} buffer"),
             RunError::NotF32 => {
                 f.write_str("run_f32 needs a model whose inputs and outputs are all f32")
             }
@@ -273,6 +322,83 @@ impl fmt::Display for RunError {
         }
     }
 }
+
+macro_rules! typed_buffers {
+    ($($variant:ident($t:ty) = $name:literal),* $(,)?) => {
+        /// A model input of any element type, for [`Model::run`].
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum TensorRef<'a> {
+            $(
+                #[doc = concat!("`", $name, "` elements, row-major.")]
+                $variant(&'a [$t]),
+            )*
+        }
+
+        /// A model output buffer of any element type, for [`Model::run`].
+        #[derive(Debug, PartialEq)]
+        pub enum TensorMut<'a> {
+            $(
+                #[doc = concat!("`", $name, "` elements, row-major.")]
+                $variant(&'a mut [$t]),
+            )*
+        }
+
+        impl TensorRef<'_> {
+            /// The element type as the DSL spells it (`"f32"`, `"bool"`, ...).
+            pub const fn dtype(&self) -> &'static str {
+                match self {
+                    $(TensorRef::$variant(_) => $name,)*
+                }
+            }
+
+            /// Number of elements.
+            pub const fn len(&self) -> usize {
+                match self {
+                    $(TensorRef::$variant(s) => s.len(),)*
+                }
+            }
+
+            /// Whether the buffer has no elements.
+            pub const fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+        }
+
+        impl TensorMut<'_> {
+            /// The element type as the DSL spells it (`"f32"`, `"bool"`, ...).
+            pub const fn dtype(&self) -> &'static str {
+                match self {
+                    $(TensorMut::$variant(_) => $name,)*
+                }
+            }
+
+            /// Number of elements.
+            pub const fn len(&self) -> usize {
+                match self {
+                    $(TensorMut::$variant(s) => s.len(),)*
+                }
+            }
+
+            /// Whether the buffer has no elements.
+            pub const fn is_empty(&self) -> bool {
+                self.len() == 0
+            }
+        }
+    };
+}
+
+typed_buffers! {
+    F32(f32) = "f32",
+    F64(f64) = "f64",
+    I64(i64) = "i64",
+    I32(i32) = "i32",
+    I8(i8) = "i8",
+    U8(u8) = "u8",
+    Bool(bool) = "bool",
+}
+
+/// The signature of [`Model::run`], for tables of models.
+pub type RunFn = fn(&mut [u8], &[TensorRef<'_>], &mut [TensorMut<'_>]) -> Result<(), RunError>;
 
 /// The signature of [`Model::run_f32`], for tables of models.
 pub type RunF32 = fn(&mut [u8], &[&[f32]], &mut [&mut [f32]]) -> Result<(), RunError>;
@@ -295,6 +421,15 @@ pub trait Model {
         arena: &mut [u8],
         inputs: &[&[f32]],
         outputs: &mut [&mut [f32]],
+    ) -> Result<(), RunError>;
+
+    /// Runs one inference on buffers of each port's declared element type (any model);
+    /// the arena as for [`Model::run_f32`]. A buffer of another type or length is an
+    /// error naming the port.
+    fn run(
+        arena: &mut [u8],
+        inputs: &[TensorRef<'_>],
+        outputs: &mut [TensorMut<'_>],
     ) -> Result<(), RunError>;
 }
 

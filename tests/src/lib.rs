@@ -7,7 +7,7 @@ use ort::environment::Environment;
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::value::TensorRef;
-use tinyonnx::ModelInfo;
+use tinyonnx::{ModelInfo, TensorMut, TensorRef as Ref};
 
 /// Which ONNX Runtime execution provider the cross-checks use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -162,6 +162,198 @@ pub fn seeded_inputs(info: &ModelInfo, seed: u64, scale: f32) -> Vec<Vec<f32>> {
             v
         })
         .collect()
+}
+
+macro_rules! values {
+    ($($variant:ident($t:ty) = $name:literal),* $(,)?) => {
+        /// Owned row-major values of one model port, of any element type.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum Values {
+            $($variant(Vec<$t>),)*
+        }
+
+        impl Values {
+            /// `n` zeros (false) of the dtype the DSL spells `dtype`.
+            pub fn zeros(dtype: &str, n: usize) -> Result<Values, String> {
+                match dtype {
+                    $($name => Ok(Values::$variant(vec![<$t>::default(); n])),)*
+                    other => Err(format!("unknown dtype `{other}`")),
+                }
+            }
+
+            /// A view for `Model::run`.
+            pub fn as_ref(&self) -> Ref<'_> {
+                match self {
+                    $(Values::$variant(v) => Ref::$variant(v),)*
+                }
+            }
+
+            /// A mutable view for `Model::run`.
+            pub fn as_mut(&mut self) -> TensorMut<'_> {
+                match self {
+                    $(Values::$variant(v) => TensorMut::$variant(v),)*
+                }
+            }
+
+            /// The values as f64, for comparisons (bool as 0 and 1).
+            pub fn to_f64(&self) -> Vec<f64> {
+                match self {
+                    $(Values::$variant(v) => v.iter().map(|&x| to_f64(x)).collect(),)*
+                }
+            }
+
+            /// The DSL name of the element type.
+            pub fn dtype(&self) -> &'static str {
+                match self {
+                    $(Values::$variant(_) => $name,)*
+                }
+            }
+
+            /// Integers and bools must match exactly; floats within the contract.
+            pub fn is_exact(&self) -> bool {
+                !matches!(self, Values::F32(_) | Values::F64(_))
+            }
+
+            /// An ONNX Runtime input over these values.
+            fn ort_value(&self, shape: &[usize]) -> Result<ort::value::DynValue, String> {
+                let shape = shape.to_vec();
+                match self {
+                    $(Values::$variant(v) => ort::value::Tensor::from_array((shape, v.clone()))
+                        .map(Into::into)
+                        .map_err(|e| e.to_string()),)*
+                }
+            }
+
+            /// Reads an ONNX Runtime output of the dtype `dtype`.
+            fn from_ort(dtype: &str, value: &ort::value::DynValue) -> Result<(Vec<usize>, Values), String> {
+                match dtype {
+                    $($name => {
+                        let (shape, data) = value.try_extract_tensor::<$t>().map_err(|e| e.to_string())?;
+                        Ok((shape.iter().map(|&d| d as usize).collect(), Values::$variant(data.to_vec())))
+                    })*
+                    other => Err(format!("unknown dtype `{other}`")),
+                }
+            }
+        }
+    };
+}
+
+values! {
+    F32(f32) = "f32",
+    F64(f64) = "f64",
+    I64(i64) = "i64",
+    I32(i32) = "i32",
+    I8(i8) = "i8",
+    U8(u8) = "u8",
+    Bool(bool) = "bool",
+}
+
+/// A value as f64 (bool as 0 or 1).
+trait ToF64: Copy {
+    fn to(self) -> f64;
+}
+macro_rules! to_f64_impl {
+    ($($t:ty),*) => {$(
+        impl ToF64 for $t {
+            fn to(self) -> f64 {
+                self as f64
+            }
+        }
+    )*};
+}
+to_f64_impl!(f32, f64, i64, i32, i8, u8);
+impl ToF64 for bool {
+    fn to(self) -> f64 {
+        f64::from(u8::from(self))
+    }
+}
+fn to_f64<T: ToF64>(v: T) -> f64 {
+    v.to()
+}
+
+/// Seeded inputs of each port's dtype (`tinyonnx::typed_testing::fill`, one stream
+/// across the ports; for f32 ports the same values as [`seeded_inputs`]).
+pub fn seeded_values(info: &ModelInfo, seed: u64, scale: f32) -> Result<Vec<Values>, String> {
+    let mut state = seed;
+    info.inputs
+        .iter()
+        .map(|t| {
+            let mut v = Values::zeros(t.dtype, t.numel())?;
+            state = tinyonnx::typed_testing::fill(state, v.as_mut(), scale);
+            Ok(v)
+        })
+        .collect()
+}
+
+/// Runs a session on typed inputs shaped as the model's device shapes; the outputs have
+/// the model's declared dtypes and shapes (else an error naming the output).
+pub fn run_ort_values(
+    session: &mut Session,
+    info: &ModelInfo,
+    inputs: &[Values],
+) -> Result<Vec<Values>, String> {
+    let mut feeds: Vec<(String, ort::value::DynValue)> = Vec::new();
+    for (t, data) in info.inputs.iter().zip(inputs) {
+        let v = data
+            .ort_value(t.shape)
+            .map_err(|e| format!("input `{}`: {e}", t.name))?;
+        feeds.push((t.name.to_string(), v));
+    }
+    let outputs = session
+        .run(feeds)
+        .map_err(|e| format!("ONNX Runtime failed to run the model: {e}"))?;
+    info.outputs
+        .iter()
+        .map(|t| {
+            let (got, values) = Values::from_ort(t.dtype, &outputs[t.name])
+                .map_err(|e| format!("output `{}` ({}): {e}", t.name, t.dtype))?;
+            if got != t.shape {
+                return Err(format!(
+                    "output `{}`: ONNX Runtime produced shape {got:?}, tinyonnx declares {:?}",
+                    t.name, t.shape
+                ));
+            }
+            Ok(values)
+        })
+        .collect()
+}
+
+/// Compares typed outputs: [`compare`] on the f64 values; integer and bool outputs
+/// count any difference (their contract is equality).
+pub fn compare_values(ours: &Values, ort: &Values) -> Diff {
+    if ours.dtype() != ort.dtype() {
+        return Diff {
+            max_abs: f32::INFINITY,
+            max_scaled: f32::INFINITY,
+            cosine: 0.0,
+        };
+    }
+    let (a, b) = (ours.to_f64(), ort.to_f64());
+    let mut d = Diff::default();
+    let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
+    for (&x, &y) in a.iter().zip(&b) {
+        let abs = (x - y).abs();
+        let scaled = if ours.is_exact() {
+            if abs > 0.0 { f64::INFINITY } else { 0.0 }
+        } else {
+            abs / y.abs().max(1.0)
+        };
+        d.max_abs = d.max_abs.max(abs as f32);
+        d.max_scaled = d.max_scaled.max(scaled as f32);
+        if !x.is_finite() || !y.is_finite() {
+            d.max_abs = f32::INFINITY;
+            d.max_scaled = f32::INFINITY;
+        }
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    d.cosine = if na == 0.0 && nb == 0.0 {
+        1.0
+    } else {
+        dot / (na.sqrt() * nb.sqrt())
+    };
+    d
 }
 
 /// How far two outputs are apart.

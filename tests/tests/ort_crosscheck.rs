@@ -1,6 +1,9 @@
 //! Every example model against ONNX Runtime on the same ONNX bytes and inputs.
 
-use tinyonnx_tests::{Provider, TOLERANCE, as_bytes, compare, run_ort, seeded_inputs, session};
+use tinyonnx_tests::{
+    Provider, TOLERANCE, Values, as_bytes, compare, compare_values, run_ort_values, seeded_values,
+    session,
+};
 
 const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
 
@@ -19,23 +22,32 @@ fn every_example_matches_onnx_runtime() {
         let (mut max_abs, mut max_scaled, mut min_cos) = (0f32, 0f32, f64::INFINITY);
         let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
         for seed in SEEDS {
-            let inputs = seeded_inputs(info, seed, 1.0);
-            let expected =
-                run_ort(&mut sess, info, &inputs).unwrap_or_else(|e| panic!("{}: {e}", info.name));
-            let mut ours: Vec<Vec<f32>> =
-                info.outputs.iter().map(|t| vec![0.0; t.numel()]).collect();
-            let input_refs: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
-            let mut output_refs: Vec<&mut [f32]> = ours.iter_mut().map(Vec::as_mut_slice).collect();
-            (example.run)(as_bytes(&mut arena), &input_refs, &mut output_refs)
+            let inputs =
+                seeded_values(info, seed, 1.0).unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            let expected = run_ort_values(&mut sess, info, &inputs)
+                .unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            let mut ours: Vec<Values> = info
+                .outputs
+                .iter()
+                .map(|t| Values::zeros(t.dtype, t.numel()).expect("a known dtype"))
+                .collect();
+            let input_refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
+            let mut output_refs: Vec<_> = ours.iter_mut().map(Values::as_mut).collect();
+            (example.run_typed)(as_bytes(&mut arena), &input_refs, &mut output_refs)
                 .unwrap_or_else(|e| panic!("{}: {e}", info.name));
             for (k, (a, b)) in ours.iter().zip(&expected).enumerate() {
-                let d = compare(a, b);
+                let d = compare_values(a, b);
                 max_abs = max_abs.max(d.max_abs);
                 max_scaled = max_scaled.max(d.max_scaled);
                 min_cos = min_cos.min(d.cosine);
                 if d.max_scaled > TOLERANCE {
+                    let exact = if a.is_exact() {
+                        " (integer or bool: must be equal)"
+                    } else {
+                        ""
+                    };
                     failures.push(format!(
-                        "{} output `{}` seed {seed}: max abs diff {:.3e} (scaled {:.3e}) > {TOLERANCE:e}, cosine {:.9}",
+                        "{} output `{}` seed {seed}: max abs diff {:.3e} (scaled {:.3e}) > {TOLERANCE:e}{exact}, cosine {:.9}",
                         info.name, info.outputs[k].name, d.max_abs, d.max_scaled, d.cosine
                     ));
                 }
@@ -64,4 +76,10 @@ fn the_comparison_can_fail() {
     let b = [0.25f32, 0.5001, 0.25];
     assert!(compare(&a, &b).max_scaled > TOLERANCE);
     assert!(compare(&a, &a).max_scaled <= TOLERANCE);
+    // Integers and bools must be equal: one step apart fails.
+    let (x, y) = (Values::I32(vec![3, 4]), Values::I32(vec![3, 5]));
+    assert!(compare_values(&x, &y).max_scaled > TOLERANCE);
+    assert!(compare_values(&x, &x).max_scaled <= TOLERANCE);
+    let (p, q) = (Values::Bool(vec![true]), Values::Bool(vec![false]));
+    assert!(compare_values(&p, &q).max_scaled > TOLERANCE);
 }

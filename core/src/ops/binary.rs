@@ -1,5 +1,6 @@
-//! `Add`, `Sub`, `Mul`, `Div`, `Pow`, and the variadic `Min` and `Max`: element-wise with
-//! numpy (multidirectional) broadcasting. Opset 14 for Add/Sub/Mul/Div and 15 for Pow add
+//! `Add`, `Sub`, `Mul`, `Div`, `Pow`, the variadic `Min` and `Max`, the comparisons
+//! (`Equal`, `Less`, `Greater`, `LessOrEqual`, `GreaterOrEqual`, to bool) and the logic
+//! operators (`And`, `Or`, `Xor`): element-wise with numpy (multidirectional) broadcasting. Opset 14 for Add/Sub/Mul/Div and 15 for Pow add
 //! only types over 13; the float semantics are equal.
 
 use proc_macro2::{Ident, Span, TokenStream};
@@ -11,33 +12,57 @@ use crate::types::{TensorType, broadcast, broadcast_strides};
 const INPUTS: &[InputSpec] = &[input("A"), input("B")];
 
 macro_rules! binary_op {
-    ($static:ident, $name:literal, $lower:ident, $kernel:literal) => {
+    ($static:ident, $name:literal, $dtypes:expr, $since:expr, $out:expr, $inplace:expr) => {
         pub static $static: OpSchema = OpSchema {
             op_type: $name,
             inputs: INPUTS,
-            inplace: Some(0),
-            infer,
-            lower: $lower,
+            dtypes: $dtypes,
+            dtype_since: $since,
+            inplace: $inplace,
+            infer: |cx| infer(cx, $out),
+            lower: |cx| lower(cx, $name),
+            output_names: &["C"],
             ..BASE
         };
-
-        fn $lower(cx: &LowerCtx) -> TokenStream {
-            lower(cx, $kernel)
-        }
     };
 }
 
-binary_op!(ADD, "Add", lower_add, "Add");
-binary_op!(SUB, "Sub", lower_sub, "Sub");
-binary_op!(MUL, "Mul", lower_mul, "Mul");
-binary_op!(DIV, "Div", lower_div, "Div");
-binary_op!(POW, "Pow", lower_pow, "Pow");
+binary_op!(ADD, "Add", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
+binary_op!(SUB, "Sub", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
+binary_op!(MUL, "Mul", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
+binary_op!(DIV, "Div", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
+binary_op!(POW, "Pow", &[DType::F32], &[], None, Some(0));
+// Comparisons (opset 13; LessOrEqual and GreaterOrEqual since 12, Equal on bool since 11).
+binary_op!(EQUAL, "Equal", ALL_DTYPES, &[], Some(DType::Bool), None);
+binary_op!(LESS, "Less", NUMERIC, &[], Some(DType::Bool), None);
+binary_op!(GREATER, "Greater", NUMERIC, &[], Some(DType::Bool), None);
+binary_op!(
+    LESS_OR_EQUAL,
+    "LessOrEqual",
+    NUMERIC,
+    &[],
+    Some(DType::Bool),
+    None
+);
+binary_op!(
+    GREATER_OR_EQUAL,
+    "GreaterOrEqual",
+    NUMERIC,
+    &[],
+    Some(DType::Bool),
+    None
+);
+// Logic (opset 7 semantics).
+binary_op!(AND, "And", &[DType::Bool], &[], None, Some(0));
+binary_op!(OR, "Or", &[DType::Bool], &[], None, Some(0));
+binary_op!(XOR, "Xor", &[DType::Bool], &[], None, Some(0));
 
 /// `Min` and `Max` (opset 13): one or more inputs, broadcast together.
 pub static MIN: OpSchema = OpSchema {
     op_type: "Min",
     inputs: &[input("data_0")],
     variadic: true,
+    dtypes: NUMERIC,
     inplace: Some(0),
     infer: infer_variadic,
     lower: |cx| lower_variadic(cx, "Min"),
@@ -50,6 +75,7 @@ pub static MAX: OpSchema = OpSchema {
     op_type: "Max",
     inputs: &[input("data_0")],
     variadic: true,
+    dtypes: NUMERIC,
     inplace: Some(0),
     infer: infer_variadic,
     lower: |cx| lower_variadic(cx, "Max"),
@@ -90,7 +116,7 @@ fn lower_variadic(cx: &LowerCtx, kernel: &str) -> TokenStream {
     let fold = |i: usize| {
         let b = cx.input(i);
         let (e, s) = (&b.expr, broadcast_strides(&b.shape, shape));
-        quote! { #kernels::binary::binary_inplace::<#kernels::binary::#op, #rank>(#y, #e, &[#(#s),*], &[#(#shape),*]); }
+        quote! { #kernels::binary::binary_inplace::<#kernels::binary::#op, _, #rank>(#y, #e, &[#(#s),*], &[#(#shape),*]); }
     };
     let n = cx.inputs.len();
     let first = if cx.inplace {
@@ -99,18 +125,19 @@ fn lower_variadic(cx: &LowerCtx, kernel: &str) -> TokenStream {
         // Broadcast input 0 into the output: max(x, x) = x.
         let a = cx.input(0);
         let (e, s) = (&a.expr, broadcast_strides(&a.shape, shape));
-        quote! { #kernels::binary::binary::<#kernels::binary::#op, #rank>(#e, &[#(#s),*], #e, &[#(#s),*], #y, &[#(#shape),*]); }
+        quote! { #kernels::binary::binary::<#kernels::binary::#op, _, #rank>(#e, &[#(#s),*], #e, &[#(#s),*], #y, &[#(#shape),*]); }
     };
     let rest = (1..n).map(fold);
     quote! { #first #(#rest)* }
 }
 
-fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+/// Broadcasts A with B; the output has `out` as dtype, or A's.
+fn infer(cx: &InferCtx, out: Option<DType>) -> Result<Vec<TensorType>, OpError> {
     let a = cx.input(0);
     let b = cx.input(1);
     match broadcast(&a.shape, &b.shape) {
         Some(shape) => Ok(vec![TensorType {
-            dtype: a.dtype,
+            dtype: out.unwrap_or(a.dtype),
             shape,
         }]),
         None => Err(OpError::input(
@@ -136,18 +163,18 @@ fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
     let rank = shape.len();
     if cx.inplace {
         return quote! {
-            #kernels::binary::binary_inplace::<#kernels::binary::#op, #rank>(#y, #b_expr, &[#(#b_str),*], &[#(#shape),*]);
+            #kernels::binary::binary_inplace::<#kernels::binary::#op, _, #rank>(#y, #b_expr, &[#(#b_str),*], &[#(#shape),*]);
         };
     }
     let a = cx.input(0);
     let a_expr = &a.expr;
     if a.shape == out.shape && b.shape == out.shape {
         return quote! {
-            #kernels::binary::binary_same::<#kernels::binary::#op>(#a_expr, #b_expr, #y);
+            #kernels::binary::binary_same::<#kernels::binary::#op, _>(#a_expr, #b_expr, #y);
         };
     }
     let a_str = broadcast_strides(&a.shape, &out.shape);
     quote! {
-        #kernels::binary::binary::<#kernels::binary::#op, #rank>(#a_expr, &[#(#a_str),*], #b_expr, &[#(#b_str),*], #y, &[#(#shape),*]);
+        #kernels::binary::binary::<#kernels::binary::#op, _, #rank>(#a_expr, &[#(#a_str),*], #b_expr, &[#(#b_str),*], #y, &[#(#shape),*]);
     }
 }

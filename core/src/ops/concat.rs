@@ -13,7 +13,7 @@ pub static CONCAT: OpSchema = OpSchema {
     variadic: true,
     attrs: &[attr("axis", AttrKind::Int, AttrDefault::Required)],
     output_names: &["concat_result"],
-    dtypes: &[DType::F32, DType::I64],
+    dtypes: ALL_DTYPES,
     infer,
     lower,
     macs: no_macs,

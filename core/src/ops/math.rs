@@ -1,5 +1,6 @@
 //! Element-wise math and activations beyond the seed set, each a scalar formula the
-//! lowering writes into one `map` kernel call: `Abs`, `Neg`, `Exp`, `Log`, `Sqrt`,
+//! lowering writes into one `map` kernel call: `Abs`, `Neg` (any signed type, wrapping),
+//! `Not` (bool), `Exp`, `Log`, `Sqrt`,
 //! `Reciprocal`, `Floor`, `Ceil`, `Erf`, `Softplus`, `LeakyRelu`, `Elu`, `Selu`,
 //! `HardSigmoid` (opset 6 semantics, unchanged through 21 for f32) and `Clip` (opset 13:
 //! `min` and `max` as optional scalar inputs). Transcendentals are libm's.
@@ -17,9 +18,13 @@ type Formula = fn(&Attrs, &TokenStream) -> TokenStream;
 
 macro_rules! map_op {
     ($static:ident, $name:literal, $attrs:expr, $formula:expr) => {
+        map_op!($static, $name, &[DType::F32], $attrs, $formula);
+    };
+    ($static:ident, $name:literal, $dtypes:expr, $attrs:expr, $formula:expr) => {
         pub static $static: OpSchema = OpSchema {
             op_type: $name,
             inputs: X,
+            dtypes: $dtypes,
             attrs: $attrs,
             inplace: Some(0),
             infer: same_shape,
@@ -38,11 +43,27 @@ fn libm(f: &str) -> TokenStream {
     quote!(::tinyonnx::__export::libm::#f)
 }
 
-map_op!(ABS, "Abs", &[], |_, v| {
-    let f = libm("fabsf");
+/// `Num::abs` / `Num::neg` in generated code: wrapping for integers.
+fn num(f: &str) -> TokenStream {
+    let f = proc_macro2::Ident::new(f, proc_macro2::Span::call_site());
+    quote!(::tinyonnx::__export::kernels::num::Num::#f)
+}
+
+map_op!(ABS, "Abs", NUMERIC, &[], |_, v| {
+    let f = num("abs");
     quote!(#f(#v))
 });
-map_op!(NEG, "Neg", &[], |_, v| quote!(-#v));
+map_op!(
+    NEG,
+    "Neg",
+    &[DType::F32, DType::F64, DType::I64, DType::I32, DType::I8],
+    &[],
+    |_, v| {
+        let f = num("neg");
+        quote!(#f(#v))
+    }
+);
+map_op!(NOT, "Not", &[DType::Bool], &[], |_, v| quote!(!#v));
 map_op!(EXP, "Exp", &[], |_, v| {
     let f = libm("expf");
     quote!(#f(#v))
@@ -129,7 +150,8 @@ fn same_shape(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
 fn lower_map(cx: &LowerCtx, formula: Formula) -> TokenStream {
     let v = quote!(v);
     let body = formula(cx.attrs, &v);
-    map_call(cx, quote!(|#v: f32| #body))
+    let t = elem(cx.input(0).dtype);
+    map_call(cx, quote!(|#v: #t| #body))
 }
 
 fn map_call(cx: &LowerCtx, f: TokenStream) -> TokenStream {
@@ -147,6 +169,7 @@ fn map_call(cx: &LowerCtx, f: TokenStream) -> TokenStream {
 pub static CLIP: OpSchema = OpSchema {
     op_type: "Clip",
     inputs: &[input("input"), optional("min"), optional("max")],
+    dtypes: NUMERIC,
     inplace: Some(0),
     infer: infer_clip,
     lower: lower_clip,
@@ -175,8 +198,10 @@ fn lower_clip(cx: &LowerCtx) -> TokenStream {
         }
         None => none,
     };
-    let lo = bound(1, quote!(f32::NEG_INFINITY));
-    let hi = bound(2, quote!(f32::INFINITY));
+    let t = elem(cx.outputs[0].dtype);
+    let num = quote!(<#t as ::tinyonnx::__export::kernels::num::Num>);
+    let lo = bound(1, quote!(#num::LOWEST));
+    let hi = bound(2, quote!(#num::HIGHEST));
     let body = quote!(if v < lo {
         lo
     } else if v > hi {
@@ -184,10 +209,10 @@ fn lower_clip(cx: &LowerCtx) -> TokenStream {
     } else {
         v
     });
-    let call = map_call(cx, quote!(|v: f32| #body));
+    let call = map_call(cx, quote!(|v: #t| #body));
     quote! {
-        let lo: f32 = #lo;
-        let hi: f32 = #hi;
+        let lo: #t = #lo;
+        let hi: #t = #hi;
         #call
     }
 }

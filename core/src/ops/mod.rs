@@ -9,8 +9,10 @@ use quote::quote;
 use crate::ir::Data;
 use crate::types::{DType, TensorType};
 
+mod arg;
 mod batchnorm;
 mod binary;
+mod cast;
 mod concat;
 mod constant;
 pub mod conv;
@@ -39,8 +41,23 @@ pub static REGISTRY: &[&OpSchema] = &[
     &binary::POW,
     &binary::MIN,
     &binary::MAX,
+    &binary::EQUAL,
+    &binary::LESS,
+    &binary::GREATER,
+    &binary::LESS_OR_EQUAL,
+    &binary::GREATER_OR_EQUAL,
+    &binary::AND,
+    &binary::OR,
+    &binary::XOR,
+    &cast::CAST,
+    &cast::WHERE,
+    &arg::ARG_MAX,
+    &arg::ARG_MIN,
+    &arg::SHAPE,
+    &arg::SIZE,
     &math::ABS,
     &math::NEG,
+    &math::NOT,
     &math::EXP,
     &math::LOG,
     &math::SQRT,
@@ -126,6 +143,9 @@ pub struct OpSchema {
     pub since_opset: i64,
     /// Element types the inputs may have (all inputs share one).
     pub dtypes: &'static [DType],
+    /// Element types of `dtypes` that a later opset added, with that opset (a model of
+    /// a lower opset gets an error naming it).
+    pub dtype_since: &'static [(DType, i64)],
     /// Output 0 may reuse the buffer of this input when that input dies here.
     pub inplace: Option<usize>,
     /// Output 0 is the `inplace` input reinterpreted (same bytes, another shape): it
@@ -202,6 +222,7 @@ pub const BASE: OpSchema = OpSchema {
     attrs: &[],
     since_opset: MIN_OPSET,
     dtypes: &[DType::F32],
+    dtype_since: &[],
     inplace: None,
     view: false,
     infer: |_| unreachable!("bug: an operator without inference"),
@@ -214,6 +235,22 @@ pub const BASE: OpSchema = OpSchema {
     packs: |_| Vec::new(),
 };
 
+/// The numeric element types: every dtype but bool.
+pub const NUMERIC: &[DType] = &[
+    DType::F32,
+    DType::F64,
+    DType::I64,
+    DType::I32,
+    DType::I8,
+    DType::U8,
+];
+
+/// Every element type the DSL knows.
+pub const ALL_DTYPES: &[DType] = &DType::ALL;
+
+/// `Add`, `Sub`, `Mul` and `Div` accept i8 and u8 from opset 14.
+pub const SMALL_INTS_FROM_14: &[(DType, i64)] = &[(DType::I8, 14), (DType::U8, 14)];
+
 /// The dtype rule of one input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InTy {
@@ -221,6 +258,8 @@ pub enum InTy {
     T,
     /// int64 (shapes, axes), which must be known at compile time.
     I64Const,
+    /// bool (`Where`'s condition), independent of the operator's element type.
+    Bool,
 }
 
 /// One input of an operator.
@@ -246,6 +285,15 @@ pub const fn optional(name: &'static str) -> InputSpec {
         name,
         optional: true,
         ty: InTy::T,
+    }
+}
+
+/// A required bool input (a condition).
+pub const fn bool_input(name: &'static str) -> InputSpec {
+    InputSpec {
+        name,
+        optional: false,
+        ty: InTy::Bool,
     }
 }
 
@@ -533,6 +581,8 @@ pub struct Operand {
     pub expr: TokenStream,
     /// The shape on the device (symbolic dimensions resolved).
     pub shape: Vec<usize>,
+    /// The element type.
+    pub dtype: DType,
 }
 
 impl Operand {
@@ -730,8 +780,10 @@ pub fn supported_ops_markdown() -> String {
             .enumerate()
             .map(|(i, spec)| {
                 let mut name = spec.name.to_string();
-                if spec.ty == InTy::I64Const {
-                    name.push_str(" (i64, const)");
+                match spec.ty {
+                    InTy::I64Const => name.push_str(" (i64, const)"),
+                    InTy::Bool => name.push_str(" (bool)"),
+                    InTy::T => {}
                 }
                 if op.variadic && i + 1 == op.inputs.len() {
                     name.push_str("...");

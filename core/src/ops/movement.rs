@@ -48,6 +48,7 @@ fn row_major_strides(dims: &[usize]) -> Vec<usize> {
 // ---------------------------------------------------------------- Slice
 
 pub static SLICE: OpSchema = OpSchema {
+    dtypes: ALL_DTYPES,
     op_type: "Slice",
     inputs: &[
         input("data"),
@@ -199,13 +200,14 @@ fn strided_call(cx: &LowerCtx, shape: &[usize], offset: usize, strides: &[isize]
     let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
     let rank = shape.len();
     quote! {
-        #kernels::copy::strided::<f32, #rank>(#x, #y, &[#(#shape),*], #offset, &[#(#strides),*]);
+        #kernels::copy::strided::<_, #rank>(#x, #y, &[#(#shape),*], #offset, &[#(#strides),*]);
     }
 }
 
 // ---------------------------------------------------------------- Expand
 
 pub static EXPAND: OpSchema = OpSchema {
+    dtypes: ALL_DTYPES,
     op_type: "Expand",
     inputs: &[input("input"), i64_const("shape", false)],
     infer: infer_expand,
@@ -253,6 +255,7 @@ fn lower_expand(cx: &LowerCtx) -> TokenStream {
 // ---------------------------------------------------------------- Tile
 
 pub static TILE: OpSchema = OpSchema {
+    dtypes: ALL_DTYPES,
     op_type: "Tile",
     inputs: &[input("input"), i64_const("repeats", false)],
     infer: infer_tile,
@@ -311,6 +314,7 @@ fn lower_tile(cx: &LowerCtx) -> TokenStream {
 // ---------------------------------------------------------------- Pad
 
 pub static PAD: OpSchema = OpSchema {
+    dtypes: ALL_DTYPES,
     op_type: "Pad",
     inputs: &[
         input("data"),
@@ -446,16 +450,17 @@ fn lower_pad(cx: &LowerCtx) -> TokenStream {
             let e = v.expr;
             quote!((#e)[0])
         }
-        None => quote!(0.0f32),
+        None => quote!(::core::default::Default::default()),
     };
     quote! {
-        #kernels::copy::pad::<#rank>(#x, #y, &[#(#inp),*], &[#(#out),*], &[#(#begin),*], #kernels::copy::PadMode::#mode, #value);
+        #kernels::copy::pad::<_, #rank>(#x, #y, &[#(#inp),*], &[#(#out),*], &[#(#begin),*], #kernels::copy::PadMode::#mode, #value);
     }
 }
 
 // ---------------------------------------------------------------- Gather
 
 pub static GATHER: OpSchema = OpSchema {
+    dtypes: ALL_DTYPES,
     op_type: "Gather",
     inputs: &[input("data"), i64_const("indices", false)],
     attrs: &[attr("axis", AttrKind::Int, AttrDefault::Int(0))],
@@ -514,7 +519,7 @@ fn lower_gather(cx: &LowerCtx) -> TokenStream {
     let kernels = kernels();
     let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
     quote! {
-        #kernels::copy::gather::<f32, #outer, #n, #inner, #k>(#x, #y, &[#(#indices),*]);
+        #kernels::copy::gather::<_, #outer, #n, #inner, #k>(#x, #y, &[#(#indices),*]);
     }
 }
 
@@ -576,6 +581,7 @@ fn lower_instance_norm(cx: &LowerCtx) -> TokenStream {
 /// `Split` (opset 13: sizes as an int64 input; opset 18 adds `num_outputs`, chunks of
 /// `ceil(dim / num_outputs)` with a smaller last one). One output per part.
 pub static SPLIT: OpSchema = OpSchema {
+    dtypes: ALL_DTYPES,
     op_type: "Split",
     inputs: &[input("input"), i64_const("split", true)],
     attrs: &[
@@ -693,7 +699,7 @@ fn lower_split(cx: &LowerCtx) -> TokenStream {
     let parts = sizes.iter().zip(&cx.outputs).map(|(&s, out)| {
         let (chunk, off, y) = (s * inner, offset, &out.expr);
         offset += s * inner;
-        quote! { #kernels::copy::split_part::<f32, #outer, #in_chunk, #chunk, #off>(#x, #y); }
+        quote! { #kernels::copy::split_part::<_, #outer, #in_chunk, #chunk, #off>(#x, #y); }
     });
     quote! { #(#parts)* }
 }
@@ -703,6 +709,7 @@ fn lower_split(cx: &LowerCtx) -> TokenStream {
 /// `GatherElements` (opset 13): `out[i] = data[i with axis replaced by indices[i]]`, the
 /// indices known at compile time, output shaped like them.
 pub static GATHER_ELEMENTS: OpSchema = OpSchema {
+    dtypes: ALL_DTYPES,
     op_type: "GatherElements",
     inputs: &[input("data"), i64_const("indices", false)],
     attrs: &[attr("axis", AttrKind::Int, AttrDefault::Int(0))],
@@ -793,7 +800,7 @@ fn lower_gather_elements(cx: &LowerCtx) -> TokenStream {
     let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
     quote! {
         #decl
-        #kernels::copy::gather_map::<f32>(#x, #y, #m);
+        #kernels::copy::gather_map::<_>(#x, #y, #m);
     }
 }
 

@@ -9,10 +9,14 @@ use quote::quote;
 use super::*;
 use crate::types::{Dim, Shape, TensorType};
 
+/// `ReduceSum`, `ReduceMean` and `ReduceProd` (opset 13) take no 8-bit integers.
+const WIDE: &[DType] = &[DType::F32, DType::F64, DType::I64, DType::I32];
+
 macro_rules! reduce_op {
-    ($static:ident, $name:literal, $kernel:literal) => {
+    ($static:ident, $name:literal, $kernel:literal, $dtypes:expr) => {
         pub static $static: OpSchema = OpSchema {
             op_type: $name,
+            dtypes: $dtypes,
             inputs: &[input("data"), i64_const("axes", true)],
             attrs: &[
                 attr("axes", AttrKind::Ints, AttrDefault::Absent),
@@ -28,11 +32,11 @@ macro_rules! reduce_op {
     };
 }
 
-reduce_op!(REDUCE_SUM, "ReduceSum", "Sum");
-reduce_op!(REDUCE_MEAN, "ReduceMean", "Mean");
-reduce_op!(REDUCE_MAX, "ReduceMax", "Max");
-reduce_op!(REDUCE_MIN, "ReduceMin", "Min");
-reduce_op!(REDUCE_PROD, "ReduceProd", "Prod");
+reduce_op!(REDUCE_SUM, "ReduceSum", "Sum", WIDE);
+reduce_op!(REDUCE_MEAN, "ReduceMean", "Mean", WIDE);
+reduce_op!(REDUCE_MAX, "ReduceMax", "Max", NUMERIC);
+reduce_op!(REDUCE_MIN, "ReduceMin", "Min", NUMERIC);
+reduce_op!(REDUCE_PROD, "ReduceProd", "Prod", WIDE);
 
 /// The first opset where the axes of `op` are an input.
 fn axes_input_since(op: &str) -> i64 {
@@ -170,17 +174,14 @@ fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
         }
     }
     let count: usize = reduced.iter().map(|&d| shape[d]).product();
-    let scale = if kernel == "Mean" {
-        1.0 / count.max(1) as f32
-    } else {
-        1.0
-    };
+    // The mean divides the sums by the count (integers: truncated, as ONNX Runtime).
+    let divisor = if kernel == "Mean" { count } else { 1 };
     let op = Ident::new(
         if kernel == "Mean" { "Sum" } else { kernel },
         Span::call_site(),
     );
     quote! {
-        #kernels::reduce::reduce::<#kernels::reduce::#op, #rank>(#xe, #y, &[#(#shape),*], &[#(#strides),*], #scale);
+        #kernels::reduce::reduce::<#kernels::reduce::#op, _, #rank>(#xe, #y, &[#(#shape),*], &[#(#strides),*], #divisor);
     }
 }
 

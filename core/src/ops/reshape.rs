@@ -14,7 +14,7 @@ pub static RESHAPE: OpSchema = OpSchema {
     inputs: &[input("data"), i64_const("shape", false)],
     attrs: &[attr("allowzero", AttrKind::Int, AttrDefault::Int(0))],
     output_names: &["reshaped"],
-    dtypes: &[DType::F32, DType::I64],
+    dtypes: ALL_DTYPES,
     inplace: Some(0),
     infer: infer_reshape,
     lower: lower_view,
@@ -24,6 +24,7 @@ pub static RESHAPE: OpSchema = OpSchema {
 };
 
 pub static FLATTEN: OpSchema = OpSchema {
+    dtypes: ALL_DTYPES,
     op_type: "Flatten",
     inputs: &[input("input")],
     attrs: &[attr("axis", AttrKind::Int, AttrDefault::Int(1))],
@@ -39,7 +40,7 @@ pub static SQUEEZE: OpSchema = OpSchema {
     op_type: "Squeeze",
     inputs: &[input("data"), i64_const("axes", true)],
     output_names: &["squeezed"],
-    dtypes: &[DType::F32, DType::I64],
+    dtypes: ALL_DTYPES,
     inplace: Some(0),
     infer: infer_squeeze,
     lower: lower_view,
@@ -52,7 +53,7 @@ pub static UNSQUEEZE: OpSchema = OpSchema {
     op_type: "Unsqueeze",
     inputs: &[input("data"), i64_const("axes", false)],
     output_names: &["expanded"],
-    dtypes: &[DType::F32, DType::I64],
+    dtypes: ALL_DTYPES,
     inplace: Some(0),
     infer: infer_unsqueeze,
     lower: lower_view,

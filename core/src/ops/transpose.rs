@@ -10,7 +10,7 @@ pub static TRANSPOSE: OpSchema = OpSchema {
     inputs: &[input("data")],
     attrs: &[attr("perm", AttrKind::Ints, AttrDefault::Absent)],
     output_names: &["transposed"],
-    dtypes: &[DType::F32, DType::I64],
+    dtypes: ALL_DTYPES,
     infer,
     lower,
     macs: no_macs,

@@ -10,8 +10,12 @@ const INPUTS: &[InputSpec] = &[input("X")];
 
 macro_rules! unary_op {
     ($static:ident, $name:literal, $lower:ident, $view:literal) => {
+        unary_op!($static, $name, $lower, $view, &[DType::F32]);
+    };
+    ($static:ident, $name:literal, $lower:ident, $view:literal, $dtypes:expr) => {
         pub static $static: OpSchema = OpSchema {
             op_type: $name,
+            dtypes: $dtypes,
             inputs: INPUTS,
             inplace: Some(0),
             view: $view,
@@ -26,7 +30,7 @@ macro_rules! unary_op {
     };
 }
 
-unary_op!(IDENTITY, "Identity", lower_identity, true);
+unary_op!(IDENTITY, "Identity", lower_identity, true, ALL_DTYPES);
 unary_op!(RELU, "Relu", lower_relu, false);
 unary_op!(SIGMOID, "Sigmoid", lower_sigmoid, false);
 unary_op!(TANH, "Tanh", lower_tanh, false);

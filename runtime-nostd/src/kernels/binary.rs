@@ -1,92 +1,129 @@
-//! Element-wise binary operators with numpy broadcasting.
+//! Element-wise binary operators with numpy broadcasting, for every element type:
+//! arithmetic (`Add`, `Sub`, `Mul`, `Div`, `Min`, `Max` on [`Num`] types, `Pow` on
+//! f32), comparisons (to bool) and logic (bool).
 
-/// A scalar binary function.
-pub trait BinaryOp {
+use super::num::Num;
+
+/// A scalar binary function from two `T` to `Out`.
+pub trait BinaryOp<T> {
+    /// The result type (`T` for arithmetic, `bool` for comparisons).
+    type Out;
     /// Applies the operator to one pair.
-    fn apply(a: f32, b: f32) -> f32;
+    fn apply(a: T, b: T) -> Self::Out;
 }
 
-/// `a + b`.
-#[derive(Debug)]
-pub struct Add;
-/// `a - b`.
-#[derive(Debug)]
-pub struct Sub;
-/// `a * b`.
-#[derive(Debug)]
-pub struct Mul;
-/// `a / b`.
-#[derive(Debug)]
-pub struct Div;
-/// `a ^ b` (libm's `powf`).
-#[derive(Debug)]
-pub struct Pow;
-/// The smaller; NaN if either is NaN.
-#[derive(Debug)]
-pub struct Min;
-/// The larger; NaN if either is NaN.
-#[derive(Debug)]
-pub struct Max;
+macro_rules! ops {
+    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {$(
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name;
+    )*};
+}
 
-impl BinaryOp for Pow {
+ops! {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `a / b` (integers: toward zero, 0 for a zero divisor).
+    Div,
+    /// `a ^ b` (libm's `powf`).
+    Pow,
+    /// The smaller; NaN if either is NaN.
+    Min,
+    /// The larger; NaN if either is NaN.
+    Max,
+    /// `a == b`.
+    Equal,
+    /// `a < b`.
+    Less,
+    /// `a > b`.
+    Greater,
+    /// `a <= b`.
+    LessOrEqual,
+    /// `a >= b`.
+    GreaterOrEqual,
+    /// `a && b`.
+    And,
+    /// `a || b`.
+    Or,
+    /// `a != b` on bools.
+    Xor,
+}
+
+macro_rules! arith {
+    ($($op:ident => |$a:ident, $b:ident| $e:expr;)*) => {$(
+        impl<T: Num> BinaryOp<T> for $op {
+            type Out = T;
+            #[inline(always)]
+            fn apply($a: T, $b: T) -> T {
+                $e
+            }
+        }
+    )*};
+}
+
+arith! {
+    Add => |a, b| T::add(a, b);
+    Sub => |a, b| T::sub(a, b);
+    Mul => |a, b| T::mul(a, b);
+    Div => |a, b| T::div(a, b);
+    Min => |a, b| if a.is_nan() || b.is_nan() { T::add(a, b) } else if b < a { b } else { a };
+    Max => |a, b| if a.is_nan() || b.is_nan() { T::add(a, b) } else if b > a { b } else { a };
+}
+
+impl BinaryOp<f32> for Pow {
+    type Out = f32;
     #[inline(always)]
     fn apply(a: f32, b: f32) -> f32 {
         libm::powf(a, b)
     }
 }
-impl BinaryOp for Min {
-    #[inline(always)]
-    fn apply(a: f32, b: f32) -> f32 {
-        if a.is_nan() || b.is_nan() {
-            f32::NAN
-        } else if b < a {
-            b
-        } else {
-            a
+
+macro_rules! compare {
+    ($($op:ident => $cmp:tt;)*) => {$(
+        impl<T: PartialOrd> BinaryOp<T> for $op {
+            type Out = bool;
+            #[inline(always)]
+            #[allow(clippy::float_cmp)]
+            fn apply(a: T, b: T) -> bool {
+                a $cmp b
+            }
         }
-    }
-}
-impl BinaryOp for Max {
-    #[inline(always)]
-    fn apply(a: f32, b: f32) -> f32 {
-        if a.is_nan() || b.is_nan() {
-            f32::NAN
-        } else if b > a {
-            b
-        } else {
-            a
-        }
-    }
+    )*};
 }
 
-impl BinaryOp for Add {
-    #[inline(always)]
-    fn apply(a: f32, b: f32) -> f32 {
-        a + b
-    }
+compare! {
+    Equal => ==;
+    Less => <;
+    Greater => >;
+    LessOrEqual => <=;
+    GreaterOrEqual => >=;
 }
-impl BinaryOp for Sub {
-    #[inline(always)]
-    fn apply(a: f32, b: f32) -> f32 {
-        a - b
-    }
+
+macro_rules! logic {
+    ($($op:ident => $e:tt;)*) => {$(
+        impl BinaryOp<bool> for $op {
+            type Out = bool;
+            #[inline(always)]
+            fn apply(a: bool, b: bool) -> bool {
+                a $e b
+            }
+        }
+    )*};
 }
-impl BinaryOp for Mul {
-    #[inline(always)]
-    fn apply(a: f32, b: f32) -> f32 {
-        a * b
-    }
-}
-impl BinaryOp for Div {
-    #[inline(always)]
-    fn apply(a: f32, b: f32) -> f32 {
-        a / b
-    }
+
+logic! {
+    And => &;
+    Or => |;
+    Xor => ^;
 }
 
 /// Both operands already have the output's shape.
 #[inline]
-pub fn binary_same<O: BinaryOp>(a: &[f32], b: &[f32], y: &mut [f32]) {
+pub fn binary_same<O: BinaryOp<T>, T: Copy>(a: &[T], b: &[T], y: &mut [O::Out]) {
     for ((out, &x), &z) in y.iter_mut().zip(a).zip(b) {
         *out = O::apply(x, z);
     }
@@ -95,12 +132,12 @@ pub fn binary_same<O: BinaryOp>(a: &[f32], b: &[f32], y: &mut [f32]) {
 /// General broadcasting: `a` and `b` are read with strides (0 on broadcast axes) over
 /// the output `shape`.
 #[inline]
-pub fn binary<O: BinaryOp, const R: usize>(
-    a: &[f32],
+pub fn binary<O: BinaryOp<T>, T: Copy, const R: usize>(
+    a: &[T],
     a_strides: &[usize; R],
-    b: &[f32],
+    b: &[T],
     b_strides: &[usize; R],
-    y: &mut [f32],
+    y: &mut [O::Out],
     shape: &[usize; R],
 ) {
     let mut idx = [0usize; R];
@@ -113,9 +150,9 @@ pub fn binary<O: BinaryOp, const R: usize>(
 
 /// `y = y (op) b`, `y` having the output's shape and `b` broadcast with strides.
 #[inline]
-pub fn binary_inplace<O: BinaryOp, const R: usize>(
-    y: &mut [f32],
-    b: &[f32],
+pub fn binary_inplace<O: BinaryOp<T, Out = T>, T: Copy, const R: usize>(
+    y: &mut [T],
+    b: &[T],
     b_strides: &[usize; R],
     shape: &[usize; R],
 ) {
@@ -125,5 +162,48 @@ pub fn binary_inplace<O: BinaryOp, const R: usize>(
     for out in y.iter_mut() {
         *out = O::apply(*out, b[ib]);
         super::step2(&mut idx, shape, &zeros, b_strides, &mut unused, &mut ib);
+    }
+}
+
+/// `Where`: `y = cond ? x : z`, all three read with strides over the output `shape`.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn select<T: Copy, const R: usize>(
+    cond: &[bool],
+    c_strides: &[usize; R],
+    x: &[T],
+    x_strides: &[usize; R],
+    z: &[T],
+    z_strides: &[usize; R],
+    y: &mut [T],
+    shape: &[usize; R],
+) {
+    let zeros = [0usize; R];
+    let (mut idx, mut idx2) = ([0usize; R], [0usize; R]);
+    let (mut ic, mut ix, mut iz, mut unused) = (0usize, 0usize, 0usize, 0usize);
+    for out in y.iter_mut() {
+        *out = if cond[ic] { x[ix] } else { z[iz] };
+        super::step2(&mut idx, shape, c_strides, x_strides, &mut ic, &mut ix);
+        super::step2(&mut idx2, shape, z_strides, &zeros, &mut iz, &mut unused);
+    }
+}
+
+/// `Where` in place: `y` holds X (already at the output's shape); `y = cond ? y : z`.
+#[inline]
+pub fn select_inplace<T: Copy, const R: usize>(
+    cond: &[bool],
+    c_strides: &[usize; R],
+    z: &[T],
+    z_strides: &[usize; R],
+    y: &mut [T],
+    shape: &[usize; R],
+) {
+    let mut idx = [0usize; R];
+    let (mut ic, mut iz) = (0usize, 0usize);
+    for out in y.iter_mut() {
+        if !cond[ic] {
+            *out = z[iz];
+        }
+        super::step2(&mut idx, shape, c_strides, z_strides, &mut ic, &mut iz);
     }
 }

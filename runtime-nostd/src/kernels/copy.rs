@@ -83,14 +83,14 @@ pub enum PadMode {
 /// `Pad`: `y` over `out` from `x` over `inp`, output index `o` reading input index
 /// `o - begin` per axis (`begin` negative crops), outside the input filled by `mode`.
 #[inline]
-pub fn pad<const R: usize>(
-    x: &[f32],
-    y: &mut [f32],
+pub fn pad<T: Copy, const R: usize>(
+    x: &[T],
+    y: &mut [T],
     inp: &[usize; R],
     out: &[usize; R],
     begin: &[isize; R],
     mode: PadMode,
-    value: f32,
+    value: T,
 ) {
     let mut in_strides = [1usize; R];
     for d in (0..R.saturating_sub(1)).rev() {

@@ -14,6 +14,7 @@ pub mod gemm;
 pub mod lstm;
 pub mod math;
 pub mod norm;
+pub mod num;
 pub mod packed;
 pub mod pool;
 pub mod reduce;

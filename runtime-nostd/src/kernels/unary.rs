@@ -46,7 +46,7 @@ pub fn unary<O: UnaryOp>(x: &[f32], y: &mut [f32]) {
 
 /// `y = f(x)`, `f` a formula the macro wrote.
 #[inline]
-pub fn map(x: &[f32], y: &mut [f32], f: impl Fn(f32) -> f32) {
+pub fn map<T: Copy, U>(x: &[T], y: &mut [U], f: impl Fn(T) -> U) {
     for (out, &v) in y.iter_mut().zip(x) {
         *out = f(v);
     }
@@ -54,7 +54,7 @@ pub fn map(x: &[f32], y: &mut [f32], f: impl Fn(f32) -> f32) {
 
 /// `y = f(y)`.
 #[inline]
-pub fn map_inplace(y: &mut [f32], f: impl Fn(f32) -> f32) {
+pub fn map_inplace<T: Copy>(y: &mut [T], f: impl Fn(T) -> T) {
     for v in y.iter_mut() {
         *v = f(*v);
     }

@@ -1,0 +1,8 @@
+tinyonnx::onnx_model! {
+    model M {
+        input x: f32[4];
+        output y = Cast(x, to = 5);
+    }
+}
+
+fn main() {}
