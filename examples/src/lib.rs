@@ -91,7 +91,8 @@ impl Example {
     }
 }
 
-const fn example<M: Model>() -> Example {
+/// The [`Example`] of a model type.
+pub const fn example<M: Model>() -> Example {
     Example {
         info: M::INFO,
         onnx: M::ONNX,

@@ -93,6 +93,20 @@ pub struct TensorInfo {
 }
 
 impl TensorInfo {
+    /// Bytes of one element (bool: 1).
+    pub const fn elem_bytes(&self) -> usize {
+        match self.dtype.as_bytes() {
+            b"f64" | b"i64" => 8,
+            b"f32" | b"i32" => 4,
+            _ => 1,
+        }
+    }
+
+    /// 8-byte words that hold the whole tensor (what a typed buffer per port needs).
+    pub const fn words(&self) -> usize {
+        (self.numel() * self.elem_bytes()).div_ceil(8)
+    }
+
     /// Number of elements.
     pub const fn numel(&self) -> usize {
         let mut n = 1;
@@ -139,6 +153,26 @@ impl ModelInfo {
     pub const fn output_elements(&self) -> usize {
         total(self.outputs)
     }
+
+    /// 8-byte words of all inputs, each starting on a word.
+    pub const fn input_words(&self) -> usize {
+        words(self.inputs)
+    }
+
+    /// 8-byte words of all outputs, each starting on a word.
+    pub const fn output_words(&self) -> usize {
+        words(self.outputs)
+    }
+}
+
+const fn words(ports: &[TensorInfo]) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < ports.len() {
+        n += ports[i].words();
+        i += 1;
+    }
+    n
 }
 
 const fn total(ports: &[TensorInfo]) -> usize {
@@ -364,7 +398,21 @@ macro_rules! typed_buffers {
             }
         }
 
-        impl TensorMut<'_> {
+        impl<'a> TensorMut<'a> {
+            /// The same buffer, read-only.
+            pub fn into_ref(self) -> TensorRef<'a> {
+                match self {
+                    $(TensorMut::$variant(s) => TensorRef::$variant(s),)*
+                }
+            }
+
+            /// A shorter-lived view of the same buffer.
+            pub fn reborrow(&mut self) -> TensorMut<'_> {
+                match self {
+                    $(TensorMut::$variant(s) => TensorMut::$variant(s),)*
+                }
+            }
+
             /// The element type as the DSL spells it (`"f32"`, `"bool"`, ...).
             pub const fn dtype(&self) -> &'static str {
                 match self {

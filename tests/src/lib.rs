@@ -1,6 +1,9 @@
 //! Shared helpers of the integration tests: ONNX Runtime sessions over a model's own
 //! ONNX bytes, seeded inputs, and the numerical contract.
 
+#[rustfmt::skip]
+pub mod cases;
+
 use std::sync::OnceLock;
 
 use ort::environment::Environment;

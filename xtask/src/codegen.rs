@@ -1,5 +1,5 @@
-//! `cargo xtask codegen`: regenerates the prost code of `tinyonnx-proto` and
-//! `SUPPORTED_OPS.md` (from the operator registry).
+//! `cargo xtask codegen`: regenerates the prost code of `tinyonnx-proto`, and from the
+//! operator registry `SUPPORTED_OPS.md` and the cross-check cases `tests/src/cases.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -35,7 +35,41 @@ pub fn run(root: &Path) -> Result<()> {
     std::fs::write(&ops, tinyonnx_core::ops::supported_ops_markdown())
         .with_context(|| format!("cannot write {}", ops.display()))?;
     println!("wrote {}", ops.display());
+    let cases = root.join("tests/src/cases.rs");
+    std::fs::write(&cases, tinyonnx_core::ops::cases_rs())
+        .with_context(|| format!("cannot write {}", cases.display()))?;
+    println!("wrote {}", cases.display());
     Ok(())
+}
+
+/// Writes the operator registry's dtype rules as JSON for `xtask/py/check_dtypes.py`:
+/// per operator its name, lowest opset, dtypes of its `T` inputs, the dtypes a later
+/// opset added, and the index of its first `T` input.
+pub fn write_registry_dtypes(path: &Path) -> Result<()> {
+    use tinyonnx_core::ops::{InTy, REGISTRY};
+    let ops: Vec<serde_json::Value> = REGISTRY
+        .iter()
+        .filter_map(|op| {
+            let t_input = op.inputs.iter().position(|i| i.ty == InTy::T)?;
+            let since: serde_json::Map<String, serde_json::Value> = op
+                .dtype_since
+                .iter()
+                .map(|(d, v)| (d.name().to_string(), (*v).into()))
+                .collect();
+            Some(serde_json::json!({
+                "op": op.op_type,
+                "since": op.since_opset,
+                "dtypes": op.dtypes.iter().map(|d| d.name()).collect::<Vec<_>>(),
+                "dtype_since": since,
+                "t_input": t_input,
+            }))
+        })
+        .collect();
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    std::fs::write(path, serde_json::to_string_pretty(&ops)?)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 #[cfg(test)]

@@ -8,7 +8,9 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use tinyonnx::ModelInfo;
-use tinyonnx_tests::{Provider, TOLERANCE, as_bytes, compare, run_ort, seeded_inputs, session};
+use tinyonnx_tests::{
+    Provider, TOLERANCE, Values, as_bytes, compare_values, run_ort_values, seeded_values, session,
+};
 
 use crate::setup::{self, run};
 
@@ -86,10 +88,10 @@ pub const BOARDS: &[Board] = &[
 impl Board {
     /// Whether a model fits, by the rule of the firmware's compile-time check.
     pub fn fits(&self, info: &ModelInfo) -> bool {
-        let io = 4 * (info.input_elements() + info.output_elements());
-        // The firmware's runner has room for 32 inputs and 32 outputs (`MAX_PORTS`).
-        info.inputs.len() <= 32
-            && info.outputs.len() <= 32
+        let io = 8 * (info.input_words() + info.output_words());
+        // The firmware's runner has room for 48 inputs and 48 outputs (`MAX_PORTS`).
+        info.inputs.len() <= 48
+            && info.outputs.len() <= 48
             && info.weights_bytes <= self.flash - self.code
             && info.arena_bytes + io <= self.ram - self.stack
     }
@@ -226,14 +228,14 @@ fn mark_address(elf: &Path) -> Result<u64> {
 /// What one QEMU run reported.
 #[derive(Debug, Default)]
 struct Report {
-    outputs: Vec<Vec<f32>>,
+    outputs: Vec<Values>,
     stack: u64,
     instructions: u64,
     ok: bool,
     lines: String,
 }
 
-fn run_qemu(board: &Board, elf: &Path, plugin: &Path, outputs: usize) -> Result<Report> {
+fn run_qemu(board: &Board, elf: &Path, plugin: &Path, info: &ModelInfo) -> Result<Report> {
     let mark = mark_address(elf)?;
     let mut cmd = Command::new("timeout");
     cmd.arg("300")
@@ -255,7 +257,12 @@ fn run_qemu(board: &Board, elf: &Path, plugin: &Path, outputs: usize) -> Result<
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let mut r = Report {
-        outputs: vec![Vec::new(); outputs],
+        outputs: info
+            .outputs
+            .iter()
+            .map(|t| Values::zeros(t.dtype, 0))
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?,
         lines: format!("{stdout}{stderr}"),
         ..Report::default()
     };
@@ -264,12 +271,12 @@ fn run_qemu(board: &Board, elf: &Path, plugin: &Path, outputs: usize) -> Result<
         match words.next() {
             Some("out") => {
                 let k: usize = words.next().unwrap_or("").parse()?;
+                let out = r
+                    .outputs
+                    .get_mut(k)
+                    .context("the firmware printed an output the model does not have")?;
                 for w in words {
-                    let bits = u32::from_str_radix(w, 16)?;
-                    r.outputs
-                        .get_mut(k)
-                        .context("the firmware printed an output the model does not have")?
-                        .push(f32::from_bits(bits));
+                    push_token(out, w).with_context(|| format!("output {k}: cannot read `{w}`"))?;
                 }
             }
             Some("stack") => r.stack = words.next().unwrap_or("0").parse()?,
@@ -291,6 +298,20 @@ fn run_qemu(board: &Board, elf: &Path, plugin: &Path, outputs: usize) -> Result<
     }
     r.ok &= out.status.success();
     Ok(r)
+}
+
+/// Appends one printed value (see the firmware's line protocol) to `out`.
+fn push_token(out: &mut Values, w: &str) -> Result<()> {
+    match out {
+        Values::F32(v) => v.push(f32::from_bits(u32::from_str_radix(w, 16)?)),
+        Values::F64(v) => v.push(f64::from_bits(u64::from_str_radix(w, 16)?)),
+        Values::I64(v) => v.push(w.parse()?),
+        Values::I32(v) => v.push(w.parse()?),
+        Values::I8(v) => v.push(w.parse()?),
+        Values::U8(v) => v.push(w.parse()?),
+        Values::Bool(v) => v.push(w.parse::<u8>()? != 0),
+    }
+    Ok(())
 }
 
 /// Builds and runs every fitting model on `boards`; returns the rows.
@@ -330,31 +351,35 @@ pub fn run_boards(root: &Path, boards: &[Board]) -> Result<Vec<Row>> {
                 }
                 None => None,
             };
-            let report = run_qemu(board, &elf, &plugin, info.outputs.len())?;
+            let report = run_qemu(board, &elf, &plugin, info)?;
 
             // The same seeded inputs on the host: our forward pass and ONNX Runtime.
-            let inputs = seeded_inputs(info, 1, 1.0);
-            let refs: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
-            let mut host: Vec<Vec<f32>> =
-                info.outputs.iter().map(|t| vec![0.0; t.numel()]).collect();
-            let mut outs: Vec<&mut [f32]> = host.iter_mut().map(Vec::as_mut_slice).collect();
+            let inputs = seeded_values(info, 1, 1.0).map_err(anyhow::Error::msg)?;
+            let refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
+            let mut host: Vec<Values> = info
+                .outputs
+                .iter()
+                .map(|t| Values::zeros(t.dtype, t.numel()))
+                .collect::<Result<_, _>>()
+                .map_err(anyhow::Error::msg)?;
+            let mut outs: Vec<_> = host.iter_mut().map(Values::as_mut).collect();
             let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
-            (example.run)(as_bytes(&mut arena), &refs, &mut outs)
+            (example.run_typed)(as_bytes(&mut arena), &refs, &mut outs)
                 .map_err(|e| anyhow::anyhow!("host run of {}: {e}", info.name))?;
             let mut sess = session(example.onnx, Provider::Cpu).map_err(anyhow::Error::msg)?;
-            let ort = run_ort(&mut sess, info, &inputs).map_err(anyhow::Error::msg)?;
+            let ort = run_ort_values(&mut sess, info, &inputs).map_err(anyhow::Error::msg)?;
 
             let mut vs_ort = 0f32;
             let mut vs_host = 0f32;
             let mut complete = report.ok;
             for k in 0..info.outputs.len() {
                 let got = &report.outputs[k];
-                if got.len() != host[k].len() {
+                if got.to_f64().len() != info.outputs[k].numel() {
                     complete = false;
                     continue;
                 }
-                vs_ort = vs_ort.max(compare(got, &ort[k]).max_scaled);
-                vs_host = vs_host.max(compare(got, &host[k]).max_scaled);
+                vs_ort = vs_ort.max(compare_values(got, &ort[k]).max_scaled);
+                vs_host = vs_host.max(compare_values(got, &host[k]).max_scaled);
             }
             let passed = complete && vs_ort <= TOLERANCE && vs_host <= TOLERANCE;
             if !passed {

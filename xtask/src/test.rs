@@ -86,6 +86,16 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
         },
     )?;
     step(
+        "operator dtypes against the ONNX schemas (onnx.defs)",
+        || {
+            let json = out.join("registry-dtypes.json");
+            crate::codegen::write_registry_dtypes(&json)?;
+            run(Command::new(&tools.python)
+                .arg(root.join("xtask/py/check_dtypes.py"))
+                .arg(&json))
+        },
+    )?;
+    step(
         "the CUDA cross-check compiles (cargo check --features cuda)",
         || {
             run(cargo().current_dir(root).args([

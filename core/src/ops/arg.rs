@@ -14,6 +14,15 @@ const ATTRS: &[AttrSpec] = &[
 ];
 
 pub static ARG_MAX: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: i32[3, 4]; output a = ArgMax(x); output b = ArgMax(x, axis = -1, keepdims = 0); output c = ArgMax(x, axis = 1, select_last_index = 1);",
+            "input x: f32[2, 3, 4]; output a = ArgMax(x, axis = 1); output b = ArgMax(x, axis = -3, keepdims = 0);",
+            "input x: u8[5, 2]; output a = ArgMax(x, select_last_index = 1); output b = ArgMax(x);",
+            "input x: i8[4, 3]; input y: i64[6]; input z: f64[2, 2]; output a = ArgMax(x, axis = 1); output b = ArgMax(y, keepdims = 0, select_last_index = 1); output c = ArgMax(z, axis = 1);",
+            "input x: f32[3, 1]; output a = ArgMax(x, axis = 1); output b = ArgMax(Floor(Mul(x, 2.0)), select_last_index = 1);",
+        ])
+    },
     op_type: "ArgMax",
     inputs: &[input("data")],
     attrs: ATTRS,
@@ -25,6 +34,13 @@ pub static ARG_MAX: OpSchema = OpSchema {
 };
 
 pub static ARG_MIN: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: i32[3, 4]; output a = ArgMin(x); output b = ArgMin(x, axis = -1, keepdims = 0); output c = ArgMin(x, axis = 1, select_last_index = 1);",
+            "input x: f32[2, 3, 4]; output a = ArgMin(x, axis = 2); output b = ArgMin(Floor(x), axis = 0, select_last_index = 1);",
+            "input x: u8[5, 2]; input y: i8[7]; input z: i64[2, 3]; input w: f64[3]; output a = ArgMin(x, select_last_index = 1); output b = ArgMin(y); output c = ArgMin(z, axis = -1); output d = ArgMin(w);",
+        ])
+    },
     op_type: "ArgMin",
     inputs: &[input("data")],
     attrs: ATTRS,
@@ -77,6 +93,13 @@ fn lower(cx: &LowerCtx, max: bool) -> TokenStream {
 }
 
 pub static SHAPE: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 4]; output a = Shape(x); output b = Shape(x, start = 1); output c = Shape(x, start = -2, end = -1); output d = Shape(x, end = 10); output e = Shape(x, start = 2, end = 1);",
+            "input x: bool[5]; input y: i8[]; output a = Shape(x); output b = Shape(y);",
+            "opset = 17; dim batch = 3; input x: f32[batch, 2]; output a = Shape(x); output b = Mul(Shape(x), Shape(x));",
+        ])
+    },
     op_type: "Shape",
     inputs: &[input("data")],
     attrs: &[
@@ -153,6 +176,12 @@ fn lower_shape(cx: &LowerCtx) -> TokenStream {
 }
 
 pub static SIZE: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 4]; input y: u8[]; input z: bool[7, 1]; output a = Size(x); output b = Size(y); output c = Size(z);",
+            "dim batch = 2; input x: i32[batch, 5]; output a = Size(x);",
+        ])
+    },
     op_type: "Size",
     inputs: &[input("data")],
     dtypes: ALL_DTYPES,

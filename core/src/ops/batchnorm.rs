@@ -7,6 +7,12 @@ use super::*;
 use crate::types::{Shape, TensorType};
 
 pub static BATCH_NORMALIZATION: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 4, 5]; weight s: f32[3] = uniform(low = 0.5, high = 1.5, seed = 1); weight b: f32[3] = uniform(low = -0.5, high = 0.5, seed = 2); weight m: f32[3] = uniform(low = -0.2, high = 0.2, seed = 3); weight v: f32[3] = uniform(low = 0.5, high = 2.0, seed = 4); output y = BatchNormalization(x, s, b, m, v, epsilon = 0.001);",
+            "input x: f32[4, 2]; input s: f32[2]; input b: f32[2]; weight m: f32[2] = [0.1, -0.1]; weight v: f32[2] = [1.5, 0.5]; output y = BatchNormalization(x, s, b, m, v);",
+        ])
+    },
     op_type: "BatchNormalization",
     inputs: &[
         input("X"),

@@ -22,6 +22,7 @@ macro_rules! binary_op {
             infer: |cx| infer(cx, $out),
             lower: |cx| lower(cx, $name),
             output_names: &["C"],
+            cases: binary_cases,
             ..BASE
         };
     };
@@ -66,6 +67,14 @@ pub static MIN: OpSchema = OpSchema {
     inplace: Some(0),
     infer: infer_variadic,
     lower: |cx| lower_variadic(cx, "Min"),
+    cases: |op| {
+        let mut c = binary_cases(op);
+        c.extend(cases(&[
+            "input a: f32[3]; input b: f32[2, 3]; input c: f32[2, 1]; output y = Min(a, b, c); output z = Min(a);",
+            "input a: i64[2, 1]; input b: i64[1, 4]; input c: i64[]; output y = Min(a, b, c);",
+        ]));
+        c
+    },
     output_names: &["min"],
     ..BASE
 };
@@ -79,6 +88,14 @@ pub static MAX: OpSchema = OpSchema {
     inplace: Some(0),
     infer: infer_variadic,
     lower: |cx| lower_variadic(cx, "Max"),
+    cases: |op| {
+        let mut c = binary_cases(op);
+        c.extend(cases(&[
+            "input a: f32[3]; input b: f32[2, 3]; input c: f32[2, 1]; output y = Max(a, b, c); output z = Max(a);",
+            "input a: i64[2, 1]; input b: i64[1, 4]; input c: i64[]; output y = Max(a, b, c);",
+        ]));
+        c
+    },
     output_names: &["max"],
     ..BASE
 };

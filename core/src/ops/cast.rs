@@ -12,6 +12,17 @@ use super::*;
 use crate::types::{TensorType, broadcast, broadcast_strides};
 
 pub static CAST: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3]; output a = Cast(Mul(x, 7.0), to = i32); output b = Cast(Mul(x, 7.0), to = i64); output c = Cast(Mul(x, 7.0), to = i8); output d = Cast(Abs(Mul(x, 100.0)), to = u8); output e = Cast(x, to = f64); output f = Cast(Cast(Mul(x, 2.0), to = i32), to = bool); output g = Cast(x, to = f32);",
+            "input x: f64[4]; output a = Cast(x, to = f32); output b = Cast(Mul(x, Cast(Constant(value_float = 9.0), to = f64)), to = i64);",
+            "input x: i64[2, 2]; output a = Cast(x, to = f32); output b = Cast(x, to = i32); output c = Cast(x, to = u8); output d = Cast(x, to = bool); output e = Cast(x, to = 11);",
+            "input x: i32[3]; output a = Cast(Mul(x, Cast(Constant(value_int = 40), to = i32)), to = i8); output b = Cast(x, to = f64);",
+            "input x: i8[5]; output a = Cast(x, to = u8); output b = Cast(x, to = i64); output c = Cast(x, to = f32);",
+            "input x: u8[5]; output a = Cast(x, to = i8); output b = Cast(x, to = i32); output c = Cast(x, to = 1);",
+            "input x: bool[2, 3]; output a = Cast(x, to = f32); output b = Cast(x, to = i64); output c = Cast(x, to = u8); output d = Cast(x, to = f64);",
+        ])
+    },
     op_type: "Cast",
     inputs: &[input("input")],
     attrs: &[attr("to", AttrKind::Int, AttrDefault::Required)],
@@ -59,6 +70,15 @@ fn lower_cast(cx: &LowerCtx) -> TokenStream {
 }
 
 pub static WHERE: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input c: bool[2, 3]; input x: f32[2, 3]; input y: f32[3]; output z = Where(c, x, y); output w = Where(c, y, x);",
+            "input c: bool[3, 1]; input x: i64[1, 4]; input y: i64[]; output z = Where(c, x, y);",
+            "input c: bool[4]; input x: i32[2, 4]; input y: i32[2, 1]; output z = Where(c, x, y);",
+            "input c: bool[]; input x: f64[3]; input y: f64[3]; output z = Where(c, x, y);",
+            "input c: bool[2, 2]; input x: i8[2, 2]; input y: i8[2, 2]; input a: f32[2, 2]; output z = Where(c, x, y); output u = Where(Greater(a, Constant(value_float = 0.0)), Cast(x, to = u8), Cast(y, to = u8));",
+        ])
+    },
     op_type: "Where",
     inputs: &[bool_input("condition"), input("X"), input("Y")],
     // ONNX allows bool X and Y too; ONNX Runtime has no kernel for them, so nothing could

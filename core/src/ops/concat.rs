@@ -8,6 +8,14 @@ use crate::types::{Dim, Shape, TensorType};
 const OP: &str = "Concat";
 
 pub static CONCAT: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input a: f32[2, 3]; input b: f32[2, 1]; input c: f32[2, 2]; output y = Concat(a, b, c, axis = -1); output z = Concat(a, a, axis = 0); output w = Concat(b, axis = 1);",
+            "input a: i64[3]; input b: i64[2]; output y = Concat(a, b, axis = 0);",
+            "input a: bool[1, 2, 2]; input b: bool[3, 2, 2]; output y = Concat(a, b, axis = -3);",
+            "input a: i8[2, 2]; input b: u8[2, 1]; input c: f64[1, 2]; input d: i32[2, 2]; output y = Concat(a, a, axis = 1); output z = Concat(b, b, axis = 0); output w = Concat(c, c, axis = 0); output v = Concat(d, d, axis = 1);",
+        ])
+    },
     op_type: "Concat",
     inputs: &[input("inputs")],
     variadic: true,

@@ -8,6 +8,12 @@ use crate::ir::Data;
 use crate::types::{Shape, TensorType};
 
 pub static CONSTANT: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[3]; output y = Add(x, Constant(value_floats = [0.5, -1.0, 2.0])); output z = Mul(x, Constant(value_float = 3.0));",
+            "input x: i64[2]; output y = Add(x, Constant(value_ints = [7, -3])); output z = Sub(x, Constant(value_int = 4));",
+        ])
+    },
     op_type: "Constant",
     attrs: &[
         attr("value_float", AttrKind::Float, AttrDefault::Absent),

@@ -8,6 +8,16 @@ use super::*;
 use crate::types::{Dim, MAX_DIM, Shape, TensorType};
 
 pub static CONV: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[1, 3, 7, 8]; weight w: f32[4, 3, 3, 3] = he_normal(seed = 1); weight b: f32[4] = uniform(low = -0.5, high = 0.5, seed = 2); output y = Conv(x, w, b); output z = Relu(Conv(x, w, b, strides = [2, 2], pads = [1, 1, 1, 1]));",
+            "input x: f32[2, 4, 6, 6]; weight w: f32[4, 1, 3, 3] = he_normal(seed = 3); output y = Conv(x, w, group = 4, auto_pad = \"SAME_UPPER\"); output z = Conv(x, w, group = 4, strides = [2, 2], auto_pad = \"SAME_LOWER\");",
+            "input x: f32[1, 4, 5, 5]; weight w: f32[6, 2, 2, 2] = he_normal(seed = 4); output y = Conv(x, w, group = 2, dilations = [2, 1], pads = [0, 1, 1, 0]);",
+            "input x: f32[1, 8, 4, 4]; weight w: f32[16, 8, 1, 1] = he_normal(seed = 5); output y = Conv(x, w);",
+            "input x: f32[2, 3, 12]; weight w: f32[5, 3, 4] = he_normal(seed = 6); output y = Conv(x, w, strides = [3], pads = [2, 1], dilations = [2]);",
+            "input x: f32[1, 2, 5, 5]; input w: f32[3, 2, 2, 2]; output y = Conv(x, w, pads = [1, 1, 1, 1]);",
+        ])
+    },
     op_type: "Conv",
     inputs: &[input("X"), input("W"), optional("B")],
     attrs: &[

@@ -10,6 +10,13 @@ use super::*;
 use crate::types::{Dim, MAX_DIM, Shape, TensorType};
 
 pub static CONV_TRANSPOSE: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[1, 4, 5, 6]; weight w: f32[4, 3, 3, 3] = he_normal(seed = 1); output y = ConvTranspose(x, w, strides = [2, 2], pads = [1, 0, 0, 1], output_padding = [1, 1]); output z = ConvTranspose(x, w, strides = [2, 3], auto_pad = \"SAME_UPPER\");",
+            "input x: f32[2, 4, 3, 3]; weight w: f32[4, 2, 2, 3] = he_normal(seed = 2); weight b: f32[4] = uniform(low = -0.5, high = 0.5, seed = 3); output y = ConvTranspose(x, w, b, group = 2, dilations = [2, 1]);",
+            "input x: f32[2, 3, 7]; weight w: f32[3, 2, 4] = he_normal(seed = 4); output y = ConvTranspose(x, w, strides = [3], output_shape = [20]); output z = ConvTranspose(x, w);",
+        ])
+    },
     op_type: "ConvTranspose",
     inputs: &[input("X"), input("W"), optional("B")],
     attrs: &[

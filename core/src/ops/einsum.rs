@@ -10,6 +10,13 @@ use super::*;
 use crate::types::{Shape, TensorType};
 
 pub static EINSUM: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input a: f32[3, 4]; input b: f32[4, 5]; output y = Einsum(a, b, equation = \"ij,jk->ik\"); output z = Einsum(a, b, equation = \"ij,jk\"); output t = Einsum(a, equation = \"ij->ji\");",
+            "input q: f32[2, 3, 6, 4]; input k: f32[2, 3, 5, 4]; output y = Einsum(q, k, equation = \"bhqd, bhkd -> bhqk\");",
+            "input u: f32[3]; input v: f32[5]; input t: f32[3, 4, 5]; input b: f32[4, 5]; output y = Einsum(u, v, equation = \"i,j->ij\"); output z = Einsum(t, b, equation = \"ijk,jk->i\"); output s = Einsum(t, equation = \"ijk->k\");",
+        ])
+    },
     op_type: "Einsum",
     inputs: &[input("Inputs")],
     variadic: true,

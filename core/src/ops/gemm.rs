@@ -8,6 +8,14 @@ use super::*;
 use crate::types::{Dim, Shape, TensorType, broadcast, broadcast_strides};
 
 pub static GEMM: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input a: f32[3, 5]; weight b: f32[5, 4] = glorot_uniform(seed = 1); weight c: f32[4] = uniform(low = -0.5, high = 0.5, seed = 2); output y = Gemm(a, b, c); output z = Gemm(a, b);",
+            "input a: f32[5, 3]; weight b: f32[4, 5] = glorot_uniform(seed = 3); weight c: f32[1] = [0.5]; output y = Gemm(a, b, c, transA = 1, transB = 1, alpha = 0.5, beta = 2.0);",
+            "input a: f32[2, 6]; input b: f32[6, 3]; input c: f32[2, 1]; output y = Gemm(a, b, c, beta = -1.0);",
+            "input a: f32[1, 20]; weight b: f32[20, 17] = glorot_uniform(seed = 4); weight c: f32[17] = uniform(low = -0.5, high = 0.5, seed = 5); output y = Relu(Gemm(a, b, c));",
+        ])
+    },
     op_type: "Gemm",
     inputs: &[input("A"), input("B"), optional("C")],
     attrs: &[

@@ -9,6 +9,12 @@ use crate::types::{TensorType, broadcast};
 const OP: &str = "LayerNormalization";
 
 pub static LAYER_NORMALIZATION: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 8]; weight s: f32[8] = uniform(low = 0.5, high = 1.5, seed = 1); weight b: f32[8] = uniform(low = -0.5, high = 0.5, seed = 2); output y = LayerNormalization(x, s, b); output z = LayerNormalization(x, s, epsilon = 0.01);",
+            "input x: f32[2, 3, 4]; weight s: f32[3, 4] = uniform(low = 0.5, high = 1.5, seed = 3); output y = LayerNormalization(x, s, axis = -2); output z = LayerNormalization(x, Constant(value_floats = [1.0, 2.0, 0.5, 1.5]), axis = 2);",
+        ])
+    },
     op_type: "LayerNormalization",
     inputs: &[input("X"), input("Scale"), optional("B")],
     attrs: &[

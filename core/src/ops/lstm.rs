@@ -21,6 +21,14 @@ pub(super) const RECURRENT_ATTRS: [AttrSpec; 7] = [
 ];
 
 pub static LSTM: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[4, 2, 3]; weight w: f32[1, 20, 3] = uniform(low = -0.5, high = 0.5, seed = 1); weight r: f32[1, 20, 5] = uniform(low = -0.5, high = 0.5, seed = 2); weight b: f32[1, 40] = uniform(low = -0.5, high = 0.5, seed = 3); let (y, yh, yc) = LSTM(x, w, r, b, hidden_size = 5); output y; output yh; output yc;",
+            "input x: f32[3, 1, 2]; input h0: f32[2, 1, 4]; input c0: f32[2, 1, 4]; weight w: f32[2, 16, 2] = uniform(low = -0.5, high = 0.5, seed = 4); weight r: f32[2, 16, 4] = uniform(low = -0.5, high = 0.5, seed = 5); weight p: f32[2, 12] = uniform(low = -0.5, high = 0.5, seed = 6); let (y, _, _) = LSTM(x, w, r, _, _, h0, c0, p, direction = \"bidirectional\", hidden_size = 4); output y;",
+            "input x: f32[5, 2, 3]; weight w: f32[1, 12, 3] = uniform(low = -0.5, high = 0.5, seed = 7); weight r: f32[1, 12, 3] = uniform(low = -0.5, high = 0.5, seed = 8); let (_, yh, _) = LSTM(x, w, r, direction = \"reverse\", hidden_size = 3, input_forget = 1, clip = 0.9, activations = [\"Sigmoid\", \"Relu\", \"Tanh\"]); output yh;",
+            "input x: f32[2, 3, 4]; weight w: f32[1, 8, 4] = uniform(low = -0.5, high = 0.5, seed = 9); weight r: f32[1, 8, 2] = uniform(low = -0.5, high = 0.5, seed = 10); let (y, _, yc) = LSTM(Transpose(x, perm = [1, 0, 2]), w, r, hidden_size = 2); output y; output yc;",
+        ])
+    },
     op_type: "LSTM",
     inputs: &[
         input("X"),

@@ -28,6 +28,7 @@ macro_rules! map_op {
             attrs: $attrs,
             inplace: Some(0),
             infer: same_shape,
+            cases: math_cases,
             lower: |cx| {
                 const F: Formula = $formula;
                 lower_map(cx, F)
@@ -167,6 +168,14 @@ fn map_call(cx: &LowerCtx, f: TokenStream) -> TokenStream {
 /// `Clip` (opset 13): `min` and `max` are optional scalar inputs, read at run time;
 /// NaN passes through.
 pub static CLIP: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 4]; weight lo: f32[] = constant(-0.25); output y = Clip(x, lo, 0.5); output z = Clip(x, _, 0.3); output w = Clip(x);",
+            "input x: i32[3, 4]; output y = Clip(x, Cast(Constant(value_int = -2), to = i32), Cast(Constant(value_int = 3), to = i32));",
+            "input x: u8[5]; output y = Clip(x, _, Cast(Constant(value_int = 9), to = u8));",
+            "input x: f64[4]; output y = Clip(x, Cast(Constant(value_float = 0.0), to = f64));",
+        ])
+    },
     op_type: "Clip",
     inputs: &[input("input"), optional("min"), optional("max")],
     dtypes: NUMERIC,
@@ -215,4 +224,27 @@ fn lower_clip(cx: &LowerCtx) -> TokenStream {
         let hi: #t = #hi;
         #call
     }
+}
+
+/// The generated unary cases (inputs made non-negative for `Log` and `Sqrt`) and the
+/// attribute variants.
+fn math_cases(op: &OpSchema) -> Vec<String> {
+    let name = op.op_type;
+    let pre = matches!(name, "Log" | "Sqrt" | "Reciprocal").then_some("Abs");
+    let mut c = unary_cases(op, pre);
+    c.extend(match name {
+        "LeakyRelu" => cases(&["input x: f32[4, 5]; output y = LeakyRelu(x, alpha = 0.3);"]),
+        "Elu" => cases(&["input x: f32[4, 5]; output y = Elu(x, alpha = 0.5);"]),
+        "Selu" => cases(&["input x: f32[4, 5]; output y = Selu(x, alpha = 2.0, gamma = 0.5);"]),
+        "HardSigmoid" => cases(&[
+            "input x: f32[4, 5]; output y = HardSigmoid(Mul(x, 4.0), alpha = 0.7, beta = 0.4);",
+        ]),
+        "Softplus" => cases(&["input x: f32[4, 5]; output y = Softplus(Mul(x, 30.0));"]),
+        "Floor" | "Ceil" => vec![format!(
+            "input x: f32[4, 5]; output y = {name}(Mul(x, 2.5)); output z = {name}(Neg(Mul(x, 2.5)));"
+        )],
+        "Abs" | "Neg" => cases(&["input x: i8[2, 3]; output y = Neg(Abs(Mul(x, x)));"]),
+        _ => Vec::new(),
+    });
+    c
 }

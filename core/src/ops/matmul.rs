@@ -7,6 +7,15 @@ use super::*;
 use crate::types::{Dim, Shape, TensorType, broadcast, broadcast_strides};
 
 pub static MATMUL: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input a: f32[3, 4]; weight b: f32[4, 5] = glorot_uniform(seed = 1); output y = MatMul(a, b);",
+            "input a: f32[2, 3, 4]; input b: f32[2, 4, 6]; output y = MatMul(a, b);",
+            "input a: f32[2, 1, 3, 4]; input b: f32[3, 4, 2]; output y = MatMul(a, b);",
+            "input a: f32[4]; input b: f32[4, 3]; input c: f32[2, 4]; input d: f32[4]; output y = MatMul(a, b); output z = MatMul(c, d);",
+            "input a: f32[2, 9]; weight b: f32[9, 10] = glorot_uniform(seed = 2); weight c: f32[10] = uniform(low = -0.5, high = 0.5, seed = 3); output y = Relu(Add(MatMul(a, b), c));",
+        ])
+    },
     op_type: "MatMul",
     inputs: &[input("A"), input("B")],
     infer,

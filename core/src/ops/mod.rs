@@ -170,6 +170,11 @@ pub struct OpSchema {
     /// Inputs whose compile-time values the lowering emits in its own layout (packed
     /// panels), so the weights as declared are not emitted for this node.
     pub packs: fn(&LowerCtx) -> Vec<usize>,
+    /// Cross-check cases: model bodies (DSL items, optionally starting with `opset = N;`)
+    /// that exercise the operator's dtypes, shapes and attributes. `cargo xtask codegen`
+    /// turns each into a model in `tests/src/cases.rs`, which the tests run against ONNX
+    /// Runtime on seeded inputs.
+    pub cases: fn(&OpSchema) -> Vec<String>,
 }
 
 /// Computes an operator's outputs at compile time.
@@ -233,7 +238,78 @@ pub const BASE: OpSchema = OpSchema {
     variadic: false,
     output_names: &["output"],
     packs: |_| Vec::new(),
+    cases: |_| Vec::new(),
 };
+
+/// Hand-written cases.
+pub fn cases(bodies: &[&str]) -> Vec<String> {
+    bodies.iter().map(|b| b.to_string()).collect()
+}
+
+/// `Cast(Constant(value_int = 1), to = d)`: a one of dtype `d` (weights are f32 or i64).
+fn one_of(d: DType) -> String {
+    format!("Cast(Constant(value_int = 1), to = {d})")
+}
+
+/// Cases of an element-wise binary operator over its dtypes: per dtype, broadcasting a
+/// row against a matrix; for the first dtype also a column against a row (both inputs
+/// grow), equal shapes, and a scalar. A divisor is made nonzero for integers (ONNX leaves
+/// integer division by zero undefined; ONNX Runtime traps), a base positive for `Pow`.
+pub fn binary_cases(op: &OpSchema) -> Vec<String> {
+    let name = op.op_type;
+    let wrap = |d: DType, b: &str| match name {
+        "Div" if d != DType::F32 && d != DType::F64 => format!("Add(Abs({b}), {})", one_of(d)),
+        _ => b.to_string(),
+    };
+    let lhs = |a: &str| match name {
+        "Pow" => format!("Abs({a})"),
+        _ => a.to_string(),
+    };
+    let mut out = Vec::new();
+    for (i, &d) in op.dtypes.iter().enumerate() {
+        let call = |a: &str, b: &str| format!("{name}({}, {})", lhs(a), wrap(d, b));
+        out.push(format!(
+            "input a: {d}[2, 3, 4]; input b: {d}[4]; output y = {};",
+            call("a", "b")
+        ));
+        if i == 0 {
+            out.push(format!(
+                "input a: {d}[3, 1]; input b: {d}[1, 5]; output y = {};",
+                call("a", "b")
+            ));
+            out.push(format!(
+                "input a: {d}[2, 5]; input b: {d}[2, 5]; output y = {}; output z = {};",
+                call("a", "b"),
+                call("b", "a")
+            ));
+            out.push(format!(
+                "input a: {d}[]; input b: {d}[2, 1, 3]; output y = {};",
+                call("b", "a")
+            ));
+        }
+    }
+    out
+}
+
+/// Cases of an element-wise unary operator: every dtype on a 3-D input, and the first
+/// dtype on a scalar and on a size-1 dimension. `pre` wraps the input (`Abs` for the
+/// operators defined on non-negative numbers).
+pub fn unary_cases(op: &OpSchema, pre: Option<&str>) -> Vec<String> {
+    let name = op.op_type;
+    let x = |v: &str| pre.map_or(v.to_string(), |p| format!("{p}({v})"));
+    let mut out: Vec<String> = op
+        .dtypes
+        .iter()
+        .map(|d| format!("input x: {d}[2, 3, 4]; output y = {name}({});", x("x")))
+        .collect();
+    let d = op.dtypes[0];
+    out.push(format!(
+        "input x: {d}[]; input z: {d}[5, 1]; output y = {name}({}); output w = {name}({});",
+        x("x"),
+        x("z")
+    ));
+    out
+}
 
 /// The numeric element types: every dtype but bool.
 pub const NUMERIC: &[DType] = &[
@@ -829,5 +905,56 @@ pub fn supported_ops_markdown() -> String {
         ));
     }
     s.push_str(&format!("\n{} operators.\n", REGISTRY.len()));
+    s
+}
+
+/// The opset a case runs at when its body does not set one: 18, or the operator's first
+/// opset when that is later.
+pub fn case_opset(op: &OpSchema) -> i64 {
+    op.since_opset.max(18)
+}
+
+/// Every cross-check case of the registry as `(operator, model name, model source)`:
+/// `<Op>Case<i>`, with `opset = N;` added when the body does not set one.
+pub fn all_cases() -> Vec<(&'static str, String, String)> {
+    let mut out = Vec::new();
+    for op in REGISTRY {
+        for (i, body) in (op.cases)(op).into_iter().enumerate() {
+            let name = format!("{}Case{i}", op.op_type);
+            let body = if body.trim_start().starts_with("opset") {
+                body
+            } else {
+                format!("opset = {}; {body}", case_opset(op))
+            };
+            out.push((
+                op.op_type,
+                name.clone(),
+                format!("model {name} {{ {body} }}"),
+            ));
+        }
+    }
+    out
+}
+
+/// `tests/src/cases.rs`: every case as an `onnx_model!` and the `CASES` table the
+/// cross-check runs (written by `cargo xtask codegen`; a test fails when it is stale).
+pub fn cases_rs() -> String {
+    let mut s = String::from(
+        "//! Generated by `cargo xtask codegen` from the `cases` of every operator in the\n\
+         //! registry (`core/src/ops/`); do not edit. A test fails when this file is stale.\n\n\
+         use tinyonnx::onnx_model;\n\
+         use tinyonnx_examples::{Example, example};\n\n",
+    );
+    let cases = all_cases();
+    for (op, _, source) in &cases {
+        s.push_str(&format!(
+            "onnx_model! {{\n    /// A cross-check case of `{op}`.\n    pub {source}\n}}\n\n"
+        ));
+    }
+    s.push_str("/// Every case: the operator it is for, and the model.\npub const CASES: &[(&str, Example)] = &[\n");
+    for (op, name, _) in &cases {
+        s.push_str(&format!("    (\"{op}\", example::<{name}>()),\n"));
+    }
+    s.push_str("];\n");
     s
 }

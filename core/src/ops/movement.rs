@@ -48,6 +48,13 @@ fn row_major_strides(dims: &[usize]) -> Vec<usize> {
 // ---------------------------------------------------------------- Slice
 
 pub static SLICE: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 5]; output a = Slice(x, [0, 1], [1, 100], [0, 2]); output b = Slice(x, [-1, 4], [-100, 0], [1, -1], [-1, -2]); output c = Slice(x, [1], [3]); output d = Slice(x, [0, 0, 0], [2, 3, 5], [0, 1, 2], [1, 2, 3]);",
+            "input x: i64[6]; input b: bool[4, 2]; output y = Slice(x, [-2], [1000]); output z = Slice(x, [5], [-1000], [0], [-2]); output w = Slice(b, [1], [3]);",
+            "input x: u8[3, 4]; input i: i8[5]; input d: f64[4]; input k: i32[2, 2]; output y = Slice(x, [1, 1], [3, 3]); output z = Slice(i, [-10], [2]); output w = Slice(d, [-3], [-1]); output v = Slice(k, [0], [1], [1]);",
+        ])
+    },
     dtypes: ALL_DTYPES,
     op_type: "Slice",
     inputs: &[
@@ -207,6 +214,12 @@ fn strided_call(cx: &LowerCtx, shape: &[usize], offset: usize, strides: &[isize]
 // ---------------------------------------------------------------- Expand
 
 pub static EXPAND: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[3, 1]; input z: f32[2, 3, 5]; output y = Expand(x, [2, 3, 4]); output w = Expand(z, [3, 1]); output v = Expand(x, [1]);",
+            "input x: i32[1, 2]; input b: bool[3]; input u: u8[]; output y = Expand(x, [3, 2]); output z = Expand(b, [2, 1, 3]); output w = Expand(u, [2, 2]);",
+        ])
+    },
     dtypes: ALL_DTYPES,
     op_type: "Expand",
     inputs: &[input("input"), i64_const("shape", false)],
@@ -255,6 +268,12 @@ fn lower_expand(cx: &LowerCtx) -> TokenStream {
 // ---------------------------------------------------------------- Tile
 
 pub static TILE: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 5]; output y = Tile(x, [1, 2, 3]); output z = Tile(x, [1, 1, 1]);",
+            "input x: i64[2]; input b: bool[1, 2]; input i: i8[2, 1]; output y = Tile(x, [3]); output z = Tile(b, [2, 2]); output w = Tile(i, [1, 4]);",
+        ])
+    },
     dtypes: ALL_DTYPES,
     op_type: "Tile",
     inputs: &[input("input"), i64_const("repeats", false)],
@@ -314,6 +333,13 @@ fn lower_tile(cx: &LowerCtx) -> TokenStream {
 // ---------------------------------------------------------------- Pad
 
 pub static PAD: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "opset = 19; input x: f32[2, 3, 5]; output a = Pad(x, [0, 1, 2, 0, 0, 1], 0.5); output b = Pad(x, [1, 2, 1, 3], _, [1, -1], mode = \"edge\"); output c = Pad(x, [0, 2, 1, 0, 1, 4], mode = \"reflect\"); output d = Pad(x, [1, 1, 7, 0, 0, 2], mode = \"wrap\"); output e = Pad(x, [0, -1, 1, 0, 0, -2]);",
+            "input x: i32[2, 3]; input u: u8[4]; output y = Pad(x, [1, 0, 0, 2], Cast(Constant(value_int = 7), to = i32)); output z = Pad(u, [2, 3], mode = \"reflect\"); output w = Pad(x, [0, 1, 1, 0], mode = \"edge\");",
+            "opset = 18; input x: f32[3, 4]; input b: bool[2, 2]; output y = Pad(x, [2, 1], _, [-1]); output z = Pad(b, [1, 1, 1, 1]);",
+        ])
+    },
     dtypes: ALL_DTYPES,
     op_type: "Pad",
     inputs: &[
@@ -460,6 +486,12 @@ fn lower_pad(cx: &LowerCtx) -> TokenStream {
 // ---------------------------------------------------------------- Gather
 
 pub static GATHER: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 5]; output a = Gather(x, [2, -1, 0, 0], axis = 2); output b = Gather(x, [[1, 0], [1, 1]], axis = 0); output c = Gather(x, 1, axis = 1); output d = Gather(x, [-3], axis = -2);",
+            "input x: i64[4]; input b: bool[3, 2]; input u: u8[2, 3]; output y = Gather(x, [3, 0, 3]); output z = Gather(b, [1], axis = 1); output w = Gather(u, [[0, 2]], axis = -1);",
+        ])
+    },
     dtypes: ALL_DTYPES,
     op_type: "Gather",
     inputs: &[input("data"), i64_const("indices", false)],
@@ -526,6 +558,12 @@ fn lower_gather(cx: &LowerCtx) -> TokenStream {
 // ---------------------------------------------------------------- InstanceNormalization
 
 pub static INSTANCE_NORMALIZATION: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 5]; weight s: f32[3] = uniform(low = 0.5, high = 1.5, seed = 1); weight b: f32[3] = uniform(low = -1.0, high = 1.0, seed = 2); output y = InstanceNormalization(x, s, b, epsilon = 0.001); output z = InstanceNormalization(x, s, b);",
+            "input x: f32[1, 2, 3, 4]; input s: f32[2]; input b: f32[2]; output y = InstanceNormalization(x, s, b);",
+        ])
+    },
     op_type: "InstanceNormalization",
     inputs: &[input("input"), input("scale"), input("B")],
     attrs: &[attr("epsilon", AttrKind::Float, AttrDefault::Float(1e-5))],
@@ -581,6 +619,13 @@ fn lower_instance_norm(cx: &LowerCtx) -> TokenStream {
 /// `Split` (opset 13: sizes as an int64 input; opset 18 adds `num_outputs`, chunks of
 /// `ceil(dim / num_outputs)` with a smaller last one). One output per part.
 pub static SPLIT: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 5]; let (a, b, c) = Split(x, [1, 3, 1], axis = -1); output a; output b; output c; let (d, e) = Split(x, [1, 1]); output d; output e;",
+            "opset = 18; input x: f32[2, 3, 5]; let (a, _, c) = Split(x, num_outputs = 3, axis = 2); output a; output c; let (d, e) = Split(x, num_outputs = 2, axis = 1); output d; output e;",
+            "input x: i32[6, 2]; input b: bool[4]; let (p, q) = Split(x, [2, 4]); output p; output q; let (r, s) = Split(b, [3, 1]); output r; output s;",
+        ])
+    },
     dtypes: ALL_DTYPES,
     op_type: "Split",
     inputs: &[input("input"), i64_const("split", true)],
@@ -709,6 +754,12 @@ fn lower_split(cx: &LowerCtx) -> TokenStream {
 /// `GatherElements` (opset 13): `out[i] = data[i with axis replaced by indices[i]]`, the
 /// indices known at compile time, output shaped like them.
 pub static GATHER_ELEMENTS: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 5]; output a = GatherElements(x, [[[0, 4], [1, -1], [2, 2]], [[3, 0], [-5, 1], [4, 4]]], axis = 2); output b = GatherElements(x, [[[1, 0, 1, 0, 1]]], axis = 0);",
+            "input x: i64[3, 3]; input b: bool[2, 2]; output y = GatherElements(x, [[1, 2, 0], [2, 0, 0]], axis = 0); output z = GatherElements(b, [[1], [0]], axis = -1);",
+        ])
+    },
     dtypes: ALL_DTYPES,
     op_type: "GatherElements",
     inputs: &[input("data"), i64_const("indices", false)],
@@ -727,6 +778,12 @@ pub static GATHER_ELEMENTS: OpSchema = OpSchema {
 /// a copy of `data` with `updates` written (or combined) at the positions the
 /// compile-time `indices` give along `axis`.
 pub static SCATTER_ELEMENTS: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "opset = 18; input x: f32[2, 3, 5]; weight u: f32[2, 3, 2] = uniform(low = -1.0, high = 1.0, seed = 3); weight u2: f32[1, 1, 3] = uniform(low = -1.0, high = 1.0, seed = 4); weight u3: f32[1, 2, 1] = uniform(low = -1.0, high = 1.0, seed = 5); output a = ScatterElements(x, [[[0, 4], [1, -1], [2, 3]], [[3, 0], [-5, 1], [4, 2]]], u, axis = -1); output b = ScatterElements(x, [[[0, 0, 4]]], u2, axis = 2, reduction = \"add\"); output c = ScatterElements(x, [[[1], [0]]], u3, axis = 1, reduction = \"max\"); output d = ScatterElements(x, [[[1], [1]]], u3, axis = 1, reduction = \"min\");",
+            "input x: f32[3, 3]; input u: f32[1, 2]; output y = ScatterElements(x, [[2, 0]], u); output z = ScatterElements(x, [[1, 1]], u, axis = 1, reduction = \"mul\");",
+        ])
+    },
     op_type: "ScatterElements",
     inputs: &[input("data"), i64_const("indices", false), input("updates")],
     attrs: &[

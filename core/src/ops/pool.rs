@@ -17,6 +17,12 @@ const WINDOW_ATTRS: [AttrSpec; 6] = [
 ];
 
 pub static MAX_POOL: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[1, 3, 7, 8]; output y = MaxPool(x, kernel_shape = [2, 2]); output z = MaxPool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]); output w = MaxPool(x, kernel_shape = [3, 2], strides = [2, 2], ceil_mode = 1);",
+            "input x: f32[2, 2, 9]; output y = MaxPool(x, kernel_shape = [3], strides = [2], auto_pad = \"SAME_UPPER\"); output z = MaxPool(x, kernel_shape = [2], dilations = [3]);",
+        ])
+    },
     op_type: "MaxPool",
     inputs: &[input("X")],
     attrs: &[
@@ -36,6 +42,12 @@ pub static MAX_POOL: OpSchema = OpSchema {
 };
 
 pub static AVERAGE_POOL: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[1, 3, 7, 8]; output y = AveragePool(x, kernel_shape = [2, 2]); output z = AveragePool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]); output w = AveragePool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], count_include_pad = 1, ceil_mode = 1);",
+            "opset = 19; input x: f32[1, 2, 8, 8]; output y = AveragePool(x, kernel_shape = [2, 2], dilations = [2, 2]); output z = AveragePool(x, kernel_shape = [3, 2], auto_pad = \"SAME_LOWER\");",
+        ])
+    },
     op_type: "AveragePool",
     inputs: &[input("X")],
     attrs: &[
@@ -55,6 +67,11 @@ pub static AVERAGE_POOL: OpSchema = OpSchema {
 };
 
 pub static GLOBAL_AVERAGE_POOL: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 4, 5]; input z: f32[1, 4, 7]; output y = GlobalAveragePool(x); output w = GlobalAveragePool(z);",
+        ])
+    },
     op_type: "GlobalAveragePool",
     inputs: &[input("X")],
     output_names: &["Y"],
@@ -65,6 +82,11 @@ pub static GLOBAL_AVERAGE_POOL: OpSchema = OpSchema {
 
 /// `GlobalMaxPool`: the maximum over every spatial position (NaN propagates).
 pub static GLOBAL_MAX_POOL: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 4, 5]; input z: f32[1, 4, 7]; output y = GlobalMaxPool(x); output w = GlobalMaxPool(z);",
+        ])
+    },
     op_type: "GlobalMaxPool",
     inputs: &[input("X")],
     output_names: &["Y"],

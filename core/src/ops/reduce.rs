@@ -26,6 +26,7 @@ macro_rules! reduce_op {
             output_names: &["reduced"],
             infer,
             lower: |cx| lower(cx, $kernel),
+            cases: reduce_cases,
             macs: |cx| cx.input(0).numel() as u64,
             ..BASE
         };
@@ -203,4 +204,46 @@ fn reduced_axes(cx: &LowerCtx) -> Option<Vec<usize>> {
             .map(|&a| if a < 0 { a + r } else { a } as usize)
             .collect(),
     )
+}
+
+/// Per dtype one reduction over a negative axis; for f32 several axes with keepdims 0,
+/// all axes, noop_with_empty_axes, a size-1 axis, and the attribute form of opset 17.
+fn reduce_cases(op: &OpSchema) -> Vec<String> {
+    let name = op.op_type;
+    // ReduceProd of many values around 1 stays well scaled.
+    let x = |v: &str| {
+        if name == "ReduceProd" {
+            format!("Add(Mul({v}, 0.5), 1.0)")
+        } else {
+            v.to_string()
+        }
+    };
+    let mut c: Vec<String> = op
+        .dtypes
+        .iter()
+        .map(|d| {
+            let v = if *d == DType::F32 {
+                x("x")
+            } else {
+                "x".to_string()
+            };
+            format!("opset = 18; input x: {d}[2, 3, 4]; output y = {name}({v}, [-1]);")
+        })
+        .collect();
+    let xf = x("x");
+    c.push(format!(
+        "opset = 18; input x: f32[2, 3, 4]; output y = {name}({xf}, [0, -1], keepdims = 0); output z = {name}({xf}, keepdims = 0); output w = {name}({xf}, noop_with_empty_axes = 1);"
+    ));
+    c.push(format!(
+        "opset = 18; input x: f32[3, 1, 2]; output y = {name}({xf}, [1]); output z = {name}({xf});"
+    ));
+    let axes = if name == "ReduceSum" {
+        "[1]".to_string()
+    } else {
+        "axes = [1]".to_string()
+    };
+    c.push(format!(
+        "opset = 17; input x: f32[2, 3, 4]; output y = {name}({xf}, {axes}, keepdims = 0);"
+    ));
+    c
 }

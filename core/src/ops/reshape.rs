@@ -10,6 +10,13 @@ use super::*;
 use crate::types::{Dim, MAX_DIM, Shape, TensorType};
 
 pub static RESHAPE: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 4]; output y = Reshape(x, [4, -1]); output z = Reshape(x, [0, 12]); output w = Reshape(x, [24]);",
+            "dim batch = 2; input x: f32[batch, 6]; output y = Reshape(x, [0, 2, 3]); output z = Reshape(x, [0, -1]);",
+            "input x: i32[2, 3]; input b: bool[6]; input d: f64[3, 2]; output y = Reshape(x, [3, 2]); output z = Reshape(b, [2, 1, 3]); output w = Reshape(d, [-1]);",
+        ])
+    },
     op_type: "Reshape",
     inputs: &[input("data"), i64_const("shape", false)],
     attrs: &[attr("allowzero", AttrKind::Int, AttrDefault::Int(0))],
@@ -24,6 +31,12 @@ pub static RESHAPE: OpSchema = OpSchema {
 };
 
 pub static FLATTEN: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 4]; output y = Flatten(x); output z = Flatten(x, axis = 0); output w = Flatten(x, axis = -1); output v = Flatten(x, axis = 3);",
+            "input x: i8[2, 2, 2]; input u: u8[3]; output y = Flatten(x, axis = 2); output z = Flatten(u);",
+        ])
+    },
     dtypes: ALL_DTYPES,
     op_type: "Flatten",
     inputs: &[input("input")],
@@ -37,6 +50,12 @@ pub static FLATTEN: OpSchema = OpSchema {
 };
 
 pub static SQUEEZE: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[1, 3, 1, 4]; output y = Squeeze(x, [0]); output z = Squeeze(x, [-2, 0]); output w = Squeeze(x);",
+            "input x: i64[3, 1]; input b: bool[1, 2]; output y = Squeeze(x, [1]); output z = Squeeze(b);",
+        ])
+    },
     op_type: "Squeeze",
     inputs: &[input("data"), i64_const("axes", true)],
     output_names: &["squeezed"],
@@ -50,6 +69,12 @@ pub static SQUEEZE: OpSchema = OpSchema {
 };
 
 pub static UNSQUEEZE: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[3, 4]; output y = Unsqueeze(x, [0]); output z = Unsqueeze(x, [-1, 1]); output w = Unsqueeze(x, [0, 3]);",
+            "input x: i32[]; input b: bool[2]; output y = Unsqueeze(x, [0]); output z = Unsqueeze(b, [0, -1]);",
+        ])
+    },
     op_type: "Unsqueeze",
     inputs: &[input("data"), i64_const("axes", false)],
     output_names: &["expanded"],
@@ -63,6 +88,11 @@ pub static UNSQUEEZE: OpSchema = OpSchema {
 };
 
 pub static DROPOUT: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 5]; output y = Dropout(x); output z = Add(Dropout(x, seed = 3), x);",
+        ])
+    },
     op_type: "Dropout",
     inputs: &[input("data"), optional("ratio")],
     attrs: &[attr("seed", AttrKind::Int, AttrDefault::Absent)],

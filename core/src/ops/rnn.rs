@@ -21,6 +21,13 @@ const INPUTS: &[InputSpec] = &[
 ];
 
 pub static GRU: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[5, 2, 3]; input h0: f32[2, 2, 4]; weight w: f32[2, 12, 3] = uniform(low = -0.5, high = 0.5, seed = 1); weight r: f32[2, 12, 4] = uniform(low = -0.5, high = 0.5, seed = 2); weight b: f32[2, 24] = uniform(low = -0.5, high = 0.5, seed = 3); let (y, yh) = GRU(x, w, r, b, _, h0, direction = \"bidirectional\", hidden_size = 4); output y; output yh;",
+            "input x: f32[4, 1, 3]; weight w: f32[1, 9, 3] = uniform(low = -0.5, high = 0.5, seed = 4); weight r: f32[1, 9, 3] = uniform(low = -0.5, high = 0.5, seed = 5); weight b: f32[1, 18] = uniform(low = -0.5, high = 0.5, seed = 6); let (y, _) = GRU(x, w, r, b, direction = \"reverse\", hidden_size = 3, linear_before_reset = 1, clip = 0.8); output y;",
+            "input x: f32[3, 2, 2]; weight w: f32[1, 6, 2] = uniform(low = -0.5, high = 0.5, seed = 7); weight r: f32[1, 6, 2] = uniform(low = -0.5, high = 0.5, seed = 8); let (_, yh) = GRU(x, w, r, hidden_size = 2); output yh;",
+        ])
+    },
     op_type: "GRU",
     inputs: INPUTS,
     outputs: 2,
@@ -43,6 +50,12 @@ pub static GRU: OpSchema = OpSchema {
 };
 
 pub static RNN: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[5, 2, 3]; weight w: f32[1, 4, 3] = uniform(low = -0.5, high = 0.5, seed = 1); weight r: f32[1, 4, 4] = uniform(low = -0.5, high = 0.5, seed = 2); weight b: f32[1, 8] = uniform(low = -0.5, high = 0.5, seed = 3); let (y, yh) = RNN(x, w, r, b, hidden_size = 4, activations = [\"Relu\"]); output y; output yh;",
+            "input x: f32[3, 1, 2]; input h0: f32[2, 1, 3]; weight w: f32[2, 3, 2] = uniform(low = -0.5, high = 0.5, seed = 4); weight r: f32[2, 3, 3] = uniform(low = -0.5, high = 0.5, seed = 5); let (y, _) = RNN(x, w, r, _, _, h0, direction = \"bidirectional\", hidden_size = 3); output y;",
+        ])
+    },
     op_type: "RNN",
     inputs: INPUTS,
     outputs: 2,

@@ -8,6 +8,12 @@ use super::*;
 use crate::types::TensorType;
 
 pub static SOFTMAX: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 4]; output y = Softmax(x); output z = Softmax(x, axis = 1); output w = Softmax(Mul(x, 20.0), axis = -3);",
+            "input x: f32[5]; input z: f32[3, 1]; output y = Softmax(x); output w = Softmax(z, axis = 1);",
+        ])
+    },
     op_type: "Softmax",
     inputs: &[input("input")],
     attrs: &[attr("axis", AttrKind::Int, AttrDefault::Int(-1))],
@@ -20,6 +26,12 @@ pub static SOFTMAX: OpSchema = OpSchema {
 
 /// `LogSoftmax` (opset 13): `x - max - log(sum(exp(x - max)))` along `axis`.
 pub static LOG_SOFTMAX: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 4]; output y = LogSoftmax(x); output z = LogSoftmax(x, axis = 0); output w = LogSoftmax(Mul(x, 20.0), axis = -2);",
+            "input x: f32[5]; output y = LogSoftmax(x);",
+        ])
+    },
     op_type: "LogSoftmax",
     inputs: &[input("input")],
     attrs: &[attr("axis", AttrKind::Int, AttrDefault::Int(-1))],

@@ -6,6 +6,13 @@ use super::*;
 use crate::types::{Shape, TensorType};
 
 pub static TRANSPOSE: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 4]; output y = Transpose(x); output z = Transpose(x, perm = [1, 0, 2]); output w = Transpose(x, perm = [2, 0, 1]);",
+            "input x: i64[2, 3]; input b: bool[1, 3, 2]; input u: u8[4, 1]; output y = Transpose(x); output z = Transpose(b, perm = [2, 1, 0]); output w = Transpose(u);",
+            "input x: f64[2, 2, 2, 3]; input i: i8[3, 2]; input k: i32[2, 5]; output y = Transpose(x, perm = [3, 1, 2, 0]); output z = Transpose(i); output w = Transpose(k, perm = [1, 0]);",
+        ])
+    },
     op_type: "Transpose",
     inputs: &[input("data")],
     attrs: &[attr("perm", AttrKind::Ints, AttrDefault::Absent)],

@@ -21,6 +21,7 @@ macro_rules! unary_op {
             view: $view,
             infer,
             lower: $lower,
+            cases: |op| unary_cases(op, None),
             ..BASE
         };
 
@@ -59,6 +60,12 @@ fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
 
 /// `Gelu` (opset 20): `approximate = "none"` uses erf, `"tanh"` the tanh formula.
 pub static GELU: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "opset = 20; input x: f32[2, 3, 4]; output y = Gelu(Mul(x, 3.0)); output z = Gelu(Mul(x, 3.0), approximate = \"tanh\");",
+            "opset = 20; input x: f32[]; output y = Gelu(x);",
+        ])
+    },
     op_type: "Gelu",
     inputs: INPUTS,
     attrs: &[attr("approximate", AttrKind::Str, AttrDefault::Str("none"))],

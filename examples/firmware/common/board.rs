@@ -1,20 +1,21 @@
 // Shared by the board crates' main.rs (each includes this file after defining `M`,
 // `FLASH`, `RAM`, `CODE` and `STACK`): the buffers, the fit check and the run.
 
-const INPUTS: usize = <M as Model>::INFO.input_elements();
-const OUTPUTS: usize = <M as Model>::INFO.output_elements();
+const IN_WORDS: usize = <M as Model>::INFO.input_words();
+const OUT_WORDS: usize = <M as Model>::INFO.output_words();
 const ARENA_BYTES: usize = <M as Model>::INFO.arena_bytes;
 
 // A model that does not fit fails to build, naming both numbers.
 const _: () = tinyonnx::assert_fits(
     &<M as Model>::INFO,
     FLASH - CODE,
-    RAM - STACK - 4 * (INPUTS + OUTPUTS),
+    RAM - STACK - 8 * (IN_WORDS + OUT_WORDS),
 );
 
 static mut ARENA: tinyonnx::Arena<ARENA_BYTES> = tinyonnx::Arena::new();
-static mut INPUT: [f32; INPUTS] = [0.0; INPUTS];
-static mut OUTPUT: [f32; OUTPUTS] = [0.0; OUTPUTS];
+// Typed port buffers are carved from these (8-byte words fit every element type).
+static mut INPUT: [u64; IN_WORDS] = [0; IN_WORDS];
+static mut OUTPUT: [u64; OUT_WORDS] = [0; OUT_WORDS];
 
 include!(concat!(env!("OUT_DIR"), "/dataset.rs"));
 

@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! model <name>
-//! out <k> <hex f32 bits>...      (every output, 8 values a line)
+//! out <k> <value>...             (every output in order; f32 and f64 as hex bits, 8
+//!                                 f32 a line; integers in decimal; bool 0 or 1)
 //! stack <bytes>
 //! result ok | result error <message>
 //! ```
@@ -14,10 +15,10 @@
 use core::fmt::Arguments;
 use core::sync::atomic::{Ordering, compiler_fence};
 
-use tinyonnx::Model;
+use tinyonnx::{Model, TensorInfo, TensorMut, TensorRef};
 
 /// The most inputs or outputs a test model has.
-pub const MAX_PORTS: usize = 32;
+pub const MAX_PORTS: usize = 48;
 /// The seed of the inputs (the host cross-check uses the same).
 pub const SEED: u64 = 1;
 const PAINT: u32 = 0xA5A5_A5A5;
@@ -37,13 +38,69 @@ pub extern "C" fn tinyonnx_mark() {
     compiler_fence(Ordering::SeqCst);
 }
 
+/// Splits the next port's words off `buf` and views them as that port's element type.
+fn port<'a>(buf: &mut &'a mut [u64], t: &TensorInfo) -> TensorMut<'a> {
+    let (head, tail) = core::mem::take(buf).split_at_mut(t.words());
+    *buf = tail;
+    // Zero bytes are a valid value of every element type (false for bool).
+    head.fill(0);
+    let (p, n) = (head.as_mut_ptr(), t.numel());
+    // Safety: `head` is exclusively borrowed for 'a, 8-byte aligned (u64), and holds at
+    // least `n * elem_bytes` bytes (`words()` rounds up); all its bytes are initialized to
+    // zero, a valid bit pattern of each type below; the view replaces the borrow.
+    unsafe {
+        use core::slice::from_raw_parts_mut as view;
+        match t.dtype {
+            "f64" => TensorMut::F64(view(p.cast(), n)),
+            "i64" => TensorMut::I64(view(p.cast(), n)),
+            "i32" => TensorMut::I32(view(p.cast(), n)),
+            "i8" => TensorMut::I8(view(p.cast(), n)),
+            "u8" => TensorMut::U8(view(p.cast(), n)),
+            "bool" => TensorMut::Bool(view(p.cast(), n)),
+            _ => TensorMut::F32(view(p.cast(), n)),
+        }
+    }
+}
+
+/// Prints one output: f32 as hex bits, 8 a line; other types a value a line.
+fn print_output<B: Board>(board: &mut B, k: usize, out: &TensorMut<'_>) {
+    match out {
+        TensorMut::F32(v) => {
+            for chunk in v.chunks(8) {
+                let mut words = [0u32; 8];
+                for (w, x) in words.iter_mut().zip(chunk.iter()) {
+                    *w = x.to_bits();
+                }
+                let w = &words[..chunk.len()];
+                match w.len() {
+                    8 => board.line(format_args!(
+                        "out {k} {:08x} {:08x} {:08x} {:08x} {:08x} {:08x} {:08x} {:08x}",
+                        w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]
+                    )),
+                    _ => {
+                        for x in w {
+                            board.line(format_args!("out {k} {x:08x}"));
+                        }
+                    }
+                }
+            }
+        }
+        TensorMut::F64(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {:016x}", x.to_bits()))),
+        TensorMut::I64(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::I32(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::I8(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::U8(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::Bool(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {}", u8::from(*x)))),
+    }
+}
+
 /// Runs model `M` once on the seeded inputs and reports everything; returns whether the
 /// run succeeded. `stack` is the (lowest, highest) address of the stack region.
 pub fn run<M: Model, B: Board>(
     board: &mut B,
     arena: &mut [u8],
-    input: &mut [f32],
-    output: &mut [f32],
+    input: &mut [u64],
+    output: &mut [u64],
     stack: (usize, usize),
 ) -> bool {
     let info = M::INFO;
@@ -53,47 +110,27 @@ pub fn run<M: Model, B: Board>(
         return false;
     }
     let mut state = SEED;
-    let mut ins: [&[f32]; MAX_PORTS] = [&[]; MAX_PORTS];
-    let mut rest: &mut [f32] = input;
+    let mut ins: [TensorRef<'_>; MAX_PORTS] = [TensorRef::F32(&[]); MAX_PORTS];
+    let mut rest: &mut [u64] = input;
     for (k, t) in info.inputs.iter().enumerate() {
-        let (head, tail) = rest.split_at_mut(t.numel());
-        state = tinyonnx::testing::fill_uniform(state, head, 1.0);
-        ins[k] = head;
-        rest = tail;
+        let mut buf = port(&mut rest, t);
+        state = tinyonnx::typed_testing::fill(state, buf.reborrow(), 1.0);
+        ins[k] = buf.into_ref();
     }
-    let mut outs: [&mut [f32]; MAX_PORTS] = Default::default();
-    let mut rest: &mut [f32] = output;
+    let mut outs: [TensorMut<'_>; MAX_PORTS] = core::array::from_fn(|_| TensorMut::F32(&mut []));
+    let mut rest: &mut [u64] = output;
     for (k, t) in info.outputs.iter().enumerate() {
-        let (head, tail) = rest.split_at_mut(t.numel());
-        outs[k] = head;
-        rest = tail;
+        outs[k] = port(&mut rest, t);
     }
 
     let painted_to = paint(board.stack_pointer(), stack.0);
     tinyonnx_mark();
-    let result = M::run_f32(arena, &ins[..info.inputs.len()], &mut outs[..info.outputs.len()]);
+    let result = M::run(arena, &ins[..info.inputs.len()], &mut outs[..info.outputs.len()]);
     tinyonnx_mark();
     let used = stack.1 - high_water(stack.0, painted_to);
 
     for (k, out) in outs[..info.outputs.len()].iter().enumerate() {
-        for chunk in out.chunks(8) {
-            let mut words = [0u32; 8];
-            for (w, v) in words.iter_mut().zip(chunk) {
-                *w = v.to_bits();
-            }
-            let w = &words[..chunk.len()];
-            match w.len() {
-                8 => board.line(format_args!(
-                    "out {k} {:08x} {:08x} {:08x} {:08x} {:08x} {:08x} {:08x} {:08x}",
-                    w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]
-                )),
-                _ => {
-                    for v in w {
-                        board.line(format_args!("out {k} {v:08x}"));
-                    }
-                }
-            }
-        }
+        print_output(board, k, out);
     }
     board.line(format_args!("stack {used}"));
     match result {
@@ -114,8 +151,8 @@ pub fn run<M: Model, B: Board>(
 pub fn classify<M: Model, B: Board>(
     board: &mut B,
     arena: &mut [u8],
-    input: &mut [f32],
-    output: &mut [f32],
+    input: &mut [u64],
+    output: &mut [u64],
     npy: &[u8],
 ) -> bool {
     let info = M::INFO;
@@ -124,6 +161,13 @@ pub fn classify<M: Model, B: Board>(
         board.line(format_args!("result error the dataset must be a version-1 .npy for a one-input model"));
         return false;
     }
+    let (TensorMut::F32(input), TensorMut::F32(output)) = (
+        port(&mut &mut input[..], &info.inputs[0]),
+        port(&mut &mut output[..], &info.outputs[0]),
+    ) else {
+        board.line(format_args!("result error classification needs an f32 model"));
+        return false;
+    };
     let data = &npy[10 + u16::from_le_bytes([npy[8], npy[9]]) as usize..];
     let per = info.inputs[0].numel();
     let classes = info.outputs[0].numel();

@@ -15,7 +15,7 @@ include!(concat!(env!("OUT_DIR"), "/model.rs"));
 const INPUTS: usize = <M as Model>::INFO.input_elements();
 const OUTPUTS: usize = <M as Model>::INFO.output_elements();
 const ARENA_BYTES: usize = <M as Model>::INFO.arena_bytes;
-const MAX_PORTS: usize = 32;
+const MAX_PORTS: usize = 48;
 
 static mut ARENA: tinyonnx::Arena<ARENA_BYTES> = tinyonnx::Arena::new();
 static mut INPUT: [f32; INPUTS] = [0.0; INPUTS];
@@ -39,7 +39,7 @@ fn main() -> ! {
         ins[k] = head;
         rest = tail;
     }
-    let mut outs: [&mut [f32]; MAX_PORTS] = Default::default();
+    let mut outs: [&mut [f32]; MAX_PORTS] = core::array::from_fn(|_| &mut [][..]);
     let mut rest: &mut [f32] = output;
     for (k, t) in info.outputs.iter().enumerate().take(MAX_PORTS) {
         let (head, tail) = rest.split_at_mut(t.numel());

@@ -1,0 +1,95 @@
+//! The operator registry's cross-check cases (`tests/src/cases.rs`, generated from each
+//! operator's `cases`) against ONNX Runtime: per operator, the number of cases and
+//! outputs compared and the worst difference. Integer and bool outputs must be equal.
+
+use std::collections::BTreeMap;
+
+use tinyonnx_tests::cases::CASES;
+use tinyonnx_tests::{
+    Provider, TOLERANCE, Values, as_bytes, compare_values, run_ort_values, seeded_values, session,
+};
+
+const SEEDS: [u64; 3] = [1, 2, 3];
+
+#[derive(Default)]
+struct Tally {
+    cases: usize,
+    outputs: usize,
+    exact_outputs: usize,
+    max_abs: f32,
+    max_scaled: f32,
+}
+
+#[test]
+fn every_operator_case_matches_onnx_runtime() {
+    let provider = Provider::from_env().unwrap();
+    let mut per_op: BTreeMap<&str, Tally> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for (op, example) in CASES {
+        let info = &example.info;
+        let tally = per_op.entry(op).or_default();
+        tally.cases += 1;
+        let mut sess = match session(example.onnx, provider) {
+            Ok(s) => s,
+            Err(e) => {
+                failures.push(format!("{}: {e}", info.name));
+                continue;
+            }
+        };
+        let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
+        for seed in SEEDS {
+            let inputs = seeded_values(info, seed, 1.0).unwrap();
+            let expected = match run_ort_values(&mut sess, info, &inputs) {
+                Ok(v) => v,
+                Err(e) => {
+                    failures.push(format!("{} seed {seed}: {e}", info.name));
+                    continue;
+                }
+            };
+            let mut ours: Vec<Values> = info
+                .outputs
+                .iter()
+                .map(|t| Values::zeros(t.dtype, t.numel()).unwrap())
+                .collect();
+            let refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
+            let mut outs: Vec<_> = ours.iter_mut().map(Values::as_mut).collect();
+            (example.run_typed)(as_bytes(&mut arena), &refs, &mut outs)
+                .unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            for (k, (a, b)) in ours.iter().zip(&expected).enumerate() {
+                let d = compare_values(a, b);
+                tally.outputs += 1;
+                tally.exact_outputs += usize::from(a.is_exact());
+                tally.max_abs = tally.max_abs.max(d.max_abs);
+                tally.max_scaled = tally.max_scaled.max(d.max_scaled);
+                if d.max_scaled > TOLERANCE {
+                    failures.push(format!(
+                        "{} output `{}` ({}) seed {seed}: max abs diff {:.3e}, scaled {:.3e}",
+                        info.name,
+                        info.outputs[k].name,
+                        a.dtype(),
+                        d.max_abs,
+                        d.max_scaled
+                    ));
+                }
+            }
+        }
+    }
+    println!(
+        "| operator | cases | outputs compared ({} seeds each) | of them integer or bool (exact) | worst max abs diff | worst scaled |",
+        SEEDS.len()
+    );
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (op, t) in &per_op {
+        println!(
+            "| {op} | {} | {} | {} | {:.2e} | {:.2e} |",
+            t.cases, t.outputs, t.exact_outputs, t.max_abs, t.max_scaled
+        );
+    }
+    let total: usize = per_op.values().map(|t| t.cases).sum();
+    println!("{} operators, {total} cases", per_op.len());
+    assert!(
+        failures.is_empty(),
+        "cases outside the numerical contract:\n{}",
+        failures.join("\n")
+    );
+}

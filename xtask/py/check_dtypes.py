@@ -1,0 +1,57 @@
+"""Checks tinyonnx's operator dtype rules against the ONNX specification (onnx.defs).
+
+Reads the JSON `cargo xtask test` writes from the operator registry: per operator, the
+lowest opset, the element types of its `T` inputs, the types that need a later opset,
+and which input is the first `T` input. For every opset from 13 to 21 that tinyonnx
+accepts the operator at, every element type tinyonnx accepts there must be allowed by
+ONNX's schema of that opset for that input. Prints one line per operator; exits 1 on
+the first disagreement.
+"""
+
+import json
+import sys
+
+import onnx.defs
+
+ONNX_TYPES = {
+    "f32": "tensor(float)",
+    "f64": "tensor(double)",
+    "i64": "tensor(int64)",
+    "i32": "tensor(int32)",
+    "i8": "tensor(int8)",
+    "u8": "tensor(uint8)",
+    "bool": "tensor(bool)",
+}
+
+
+def allowed(schema, input_index):
+    formal = schema.inputs[min(input_index, len(schema.inputs) - 1)]
+    for c in schema.type_constraints:
+        if c.type_param_str == formal.type_str:
+            return set(c.allowed_type_strs)
+    return {formal.type_str}
+
+
+def main():
+    ops = json.load(open(sys.argv[1]))
+    bad = 0
+    for op in ops:
+        checked = 0
+        for opset in range(max(13, op["since"]), 22):
+            schema = onnx.defs.get_schema(op["op"], opset)
+            ok = allowed(schema, op["t_input"])
+            for d in op["dtypes"]:
+                if op["dtype_since"].get(d, 0) > opset:
+                    continue
+                checked += 1
+                if ONNX_TYPES[d] not in ok:
+                    print(f"{op['op']}: tinyonnx accepts {d} at opset {opset}, ONNX "
+                          f"{schema.since_version} does not ({sorted(ok)})")
+                    bad += 1
+        print(f"{op['op']:<24} {len(op['dtypes'])} dtypes, {checked} (opset, dtype) pairs agree")
+    if bad:
+        sys.exit(1)
+    print(f"{len(ops)} operators: every dtype tinyonnx accepts is allowed by the ONNX schema")
+
+
+main()
