@@ -296,10 +296,16 @@ impl<'m> Checker<'m> {
                         c.func.span(),
                         format!("`{name}` is i64 but the file holds non-integer values"),
                     )),
-                    _ => Ok(Data::F32(v)),
+                    DType::F32 => Ok(Data::F32(v)),
+                    other => Err((
+                        c.func.span(),
+                        format!("`load` reads f32 and i64 weights; declare `{name}` f32 and Cast it to {other}"),
+                    )),
                 }),
             (_, DType::I64) => init::evaluate_i64(&init, &shape).map(Data::I64),
-            _ => init::evaluate(&init, &shape).map(Data::F32),
+            (_, DType::F32) => init::evaluate(&init, &shape).map(Data::F32),
+            (_, dtype) => init::evaluate_typed(&init, &shape, dtype)
+                .map(|values| Data::Typed { dtype, values }),
         };
         match data {
             Ok(data) => {
@@ -440,10 +446,7 @@ impl<'m> Checker<'m> {
 
     /// Adds a weight (an initializer) with a full name.
     pub(crate) fn add_weight(&mut self, name: String, shape: &[usize], data: Data) -> TensorId {
-        let dtype = match data {
-            Data::F32(_) => DType::F32,
-            Data::I64(_) => DType::I64,
-        };
+        let dtype = data.dtype();
         let ty = TensorType {
             dtype,
             shape: Shape::fixed(shape),
@@ -577,13 +580,6 @@ impl<'m> Checker<'m> {
                     }
                 },
             }
-        }
-        if weight && dtype.is_some_and(|d| d != DType::F32 && d != DType::I64) {
-            ok = false;
-            self.error(
-                ty.dtype.span(),
-                format!("weights of dtype `{name}` are not supported yet: declare them f32 or i64"),
-            );
         }
         let shape = Shape(dims);
         if ok && self.device_numel(&shape).is_none() {

@@ -141,6 +141,34 @@ pub(crate) fn static_data(stat: &Ident, view: &Ident, data: &Data) -> TokenStrea
     let (elem, helper) = match data {
         Data::F32(_) => (quote!(f32), quote!(weights_f32)),
         Data::I64(_) => (quote!(i64), quote!(weights_i64)),
+        Data::Typed { dtype, values } => {
+            // Small-type weights as a typed array literal (bool has invalid bit patterns,
+            // so it is never viewed from bytes).
+            let elem = crate::ops::elem(*dtype);
+            let lits = values.iter().map(|&v| match dtype {
+                crate::types::DType::F64 => quote!(#v),
+                crate::types::DType::I32 => {
+                    let l = Literal::i32_suffixed(v as i32);
+                    quote!(#l)
+                }
+                crate::types::DType::I8 => {
+                    let l = Literal::i8_suffixed(v as i8);
+                    quote!(#l)
+                }
+                crate::types::DType::U8 => {
+                    let l = Literal::u8_suffixed(v as u8);
+                    quote!(#l)
+                }
+                _ => {
+                    let b = v != 0.0;
+                    quote!(#b)
+                }
+            });
+            return quote! {
+                static #stat: [#elem; #n] = [#(#lits),*];
+                let #view: &'static [#elem; #n] = &#stat;
+            };
+        }
     };
     quote! {
         static #stat: ::tinyonnx::__export::Aligned<#nbytes> = ::tinyonnx::__export::Aligned(*#lit);

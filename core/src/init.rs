@@ -14,6 +14,7 @@
 use proc_macro2::Span;
 
 use crate::syntax::{Arg, Call, Expr};
+use crate::types::DType;
 
 /// A SplitMix64 generator.
 #[derive(Debug, Clone)]
@@ -199,6 +200,71 @@ pub fn evaluate_i64(expr: &Expr, shape: &[usize]) -> Result<Vec<i64>, InitError>
             }
             Ok(floats.into_iter().map(|v| v as i64).collect())
         }
+    }
+}
+
+/// Evaluates an initializer for a weight of dtype f64, i32, i8, u8 or bool, as f64
+/// values: float literals keep their f64 precision; integer types need integers in their
+/// range; bool takes `true`/`false` or 0/1 (so `zeros` and `ones` work).
+pub fn evaluate_typed(expr: &Expr, shape: &[usize], dtype: DType) -> Result<Vec<f64>, InitError> {
+    let values: Vec<(f64, Span)> = match expr {
+        Expr::List(..) | Expr::Int(..) | Expr::Float(..) | Expr::Bool(..) => {
+            let mut values = Vec::new();
+            flatten_f64(expr, &mut values)?;
+            check_len(expr, values.len(), shape)?;
+            values
+        }
+        _ => evaluate(expr, shape)?
+            .into_iter()
+            .map(|v| (f64::from(v), expr.span()))
+            .collect(),
+    };
+    let (lo, hi) = match dtype {
+        DType::I32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
+        DType::I8 => (f64::from(i8::MIN), f64::from(i8::MAX)),
+        DType::U8 => (0.0, f64::from(u8::MAX)),
+        DType::Bool => (0.0, 1.0),
+        _ => return Ok(values.into_iter().map(|(v, _)| v).collect()),
+    };
+    if let Some((bad, span)) = values
+        .iter()
+        .find(|(v, _)| v.fract() != 0.0 || *v < lo || *v > hi)
+    {
+        let what = if dtype == DType::Bool {
+            "true, false, 0 or 1".to_string()
+        } else {
+            format!("integers in {lo}..={hi}")
+        };
+        return Err((
+            *span,
+            format!("`{dtype}` weights hold {what}; {bad} is not one"),
+        ));
+    }
+    Ok(values.into_iter().map(|(v, _)| v).collect())
+}
+
+fn flatten_f64(expr: &Expr, out: &mut Vec<(f64, Span)>) -> Result<(), InitError> {
+    match expr {
+        Expr::List(items, _) => items.iter().try_for_each(|e| flatten_f64(e, out)),
+        Expr::Int(v, span) => {
+            out.push((*v as f64, *span));
+            Ok(())
+        }
+        Expr::Float(v, span) => {
+            out.push((*v, *span));
+            Ok(())
+        }
+        Expr::Bool(b, span) => {
+            out.push((f64::from(u8::from(*b)), *span));
+            Ok(())
+        }
+        other => Err((
+            other.span(),
+            format!(
+                "expected a number in the literal, found {}",
+                other.describe()
+            ),
+        )),
     }
 }
 

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use crate::ops::{Attrs, OpSchema};
-use crate::types::TensorType;
+use crate::types::{DType, TensorType};
 
 /// Index of a tensor in [`Graph::tensors`].
 pub type TensorId = usize;
@@ -51,6 +51,11 @@ pub enum TensorKind {
 pub enum Data {
     F32(Vec<f32>),
     I64(Vec<i64>),
+    /// f64, i32, i8, u8 or bool values, each exact as an f64 (bool as 0 or 1).
+    Typed {
+        dtype: DType,
+        values: Vec<f64>,
+    },
 }
 
 impl Data {
@@ -59,6 +64,7 @@ impl Data {
         match self {
             Data::F32(v) => v.len(),
             Data::I64(v) => v.len(),
+            Data::Typed { values, .. } => values.len(),
         }
     }
 
@@ -72,6 +78,16 @@ impl Data {
         match self {
             Data::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
             Data::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            Data::Typed { dtype, values } => values
+                .iter()
+                .flat_map(|&x| match dtype {
+                    DType::F64 => x.to_le_bytes().to_vec(),
+                    DType::I32 => (x as i32).to_le_bytes().to_vec(),
+                    DType::I8 => (x as i8).to_le_bytes().to_vec(),
+                    DType::U8 | DType::Bool => vec![x as u8],
+                    DType::F32 | DType::I64 => unreachable!("bug: {dtype} data is not Typed"),
+                })
+                .collect(),
         }
     }
 
@@ -79,7 +95,7 @@ impl Data {
     pub fn as_i64(&self) -> Option<&[i64]> {
         match self {
             Data::I64(v) => Some(v),
-            Data::F32(_) => None,
+            Data::F32(_) | Data::Typed { .. } => None,
         }
     }
 
@@ -87,7 +103,16 @@ impl Data {
     pub fn as_f32(&self) -> Option<&[f32]> {
         match self {
             Data::F32(v) => Some(v),
-            Data::I64(_) => None,
+            Data::I64(_) | Data::Typed { .. } => None,
+        }
+    }
+
+    /// The element type of the values.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Data::F32(_) => DType::F32,
+            Data::I64(_) => DType::I64,
+            Data::Typed { dtype, .. } => *dtype,
         }
     }
 }

@@ -336,12 +336,24 @@ onnx_model! {
         input v: u8[2, 4];
         input p: bool[2, 3];
         input q: bool[3];
+        weight wd: f64[3] = [0.1, -0.2, 0.3];
+        weight wi: i32[2, 1] = [3, -2];
+        weight w8: i8[4] = [-128, 0, 5, 127];
+        weight wu: u8[4] = [0, 7, 200, 255];
+        weight wb: bool[3] = [true, false, true];
+        weight wz: i32[3] = zeros;
         // Arithmetic per dtype, broadcasting both ways.
         output f64_arith = Sub(Mul(Add(c, d), d), Div(c, Add(Abs(d), Cast(Constant(value_float = 1.0), to = f64))));
         output i64_arith = Div(Mul(Sub(i, j), Add(j, Abs(j))), Add(Abs(j), Cast(Constant(value_int = 1), to = i64)));
         output i32_arith = Max(Min(Add(k, l), Mul(k, l)), Neg(l), k);
         output i8_arith = Sub(Mul(m, n), Neg(Abs(m)));
         output u8_arith = Add(Mul(u, v), Div(u, Add(v, Cast(Constant(value_int = 1), to = u8))));
+        // Weights of every type.
+        output w_f64 = Add(d, wd);
+        output w_i32 = Add(Mul(l, wi), wz);
+        output w_i8 = Max(n, w8);
+        output w_u8 = Equal(Add(Cast(n, to = u8), wu), wu);
+        output w_bool = Xor(q, wb);
         // Comparisons to bool, logic, Where.
         output cmp_f32 = Or(Less(a, b), Equal(Floor(a), Floor(b)));
         output cmp_i64 = Xor(GreaterOrEqual(i, j), LessOrEqual(i, Neg(j)));

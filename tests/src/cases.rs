@@ -205,6 +205,11 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `Pow`.
+    pub model PowCase4 { opset = 18; input a: f64[2, 3, 4]; input b: f64[4]; output y = Pow(Abs(a), b); }
+}
+
+onnx_model! {
     /// A cross-check case of `Min`.
     pub model MinCase0 { opset = 18; input a: f32[2, 3, 4]; input b: f32[4]; output y = Min(a, b); }
 }
@@ -821,7 +826,12 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Exp`.
-    pub model ExpCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Exp(x); output w = Exp(z); }
+    pub model ExpCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Exp(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Exp`.
+    pub model ExpCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Exp(x); output w = Exp(z); }
 }
 
 onnx_model! {
@@ -831,7 +841,12 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Log`.
-    pub model LogCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Log(Abs(x)); output w = Log(Abs(z)); }
+    pub model LogCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Log(Abs(x)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Log`.
+    pub model LogCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Log(Abs(x)); output w = Log(Abs(z)); }
 }
 
 onnx_model! {
@@ -841,7 +856,12 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Sqrt`.
-    pub model SqrtCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Sqrt(Abs(x)); output w = Sqrt(Abs(z)); }
+    pub model SqrtCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Sqrt(Abs(x)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sqrt`.
+    pub model SqrtCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Sqrt(Abs(x)); output w = Sqrt(Abs(z)); }
 }
 
 onnx_model! {
@@ -851,7 +871,12 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Reciprocal`.
-    pub model ReciprocalCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Reciprocal(Abs(x)); output w = Reciprocal(Abs(z)); }
+    pub model ReciprocalCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Reciprocal(Abs(x)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Reciprocal`.
+    pub model ReciprocalCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Reciprocal(Abs(x)); output w = Reciprocal(Abs(z)); }
 }
 
 onnx_model! {
@@ -861,12 +886,17 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Floor`.
-    pub model FloorCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Floor(x); output w = Floor(z); }
+    pub model FloorCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Floor(x); }
 }
 
 onnx_model! {
     /// A cross-check case of `Floor`.
-    pub model FloorCase2 { opset = 18; input x: f32[4, 5]; output y = Floor(Mul(x, 2.5)); output z = Floor(Neg(Mul(x, 2.5))); }
+    pub model FloorCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Floor(x); output w = Floor(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Floor`.
+    pub model FloorCase3 { opset = 18; input x: f32[4, 5]; output y = Floor(Mul(x, 2.5)); output z = Floor(Neg(Mul(x, 2.5))); }
 }
 
 onnx_model! {
@@ -876,12 +906,17 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Ceil`.
-    pub model CeilCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Ceil(x); output w = Ceil(z); }
+    pub model CeilCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Ceil(x); }
 }
 
 onnx_model! {
     /// A cross-check case of `Ceil`.
-    pub model CeilCase2 { opset = 18; input x: f32[4, 5]; output y = Ceil(Mul(x, 2.5)); output z = Ceil(Neg(Mul(x, 2.5))); }
+    pub model CeilCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Ceil(x); output w = Ceil(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Ceil`.
+    pub model CeilCase3 { opset = 18; input x: f32[4, 5]; output y = Ceil(Mul(x, 2.5)); output z = Ceil(Neg(Mul(x, 2.5))); }
 }
 
 onnx_model! {
@@ -1021,7 +1056,12 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Relu`.
-    pub model ReluCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Relu(x); output w = Relu(z); }
+    pub model ReluCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Relu(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Relu`.
+    pub model ReluCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Relu(x); output w = Relu(z); }
 }
 
 onnx_model! {
@@ -1031,7 +1071,12 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Sigmoid`.
-    pub model SigmoidCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Sigmoid(x); output w = Sigmoid(z); }
+    pub model SigmoidCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Sigmoid(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sigmoid`.
+    pub model SigmoidCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Sigmoid(x); output w = Sigmoid(z); }
 }
 
 onnx_model! {
@@ -1041,7 +1086,12 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Tanh`.
-    pub model TanhCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Tanh(x); output w = Tanh(z); }
+    pub model TanhCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Tanh(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Tanh`.
+    pub model TanhCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Tanh(x); output w = Tanh(z); }
 }
 
 onnx_model! {
@@ -1061,12 +1111,17 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `LeakyRelu`.
-    pub model LeakyReluCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = LeakyRelu(x); output w = LeakyRelu(z); }
+    pub model LeakyReluCase1 { opset = 18; input x: f64[2, 3, 4]; output y = LeakyRelu(x); }
 }
 
 onnx_model! {
     /// A cross-check case of `LeakyRelu`.
-    pub model LeakyReluCase2 { opset = 18; input x: f32[4, 5]; output y = LeakyRelu(x, alpha = 0.3); }
+    pub model LeakyReluCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = LeakyRelu(x); output w = LeakyRelu(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `LeakyRelu`.
+    pub model LeakyReluCase3 { opset = 18; input x: f32[4, 5]; output y = LeakyRelu(x, alpha = 0.3); }
 }
 
 onnx_model! {
@@ -1726,6 +1781,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("Pow", example::<PowCase1>()),
     ("Pow", example::<PowCase2>()),
     ("Pow", example::<PowCase3>()),
+    ("Pow", example::<PowCase4>()),
     ("Min", example::<MinCase0>()),
     ("Min", example::<MinCase1>()),
     ("Min", example::<MinCase2>()),
@@ -1850,18 +1906,24 @@ pub const CASES: &[(&str, Example)] = &[
     ("Not", example::<NotCase1>()),
     ("Exp", example::<ExpCase0>()),
     ("Exp", example::<ExpCase1>()),
+    ("Exp", example::<ExpCase2>()),
     ("Log", example::<LogCase0>()),
     ("Log", example::<LogCase1>()),
+    ("Log", example::<LogCase2>()),
     ("Sqrt", example::<SqrtCase0>()),
     ("Sqrt", example::<SqrtCase1>()),
+    ("Sqrt", example::<SqrtCase2>()),
     ("Reciprocal", example::<ReciprocalCase0>()),
     ("Reciprocal", example::<ReciprocalCase1>()),
+    ("Reciprocal", example::<ReciprocalCase2>()),
     ("Floor", example::<FloorCase0>()),
     ("Floor", example::<FloorCase1>()),
     ("Floor", example::<FloorCase2>()),
+    ("Floor", example::<FloorCase3>()),
     ("Ceil", example::<CeilCase0>()),
     ("Ceil", example::<CeilCase1>()),
     ("Ceil", example::<CeilCase2>()),
+    ("Ceil", example::<CeilCase3>()),
     ("Clip", example::<ClipCase0>()),
     ("Clip", example::<ClipCase1>()),
     ("Clip", example::<ClipCase2>()),
@@ -1890,15 +1952,19 @@ pub const CASES: &[(&str, Example)] = &[
     ("Identity", example::<IdentityCase7>()),
     ("Relu", example::<ReluCase0>()),
     ("Relu", example::<ReluCase1>()),
+    ("Relu", example::<ReluCase2>()),
     ("Sigmoid", example::<SigmoidCase0>()),
     ("Sigmoid", example::<SigmoidCase1>()),
+    ("Sigmoid", example::<SigmoidCase2>()),
     ("Tanh", example::<TanhCase0>()),
     ("Tanh", example::<TanhCase1>()),
+    ("Tanh", example::<TanhCase2>()),
     ("Gelu", example::<GeluCase0>()),
     ("Gelu", example::<GeluCase1>()),
     ("LeakyRelu", example::<LeakyReluCase0>()),
     ("LeakyRelu", example::<LeakyReluCase1>()),
     ("LeakyRelu", example::<LeakyReluCase2>()),
+    ("LeakyRelu", example::<LeakyReluCase3>()),
     ("Elu", example::<EluCase0>()),
     ("Elu", example::<EluCase1>()),
     ("Elu", example::<EluCase2>()),

@@ -395,6 +395,19 @@ pub fn compare(ours: &[f32], ort: &[f32]) -> Diff {
 /// The numerical contract: max abs diff <= 1e-5, relative for values above 1.
 pub const TOLERANCE: f32 = 1e-5;
 
+/// The f64 contract: max abs diff <= 1e-12, relative above 1 (f64 kernels compute in
+/// f64; an f32 computation would miss it by about 1e-7).
+pub const TOLERANCE_F64: f32 = 1e-12;
+
+/// The tolerance of an output: [`TOLERANCE_F64`] for f64, else [`TOLERANCE`] (integer
+/// and bool differences count as infinite in [`compare_values`]).
+pub fn tolerance(v: &Values) -> f32 {
+    match v {
+        Values::F64(_) => TOLERANCE_F64,
+        _ => TOLERANCE,
+    }
+}
+
 /// A 16-byte aligned buffer viewed as bytes, for `Model::run_f32`'s arena.
 pub fn as_bytes(buf: &mut [u128]) -> &mut [u8] {
     let len = size_of_val(buf);

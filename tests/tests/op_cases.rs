@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use tinyonnx_tests::cases::CASES;
 use tinyonnx_tests::{
-    Provider, TOLERANCE, Values, as_bytes, compare_values, run_ort_values, seeded_values, session,
+    Provider, Values, as_bytes, compare_values, run_ort_values, seeded_values, session, tolerance,
 };
 
 const SEEDS: [u64; 3] = [1, 2, 3];
@@ -61,7 +61,7 @@ fn every_operator_case_matches_onnx_runtime() {
                 tally.exact_outputs += usize::from(a.is_exact());
                 tally.max_abs = tally.max_abs.max(d.max_abs);
                 tally.max_scaled = tally.max_scaled.max(d.max_scaled);
-                if d.max_scaled > TOLERANCE {
+                if d.max_scaled > tolerance(a) {
                     failures.push(format!(
                         "{} output `{}` ({}) seed {seed}: max abs diff {:.3e}, scaled {:.3e}",
                         info.name,

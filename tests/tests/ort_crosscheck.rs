@@ -2,7 +2,7 @@
 
 use tinyonnx_tests::{
     Provider, TOLERANCE, Values, as_bytes, compare, compare_values, run_ort_values, seeded_values,
-    session,
+    session, tolerance,
 };
 
 const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
@@ -40,15 +40,15 @@ fn every_example_matches_onnx_runtime() {
                 max_abs = max_abs.max(d.max_abs);
                 max_scaled = max_scaled.max(d.max_scaled);
                 min_cos = min_cos.min(d.cosine);
-                if d.max_scaled > TOLERANCE {
+                if d.max_scaled > tolerance(a) {
                     let exact = if a.is_exact() {
                         " (integer or bool: must be equal)"
                     } else {
                         ""
                     };
                     failures.push(format!(
-                        "{} output `{}` seed {seed}: max abs diff {:.3e} (scaled {:.3e}) > {TOLERANCE:e}{exact}, cosine {:.9}",
-                        info.name, info.outputs[k].name, d.max_abs, d.max_scaled, d.cosine
+                        "{} output `{}` seed {seed}: max abs diff {:.3e} (scaled {:.3e}) > {:e}{exact}, cosine {:.9}",
+                        info.name, info.outputs[k].name, d.max_abs, d.max_scaled, tolerance(a), d.cosine
                     ));
                 }
             }

@@ -32,7 +32,7 @@ binary_op!(ADD, "Add", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
 binary_op!(SUB, "Sub", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
 binary_op!(MUL, "Mul", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
 binary_op!(DIV, "Div", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
-binary_op!(POW, "Pow", &[DType::F32], &[], None, Some(0));
+binary_op!(POW, "Pow", &[DType::F32, DType::F64], &[], None, Some(0));
 // Comparisons (opset 13; LessOrEqual and GreaterOrEqual since 12, Equal on bool since 11).
 binary_op!(EQUAL, "Equal", ALL_DTYPES, &[], Some(DType::Bool), None);
 binary_op!(LESS, "Less", NUMERIC, &[], Some(DType::Bool), None);

@@ -61,10 +61,7 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     } else {
         Shape::fixed(&[data[0].len()])
     };
-    let dtype = match data[0] {
-        Data::F32(_) => DType::F32,
-        Data::I64(_) => DType::I64,
-    };
+    let dtype = data[0].dtype();
     Ok(vec![TensorType { dtype, shape }])
 }
 
@@ -73,5 +70,6 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     match cx.output_consts[0].expect("Constant folds") {
         Data::F32(v) => quote! { <[_]>::copy_from_slice(#y, &[#(#v),*]); },
         Data::I64(v) => quote! { <[_]>::copy_from_slice(#y, &[#(#v),*]); },
+        Data::Typed { .. } => unreachable!("bug: Constant folds to f32 or i64"),
     }
 }

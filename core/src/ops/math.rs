@@ -3,7 +3,8 @@
 //! `Not` (bool), `Exp`, `Log`, `Sqrt`,
 //! `Reciprocal`, `Floor`, `Ceil`, `Erf`, `Softplus`, `LeakyRelu`, `Elu`, `Selu`,
 //! `HardSigmoid` (opset 6 semantics, unchanged through 21 for f32) and `Clip` (opset 13:
-//! `min` and `max` as optional scalar inputs). Transcendentals are libm's.
+//! `min` and `max` as optional scalar inputs). Transcendentals are libm's; `Exp`, `Log`,
+//! `Sqrt`, `Reciprocal`, `Floor`, `Ceil` and `LeakyRelu` also take f64.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -13,8 +14,8 @@ use crate::types::TensorType;
 
 const X: &[InputSpec] = &[input("X")];
 
-/// The scalar formula of an operator over `v` (an `f32` in generated code).
-type Formula = fn(&Attrs, &TokenStream) -> TokenStream;
+/// The scalar formula of an operator over `v`, whose element type is `t` in generated code.
+type Formula = fn(&Attrs, &TokenStream, &TokenStream) -> TokenStream;
 
 macro_rules! map_op {
     ($static:ident, $name:literal, $attrs:expr, $formula:expr) => {
@@ -50,7 +51,7 @@ fn num(f: &str) -> TokenStream {
     quote!(::tinyonnx::__export::kernels::num::Num::#f)
 }
 
-map_op!(ABS, "Abs", NUMERIC, &[], |_, v| {
+map_op!(ABS, "Abs", NUMERIC, &[], |_, v, _| {
     let f = num("abs");
     quote!(#f(#v))
 });
@@ -59,56 +60,69 @@ map_op!(
     "Neg",
     &[DType::F32, DType::F64, DType::I64, DType::I32, DType::I8],
     &[],
-    |_, v| {
+    |_, v, _| {
         let f = num("neg");
         quote!(#f(#v))
     }
 );
-map_op!(NOT, "Not", &[DType::Bool], &[], |_, v| quote!(!#v));
-map_op!(EXP, "Exp", &[], |_, v| {
-    let f = libm("expf");
+map_op!(NOT, "Not", &[DType::Bool], &[], |_, v, _| quote!(!#v));
+/// `Float::<f>` (libm's f32 or f64 function) in generated code.
+fn float(f: &str) -> TokenStream {
+    let f = proc_macro2::Ident::new(f, proc_macro2::Span::call_site());
+    quote!(::tinyonnx::__export::kernels::num::Float::#f)
+}
+
+/// f32 and f64: the float types these operators take (ONNX Runtime has both kernels).
+const FLOATS: &[DType] = &[DType::F32, DType::F64];
+
+map_op!(EXP, "Exp", FLOATS, &[], |_, v, _| {
+    let f = float("exp");
     quote!(#f(#v))
 });
-map_op!(LOG, "Log", &[], |_, v| {
-    let f = libm("logf");
+map_op!(LOG, "Log", FLOATS, &[], |_, v, _| {
+    let f = float("ln");
     quote!(#f(#v))
 });
-map_op!(SQRT, "Sqrt", &[], |_, v| {
-    let f = libm("sqrtf");
+map_op!(SQRT, "Sqrt", FLOATS, &[], |_, v, _| {
+    let f = float("sqrt");
     quote!(#f(#v))
 });
-map_op!(RECIPROCAL, "Reciprocal", &[], |_, v| quote!(1.0f32 / #v));
-map_op!(FLOOR, "Floor", &[], |_, v| {
-    let f = libm("floorf");
+map_op!(RECIPROCAL, "Reciprocal", FLOATS, &[], |_, v, t| {
+    quote!(<#t as ::tinyonnx::__export::kernels::num::Num>::ONE / #v)
+});
+map_op!(FLOOR, "Floor", FLOATS, &[], |_, v, _| {
+    let f = float("floor");
     quote!(#f(#v))
 });
-map_op!(CEIL, "Ceil", &[], |_, v| {
-    let f = libm("ceilf");
+map_op!(CEIL, "Ceil", FLOATS, &[], |_, v, _| {
+    let f = float("ceil");
     quote!(#f(#v))
 });
-map_op!(ERF, "Erf", &[], |_, v| {
+map_op!(ERF, "Erf", &[], |_, v, _| {
     let f = libm("erff");
     quote!(#f(#v))
 });
 // log(1 + e^x); above 20, e^x exceeds 1 by more than f32 resolves: x itself.
-map_op!(SOFTPLUS, "Softplus", &[], |_, v| {
+map_op!(SOFTPLUS, "Softplus", &[], |_, v, _| {
     let (log1p, exp) = (libm("log1pf"), libm("expf"));
     quote!(if #v > 20.0f32 { #v } else { #log1p(#exp(#v)) })
 });
 map_op!(
     LEAKY_RELU,
     "LeakyRelu",
+    FLOATS,
     &[attr("alpha", AttrKind::Float, AttrDefault::Float(0.01))],
-    |a, v| {
+    |a, v, t| {
+        // The f32 attribute widened to the element type, as ONNX Runtime does.
         let alpha = a.float("alpha");
-        quote!(if #v >= 0.0f32 { #v } else { #alpha * #v })
+        quote!(if #v >= (0.0 as #t) { #v } else { (#alpha as #t) * #v })
     }
 );
 map_op!(
     ELU,
     "Elu",
     &[attr("alpha", AttrKind::Float, AttrDefault::Float(1.0))],
-    |a, v| {
+    |a, v, _| {
         let alpha = a.float("alpha");
         let expm1 = libm("expm1f");
         quote!(if #v >= 0.0f32 { #v } else { #alpha * #expm1(#v) })
@@ -121,7 +135,7 @@ map_op!(
         attr("alpha", AttrKind::Float, AttrDefault::Float(1.673_263_2)),
         attr("gamma", AttrKind::Float, AttrDefault::Float(1.050_701)),
     ],
-    |a, v| {
+    |a, v, _| {
         let (alpha, gamma) = (a.float("alpha"), a.float("gamma"));
         let exp = libm("expf");
         quote!(if #v > 0.0f32 { #gamma * #v } else { #gamma * (#alpha * #exp(#v) - #alpha) })
@@ -134,7 +148,7 @@ map_op!(
         attr("alpha", AttrKind::Float, AttrDefault::Float(0.2)),
         attr("beta", AttrKind::Float, AttrDefault::Float(0.5)),
     ],
-    |a, v| {
+    |a, v, _| {
         let (alpha, beta) = (a.float("alpha"), a.float("beta"));
         quote!({
             let t = #alpha * #v + #beta;
@@ -150,8 +164,8 @@ fn same_shape(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
 /// `y = f(x)` (or in place), `f` the operator's formula.
 fn lower_map(cx: &LowerCtx, formula: Formula) -> TokenStream {
     let v = quote!(v);
-    let body = formula(cx.attrs, &v);
     let t = elem(cx.input(0).dtype);
+    let body = formula(cx.attrs, &v, &quote!(#t));
     map_call(cx, quote!(|#v: #t| #body))
 }
 

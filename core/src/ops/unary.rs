@@ -32,9 +32,15 @@ macro_rules! unary_op {
 }
 
 unary_op!(IDENTITY, "Identity", lower_identity, true, ALL_DTYPES);
-unary_op!(RELU, "Relu", lower_relu, false);
-unary_op!(SIGMOID, "Sigmoid", lower_sigmoid, false);
-unary_op!(TANH, "Tanh", lower_tanh, false);
+unary_op!(RELU, "Relu", lower_relu, false, &[DType::F32, DType::F64]);
+unary_op!(
+    SIGMOID,
+    "Sigmoid",
+    lower_sigmoid,
+    false,
+    &[DType::F32, DType::F64]
+);
+unary_op!(TANH, "Tanh", lower_tanh, false, &[DType::F32, DType::F64]);
 
 fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     Ok(vec![cx.input(0).clone()])
@@ -49,6 +55,20 @@ fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
         }
         let x = &cx.input(0).expr;
         return quote! { <[_]>::copy_from_slice(#y, #x); };
+    }
+    if cx.outputs[0].dtype == DType::F64 {
+        // f64: libm's double-precision functions through the generic `map` kernel (the
+        // f32 kernels use single-precision vector approximations).
+        let f = match kernel {
+            "Relu" => quote!(|v: f64| if v > 0.0 { v } else { 0.0 }),
+            "Sigmoid" => quote!(|v: f64| 1.0 / (1.0 + ::tinyonnx::__export::libm::exp(-v))),
+            _ => quote!(|v: f64| ::tinyonnx::__export::libm::tanh(v)),
+        };
+        if cx.inplace {
+            return quote! { #kernels::unary::map_inplace(#y, #f); };
+        }
+        let x = &cx.input(0).expr;
+        return quote! { #kernels::unary::map(#x, #y, #f); };
     }
     let op = Ident::new(kernel, Span::call_site());
     if cx.inplace {

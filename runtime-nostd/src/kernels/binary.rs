@@ -1,6 +1,6 @@
 //! Element-wise binary operators with numpy broadcasting, for every element type:
 //! arithmetic (`Add`, `Sub`, `Mul`, `Div`, `Min`, `Max` on [`Num`] types, `Pow` on
-//! f32), comparisons (to bool) and logic (bool).
+//! f32 and f64), comparisons (to bool) and logic (bool).
 
 use super::num::Num;
 
@@ -29,7 +29,7 @@ ops! {
     Mul,
     /// `a / b` (integers: toward zero, 0 for a zero divisor).
     Div,
-    /// `a ^ b` (libm's `powf`).
+    /// `a ^ b` (libm's `powf`, `pow` for f64).
     Pow,
     /// The smaller; NaN if either is NaN.
     Min,
@@ -79,6 +79,13 @@ impl BinaryOp<f32> for Pow {
     #[inline(always)]
     fn apply(a: f32, b: f32) -> f32 {
         libm::powf(a, b)
+    }
+}
+impl BinaryOp<f64> for Pow {
+    type Out = f64;
+    #[inline(always)]
+    fn apply(a: f64, b: f64) -> f64 {
+        libm::pow(a, b)
     }
 }
 

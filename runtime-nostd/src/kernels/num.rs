@@ -88,6 +88,66 @@ macro_rules! int {
 float!(f32, f64);
 int!(i64, i32, i8, u8);
 
+/// The float functions of the element-wise operators, libm's for each width.
+pub trait Float: Num {
+    /// `e^x`.
+    fn exp(self) -> Self;
+    /// Natural logarithm.
+    fn ln(self) -> Self;
+    /// Square root.
+    fn sqrt(self) -> Self;
+    /// Round toward -inf.
+    fn floor(self) -> Self;
+    /// Round toward +inf.
+    fn ceil(self) -> Self;
+}
+
+impl Float for f32 {
+    #[inline(always)]
+    fn exp(self) -> Self {
+        libm::expf(self)
+    }
+    #[inline(always)]
+    fn ln(self) -> Self {
+        libm::logf(self)
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        libm::sqrtf(self)
+    }
+    #[inline(always)]
+    fn floor(self) -> Self {
+        libm::floorf(self)
+    }
+    #[inline(always)]
+    fn ceil(self) -> Self {
+        libm::ceilf(self)
+    }
+}
+
+impl Float for f64 {
+    #[inline(always)]
+    fn exp(self) -> Self {
+        libm::exp(self)
+    }
+    #[inline(always)]
+    fn ln(self) -> Self {
+        libm::log(self)
+    }
+    #[inline(always)]
+    fn sqrt(self) -> Self {
+        libm::sqrt(self)
+    }
+    #[inline(always)]
+    fn floor(self) -> Self {
+        libm::floor(self)
+    }
+    #[inline(always)]
+    fn ceil(self) -> Self {
+        libm::ceil(self)
+    }
+}
+
 /// Conversion between element types with ONNX `Cast` semantics: float to integer
 /// truncates toward zero (out-of-range values saturate, NaN gives 0: ONNX leaves both
 /// undefined), integer to integer wraps, anything to bool is `!= 0`, bool is 0 or 1.
