@@ -760,11 +760,18 @@ impl<'m> Checker<'m> {
             });
         }
         let node_name = format!("{}{}_{}", self.prefix(), op.op_type, self.graph.nodes.len());
+        // A literal in an input of the operator's element type takes the dtype of the
+        // tensors given for those inputs (`Mul(x_i32, 3)`, `Add(x_f32, 1)`).
+        let t_dtype = inputs.iter().enumerate().find_map(|(i, t)| {
+            let t = (*t)?;
+            (op.input_spec(i)?.ty == InTy::T).then(|| self.graph.tensors[t].ty.dtype)
+        });
         for (i, e) in positional.iter().enumerate() {
             if let Expr::Int(..) | Expr::Float(..) | Expr::List(..) = e
                 && let Some(spec) = op.input_spec(i)
             {
-                inputs[i] = self.literal(e, format!("{node_name}.{}", spec.name));
+                let dtype = t_dtype.filter(|_| spec.ty == InTy::T);
+                inputs[i] = self.literal(e, format!("{node_name}.{}", spec.name), dtype);
             }
         }
         ok &= inputs
@@ -790,9 +797,9 @@ impl<'m> Checker<'m> {
         self.build(op, node_name, inputs, attrs, &spans_of)
     }
 
-    /// A literal positional argument as a constant initializer: integers are i64,
-    /// anything with a float is f32.
-    fn literal(&mut self, e: &Expr, name: String) -> Option<TensorId> {
+    /// A literal positional argument as a constant initializer of `dtype`, or without
+    /// one: integers are i64, anything with a float is f32.
+    fn literal(&mut self, e: &Expr, name: String, dtype: Option<DType>) -> Option<TensorId> {
         let mut shape = Vec::new();
         let mut probe = e;
         while let Expr::List(items, _) = probe {
@@ -802,11 +809,14 @@ impl<'m> Checker<'m> {
                 None => break,
             }
         }
-        let floats = contains_float(e);
-        let data = if floats {
-            init::evaluate(e, &shape).map(Data::F32)
-        } else {
-            init::evaluate_i64(e, &shape).map(Data::I64)
+        let data = match dtype {
+            Some(DType::F32) => init::evaluate(e, &shape).map(Data::F32),
+            Some(DType::I64) => init::evaluate_i64(e, &shape).map(Data::I64),
+            Some(dtype) => {
+                init::evaluate_typed(e, &shape, dtype).map(|values| Data::Typed { dtype, values })
+            }
+            None if contains_float(e) => init::evaluate(e, &shape).map(Data::F32),
+            None => init::evaluate_i64(e, &shape).map(Data::I64),
         };
         match data {
             Ok(d) => Some(self.add_weight(name, &shape, d)),

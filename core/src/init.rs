@@ -235,10 +235,7 @@ pub fn evaluate_typed(expr: &Expr, shape: &[usize], dtype: DType) -> Result<Vec<
         } else {
             format!("integers in {lo}..={hi}")
         };
-        return Err((
-            *span,
-            format!("`{dtype}` weights hold {what}; {bad} is not one"),
-        ));
+        return Err((*span, format!("`{dtype}` holds {what}; {bad} is not one")));
     }
     Ok(values.into_iter().map(|(v, _)| v).collect())
 }

@@ -354,6 +354,11 @@ onnx_model! {
         output w_i8 = Max(n, w8);
         output w_u8 = Equal(Add(Cast(n, to = u8), wu), wu);
         output w_bool = Xor(q, wb);
+        // Literals take the dtype of the operator's other inputs.
+        output lit_i32 = Mul(k, 3);
+        output lit_f64 = Add(c, [0.5, -0.25, 2.0]);
+        output lit_u8 = Greater(Add(u, [1, 2, 3, 250]), 100);
+        output lit_f32 = Mul(a, 2);
         // Comparisons to bool, logic, Where.
         output cmp_f32 = Or(Less(a, b), Equal(Floor(a), Floor(b)));
         output cmp_i64 = Xor(GreaterOrEqual(i, j), LessOrEqual(i, Neg(j)));
