@@ -1195,6 +1195,11 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `Softmax`.
+    pub model SoftmaxCase2 { opset = 18; input x: f64[2, 3, 4]; output y = Softmax(x, axis = 1); output z = Softmax(x); }
+}
+
+onnx_model! {
     /// A cross-check case of `LogSoftmax`.
     pub model LogSoftmaxCase0 { opset = 18; input x: f32[2, 3, 4]; output y = LogSoftmax(x); output z = LogSoftmax(x, axis = 0); output w = LogSoftmax(Mul(x, 20.0), axis = -2); }
 }
@@ -1202,6 +1207,11 @@ onnx_model! {
 onnx_model! {
     /// A cross-check case of `LogSoftmax`.
     pub model LogSoftmaxCase1 { opset = 18; input x: f32[5]; output y = LogSoftmax(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `LogSoftmax`.
+    pub model LogSoftmaxCase2 { opset = 18; input x: f64[2, 3, 4]; output y = LogSoftmax(x, axis = 0); output z = LogSoftmax(x); }
 }
 
 onnx_model! {
@@ -1979,8 +1989,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("Softplus", example::<SoftplusCase2>()),
     ("Softmax", example::<SoftmaxCase0>()),
     ("Softmax", example::<SoftmaxCase1>()),
+    ("Softmax", example::<SoftmaxCase2>()),
     ("LogSoftmax", example::<LogSoftmaxCase0>()),
     ("LogSoftmax", example::<LogSoftmaxCase1>()),
+    ("LogSoftmax", example::<LogSoftmaxCase2>()),
     ("Conv", example::<ConvCase0>()),
     ("Conv", example::<ConvCase1>()),
     ("Conv", example::<ConvCase2>()),

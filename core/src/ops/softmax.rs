@@ -8,10 +8,12 @@ use super::*;
 use crate::types::TensorType;
 
 pub static SOFTMAX: OpSchema = OpSchema {
+    dtypes: &[DType::F32, DType::F64],
     cases: |_| {
         cases(&[
             "input x: f32[2, 3, 4]; output y = Softmax(x); output z = Softmax(x, axis = 1); output w = Softmax(Mul(x, 20.0), axis = -3);",
             "input x: f32[5]; input z: f32[3, 1]; output y = Softmax(x); output w = Softmax(z, axis = 1);",
+            "input x: f64[2, 3, 4]; output y = Softmax(x, axis = 1); output z = Softmax(x);",
         ])
     },
     op_type: "Softmax",
@@ -26,10 +28,12 @@ pub static SOFTMAX: OpSchema = OpSchema {
 
 /// `LogSoftmax` (opset 13): `x - max - log(sum(exp(x - max)))` along `axis`.
 pub static LOG_SOFTMAX: OpSchema = OpSchema {
+    dtypes: &[DType::F32, DType::F64],
     cases: |_| {
         cases(&[
             "input x: f32[2, 3, 4]; output y = LogSoftmax(x); output z = LogSoftmax(x, axis = 0); output w = LogSoftmax(Mul(x, 20.0), axis = -2);",
             "input x: f32[5]; output y = LogSoftmax(x);",
+            "input x: f64[2, 3, 4]; output y = LogSoftmax(x, axis = 0); output z = LogSoftmax(x);",
         ])
     },
     op_type: "LogSoftmax",
@@ -73,7 +77,7 @@ fn lower(cx: &LowerCtx, log: bool) -> TokenStream {
     });
     quote! {
         #copy
-        #kernels::softmax::softmax_inplace::<#outer, #n, #inner, #log>(#y);
+        #kernels::softmax::softmax_inplace::<_, #outer, #n, #inner, #log>(#y);
     }
 }
 

@@ -89,7 +89,16 @@ float!(f32, f64);
 int!(i64, i32, i8, u8);
 
 /// The float functions of the element-wise operators, libm's for each width.
-pub trait Float: Num {
+pub trait Float:
+    Num
+    + core::ops::Add<Output = Self>
+    + core::ops::Sub<Output = Self>
+    + core::ops::Mul<Output = Self>
+    + core::ops::Div<Output = Self>
+{
+    /// `e^x` as the normalizations use it: the vectorizable approximation for f32
+    /// (about 1 ulp, [`super::math::exp`]), libm's for f64.
+    fn exp_fast(self) -> Self;
     /// `e^x`.
     fn exp(self) -> Self;
     /// Natural logarithm.
@@ -103,6 +112,10 @@ pub trait Float: Num {
 }
 
 impl Float for f32 {
+    #[inline(always)]
+    fn exp_fast(self) -> Self {
+        super::math::exp(self)
+    }
     #[inline(always)]
     fn exp(self) -> Self {
         libm::expf(self)
@@ -126,6 +139,10 @@ impl Float for f32 {
 }
 
 impl Float for f64 {
+    #[inline(always)]
+    fn exp_fast(self) -> Self {
+        libm::exp(self)
+    }
     #[inline(always)]
     fn exp(self) -> Self {
         libm::exp(self)
