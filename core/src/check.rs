@@ -49,6 +49,9 @@ pub fn check(model: &ModelDef) -> Result<Checked, Vec<syn::Error>> {
             name: model.name.to_string(),
             doc: model.doc.clone(),
             opset: ops::DEFAULT_OPSET,
+            model_version: None,
+            domain: None,
+            metadata: Vec::new(),
             device_dims: BTreeMap::new(),
             tensors: Vec::new(),
             inputs: Vec::new(),
@@ -173,6 +176,47 @@ impl<'m> Checker<'m> {
                         Err(e) => self.errors.push(e),
                     }
                 }
+                Item::ModelVersion { kw, value } => {
+                    if self.graph.model_version.is_some() {
+                        self.error(kw.span(), "model_version is set twice");
+                        continue;
+                    }
+                    match value.base10_parse::<i64>() {
+                        Ok(v) if v >= 0 => self.graph.model_version = Some(v),
+                        _ => self.error(
+                            value.span(),
+                            "model_version must be a non-negative integer (ONNX int64)",
+                        ),
+                    }
+                }
+                Item::Domain { kw, value } => {
+                    if self.graph.domain.is_some() {
+                        self.error(kw.span(), "domain is set twice");
+                        continue;
+                    }
+                    let d = value.value();
+                    if d.is_empty() || d.chars().any(char::is_whitespace) {
+                        self.error(
+                            value.span(),
+                            "the model domain is a reverse-DNS name without spaces, as in \"com.example.vision\"",
+                        );
+                        continue;
+                    }
+                    self.graph.domain = Some(d);
+                }
+                Item::Meta {
+                    key,
+                    key_span,
+                    value,
+                } => {
+                    if key.is_empty() {
+                        self.error(*key_span, "a metadata key cannot be empty");
+                    } else if self.graph.metadata.iter().any(|(k, _)| k == key) {
+                        self.error(*key_span, format!("metadata `{key}` is set twice"));
+                    } else {
+                        self.graph.metadata.push((key.clone(), value.value()));
+                    }
+                }
                 Item::Dim { name, value } => {
                     let key = name.to_string();
                     if self.graph.device_dims.contains_key(&key) {
@@ -226,6 +270,14 @@ impl<'m> Checker<'m> {
             Item::Opset { kw, .. } if in_block => {
                 self.error(kw.span(), "`opset` is set in the model, not in a block")
             }
+            Item::ModelVersion { kw, .. } | Item::Domain { kw, .. } if in_block => self.error(
+                kw.span(),
+                format!("`{kw}` is set in the model, not in a block"),
+            ),
+            Item::Meta { key_span, .. } if in_block => {
+                self.error(*key_span, "`meta` is set in the model, not in a block")
+            }
+            Item::ModelVersion { .. } | Item::Domain { .. } | Item::Meta { .. } => {}
             Item::Dim { name, .. } if in_block => {
                 self.error(name.span(), "`dim` is set in the model, not in a block")
             }
@@ -273,7 +325,15 @@ impl<'m> Checker<'m> {
                 ty,
                 init,
             } => self.weight_item(doc, name, ty, init),
-            Item::Let { pattern, expr } => self.let_item(pattern, expr),
+            Item::Let { doc, pattern, expr } => {
+                let first = self.graph.nodes.len();
+                self.let_item(pattern, expr);
+                for node in &mut self.graph.nodes[first..] {
+                    if node.doc.is_empty() {
+                        node.doc = doc.clone();
+                    }
+                }
+            }
             Item::Output { doc, name, expr } => self.output(doc, name, expr.as_ref()),
         }
     }
@@ -919,6 +979,7 @@ impl<'m> Checker<'m> {
             .collect();
         self.graph.nodes.push(Node {
             name: node_name,
+            doc: String::new(),
             op,
             inputs,
             outputs: outputs.clone(),

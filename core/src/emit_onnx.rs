@@ -133,6 +133,7 @@ pub fn model_proto(graph: &Graph) -> pb::ModelProto {
                 .map(|&o| graph.tensors[o].name.clone())
                 .collect(),
             name: Some(n.name.clone()),
+            doc_string: (!n.doc.is_empty()).then(|| n.doc.clone()),
             op_type: Some(n.op.op_type.to_string()),
             domain: Some(String::new()),
             attribute: n
@@ -155,7 +156,7 @@ pub fn model_proto(graph: &Graph) -> pb::ModelProto {
         node,
         name: Some(graph.name.clone()),
         initializer,
-        doc_string: None,
+        doc_string: (!graph.doc.is_empty()).then(|| graph.doc.clone()),
         input: graph.inputs.iter().map(|&i| value_info(graph, i)).collect(),
         output: graph
             .outputs
@@ -173,11 +174,18 @@ pub fn model_proto(graph: &Graph) -> pb::ModelProto {
         }],
         producer_name: Some(PRODUCER.to_string()),
         producer_version: Some(env!("CARGO_PKG_VERSION").to_string()),
-        domain: None,
-        model_version: None,
+        domain: graph.domain.clone(),
+        model_version: graph.model_version,
         doc_string: (!graph.doc.is_empty()).then(|| graph.doc.clone()),
         graph: Some(g),
-        metadata_props: Vec::new(),
+        metadata_props: graph
+            .metadata
+            .iter()
+            .map(|(k, v)| pb::StringStringEntryProto {
+                key: Some(k.clone()),
+                value: Some(v.clone()),
+            })
+            .collect(),
         functions: Vec::new(),
     }
 }

@@ -15,6 +15,11 @@ pub struct Graph {
     pub name: String,
     pub doc: String,
     pub opset: i64,
+    /// `ModelProto.model_version`, `domain` and `metadata_props` (`model_version`,
+    /// `domain` and `meta` items).
+    pub model_version: Option<i64>,
+    pub domain: Option<String>,
+    pub metadata: Vec<(String, String)>,
     /// Device values of the symbolic dimensions (declared with `dim`, else 1).
     pub device_dims: BTreeMap<String, usize>,
     pub tensors: Vec<Tensor>,
@@ -121,6 +126,8 @@ impl Data {
 #[derive(Debug)]
 pub struct Node {
     pub name: String,
+    /// Doc comments of the statement that created the node (its `doc_string`).
+    pub doc: String,
     pub op: &'static OpSchema,
     /// Inputs in ONNX order; `None` for an omitted optional input.
     pub inputs: Vec<Option<TensorId>>,

@@ -239,6 +239,63 @@ mod tests {
         assert!(c.plan.inplace[1]);
     }
 
+    #[test]
+    fn metadata_and_doc_comments_reach_the_model_proto() {
+        use tinyonnx_proto::Message;
+        let c = super::compile(quote! {
+            /// Doubles its input.
+            model M {
+                model_version = 7;
+                domain = "com.example.tiny";
+                meta author = "Ada";
+                meta "my.key" = "v";
+                /// The values.
+                input x: f32[4];
+                /// Twice x.
+                let y2 = Add(x, x);
+                /// The result.
+                output y = Relu(y2);
+            }
+        })
+        .unwrap();
+        let m = tinyonnx_proto::ModelProto::decode(&c.onnx[..]).unwrap();
+        assert_eq!(m.model_version, Some(7));
+        assert_eq!(m.domain.as_deref(), Some("com.example.tiny"));
+        assert_eq!(m.doc_string.as_deref(), Some("Doubles its input."));
+        let props: Vec<(&str, &str)> = m
+            .metadata_props
+            .iter()
+            .map(|p| (p.key(), p.value()))
+            .collect();
+        assert_eq!(props, [("author", "Ada"), ("my.key", "v")]);
+        let g = m.graph.unwrap();
+        assert_eq!(g.input[0].doc_string.as_deref(), Some("The values."));
+        assert_eq!(g.output[0].doc_string.as_deref(), Some("The result."));
+        assert_eq!(g.node[0].doc_string.as_deref(), Some("Twice x."));
+        assert_eq!(g.node[1].doc_string, None);
+    }
+
+    #[test]
+    fn metadata_mistakes_are_errors_at_the_token() {
+        let e = super::compile(quote! {
+            model M {
+                meta author = "a";
+                meta author = "b";
+                domain = "has space";
+                input x: f32[4];
+                output y = Relu(x);
+            }
+        })
+        .unwrap_err();
+        let msgs: Vec<String> = e.errors.iter().map(ToString::to_string).collect();
+        assert!(
+            msgs.iter()
+                .any(|m| m.contains("metadata `author` is set twice")),
+            "{msgs:?}"
+        );
+        assert!(msgs.iter().any(|m| m.contains("reverse-DNS")), "{msgs:?}");
+    }
+
     fn conv_block_model() -> proc_macro2::TokenStream {
         quote! {
             model M {

@@ -4,6 +4,9 @@
 //! model  := doc* vis "model" IDENT "{" item* "}"
 //! item   := doc* ( "opset" "=" INT ";"
 //!                | "dim" IDENT "=" INT ";"
+//!                | "model_version" "=" INT ";"
+//!                | "domain" "=" STRING ";"
+//!                | "meta" ( IDENT | STRING ) "=" STRING ";"
 //!                | "input" IDENT ":" type ";"
 //!                | "weight" IDENT ":" type "=" expr ";"
 //!                | "let" pattern "=" expr ";"
@@ -46,6 +49,22 @@ pub enum Item {
         name: Ident,
         value: LitInt,
     },
+    /// `model_version = N;`: `ModelProto.model_version`.
+    ModelVersion {
+        kw: Ident,
+        value: LitInt,
+    },
+    /// `domain = "...";`: `ModelProto.domain`.
+    Domain {
+        kw: Ident,
+        value: LitStr,
+    },
+    /// `meta key = "value";`: one `metadata_props` entry.
+    Meta {
+        key: String,
+        key_span: Span,
+        value: LitStr,
+    },
     Input {
         doc: String,
         name: Ident,
@@ -58,6 +77,8 @@ pub enum Item {
         init: Expr,
     },
     Let {
+        /// Doc comments: the `doc_string` of the nodes the statement creates.
+        doc: String,
         pattern: Pattern,
         expr: Expr,
     },
@@ -305,7 +326,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
         input.parse::<Token![=]>()?;
         let expr: Expr = input.parse()?;
         expect_semi_after(input, expr.end_span())?;
-        return Ok(Item::Let { pattern, expr });
+        return Ok(Item::Let { doc, pattern, expr });
     }
     if input.peek(Token![return]) {
         let kw: Token![return] = input.parse()?;
@@ -316,7 +337,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
     let kw: Ident = input.parse().map_err(|e| {
         syn::Error::new(
             e.span(),
-            "expected an item: `input`, `weight`, `let`, `output`, `block`, `opset` or `dim`",
+            "expected an item: `input`, `weight`, `let`, `output`, `block`, `opset`, `dim`, `model_version`, `domain` or `meta`",
         )
     })?;
     let item = match kw.to_string().as_str() {
@@ -332,6 +353,40 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
             input.parse::<Token![=]>()?;
             Item::Dim {
                 name,
+                value: input.parse()?,
+            }
+        }
+        "model_version" => {
+            input.parse::<Token![=]>()?;
+            Item::ModelVersion {
+                kw,
+                value: input.parse()?,
+            }
+        }
+        "domain" => {
+            input.parse::<Token![=]>()?;
+            Item::Domain {
+                kw,
+                value: input.parse()?,
+            }
+        }
+        "meta" => {
+            let (key, key_span) = if input.peek(LitStr) {
+                let s: LitStr = input.parse()?;
+                (s.value(), s.span())
+            } else {
+                let id: Ident = input.parse().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "expected a metadata key, as in `meta author = \"...\";` or `meta \"my.key\" = \"...\";`",
+                    )
+                })?;
+                (id.to_string(), id.span())
+            };
+            input.parse::<Token![=]>()?;
+            Item::Meta {
+                key,
+                key_span,
                 value: input.parse()?,
             }
         }
@@ -407,13 +462,16 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
             return Err(syn::Error::new(
                 kw.span(),
                 format!(
-                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `block`, `opset` or `dim`"
+                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `block`, `opset`, `dim`, `model_version`, `domain` or `meta`"
                 ),
             ));
         }
     };
     let end = match &item {
-        Item::Opset { value, .. } | Item::Dim { value, .. } => value.span(),
+        Item::Opset { value, .. } | Item::Dim { value, .. } | Item::ModelVersion { value, .. } => {
+            value.span()
+        }
+        Item::Domain { value, .. } | Item::Meta { value, .. } => value.span(),
         Item::Input { ty, .. } => ty.bracket,
         Item::Weight { init, .. } => init.end_span(),
         Item::Output { name, expr, .. } => expr.as_ref().map_or(name.span(), Expr::end_span),

@@ -30,9 +30,16 @@ onnx_model! {
     /// Linear regression: 8 features to 1 value, one Gemm with bias.
     pub model LinearRegression {
         opset = 17;
+        model_version = 1;
+        domain = "org.tinyonnx.examples";
+        meta author = "tinyonnx";
+        meta license = "MIT OR Apache-2.0";
+        meta "training.note" = "untrained: seeded Glorot weights";
+        /// Eight features per row.
         input x: f32[batch, 8];
         weight w: f32[8, 1] = glorot_uniform(seed = 42);
         weight b: f32[1] = [0.5];
+        /// The predicted value.
         output y = Gemm(x, w, b);
     }
 }
