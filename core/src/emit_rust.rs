@@ -235,18 +235,45 @@ pub fn emit(c: &Compiled) -> TokenStream {
         let n = graph.device_numel(o);
         quote!(let mut #ident = [<#elem as ::core::default::Default>::default(); #n];)
     });
-    let steps = (0..graph.nodes.len())
-        .filter(|&i| !schedule.skip[i])
-        .map(|i| {
-            let call = (graph.nodes[i].op.lower)(&lower_ctx(graph, plan, schedule, i));
-            quote!({ #call })
-        });
-    let params_sig = graph.inputs.iter().map(|&i| {
-        let ident = input_ident(graph, i);
-        let elem = format_ident!("{}", graph.tensors[i].ty.dtype.name());
-        let n = graph.device_numel(i);
-        quote!(#ident: &[#elem; #n])
+    let steps = (0..graph.nodes.len()).map(|i| {
+        // A node whose kernel also does a later node's work (a fused Relu or bias, a
+        // folded BatchNormalization) leaves that node's value, reported at the later
+        // (skipped) node; its own value is never materialized.
+        let fused = schedule.epilogue[i] != crate::ops::Epilogue::default()
+            || schedule.folded[i].is_some()
+            // A skipped node followed by another skipped one (Conv, folded
+            // BatchNormalization, fused Relu): only the last value exists.
+            || (schedule.skip[i]
+                && graph.nodes[i]
+                    .outputs
+                    .iter()
+                    .any(|&o| graph.consumers(o).iter().any(|&k| schedule.skip[k])));
+        let traces = graph.nodes[i]
+            .outputs
+            .iter()
+            .filter(|_| !fused)
+            .map(|&o| trace_call(graph, plan, o));
+        if schedule.skip[i] {
+            return quote!(#(#traces)*);
+        }
+        let call = (graph.nodes[i].op.lower)(&lower_ctx(graph, plan, schedule, i));
+        quote!({ #call } #(#traces)*)
     });
+    let param_names: Vec<Ident> = graph
+        .inputs
+        .iter()
+        .map(|&i| input_ident(graph, i))
+        .collect();
+    let params_sig = graph
+        .inputs
+        .iter()
+        .map(|&i| {
+            let ident = input_ident(graph, i);
+            let elem = format_ident!("{}", graph.tensors[i].ty.dtype.name());
+            let n = graph.device_numel(i);
+            quote!(#ident: &[#elem; #n])
+        })
+        .collect::<Vec<_>>();
     let out_types: Vec<TensorStreamPair> = graph
         .outputs
         .iter()
@@ -268,7 +295,8 @@ pub fn emit(c: &Compiled) -> TokenStream {
     let output_infos = graph.outputs.iter().map(|&o| tensor_info(graph, o));
     let forward_doc = forward_doc(graph);
     let run_f32 = run_f32(graph);
-    let run_typed = run_typed(graph);
+    let run_traced = run_typed(graph, Some(quote!(trace)));
+    let run_typed = run_typed(graph, None);
     let type_doc = doc_lines(doc);
 
     quote! {
@@ -313,8 +341,24 @@ pub fn emit(c: &Compiled) -> TokenStream {
             }
 
             #forward_doc
-            #[allow(clippy::too_many_arguments, clippy::unnecessary_cast, unused_unsafe, unused_variables)]
+            #[allow(clippy::too_many_arguments)]
+            #[inline]
             pub fn forward(arena: &mut ::tinyonnx::Arena<#arena_bytes>, #(#params_sig),*) -> #ret_ty {
+                Self::forward_with(arena, #(#param_names,)* &mut |_, _| {})
+            }
+
+            /// [`Self::forward`], calling `trace` with the name and values of every
+            /// intermediate and output tensor as its node finishes, in the order the nodes
+            /// run (for comparing layer by layer; a tensor that a fused kernel never
+            /// materializes, such as a convolution's output before a folded
+            /// BatchNormalization, is not reported). With a no-op `trace` the calls compile
+            /// away.
+            #[allow(clippy::too_many_arguments, clippy::unnecessary_cast, unused_unsafe, unused_variables)]
+            pub fn forward_with<F: ::core::ops::FnMut(&str, ::tinyonnx::TensorRef<'_>) + ?Sized>(
+                arena: &mut ::tinyonnx::Arena<#arena_bytes>,
+                #(#params_sig,)*
+                trace: &mut F,
+            ) -> #ret_ty {
                 #(#weights)*
                 #(#folded)*
                 let __base: *mut u8 = arena.as_mut_ptr();
@@ -344,11 +388,28 @@ pub fn emit(c: &Compiled) -> TokenStream {
             ) -> ::core::result::Result<(), ::tinyonnx::RunError> {
                 #run_typed
             }
+
+            fn run_traced(
+                arena: &mut [u8],
+                inputs: &[::tinyonnx::TensorRef<'_>],
+                outputs: &mut [::tinyonnx::TensorMut<'_>],
+                trace: &mut dyn ::core::ops::FnMut(&str, ::tinyonnx::TensorRef<'_>),
+            ) -> ::core::result::Result<(), ::tinyonnx::RunError> {
+                #run_traced
+            }
         }
     }
 }
 
 type TensorStreamPair = (TokenStream, TokenStream);
+
+/// `trace("name", TensorRef::<T>(values))` for tensor `id` as it is after its node ran.
+fn trace_call(graph: &Graph, plan: &Plan, id: TensorId) -> TokenStream {
+    let name = &graph.tensors[id].name;
+    let v = variant(graph.tensors[id].ty.dtype);
+    let expr = operand(graph, plan, id, false).expr;
+    quote!(trace(#name, ::tinyonnx::TensorRef::#v(#expr));)
+}
 
 /// The weights some emitted kernel call reads.
 fn read_weights(graph: &Graph, plan: &Plan, schedule: &Schedule) -> Vec<TensorId> {
@@ -437,6 +498,7 @@ fn run_f32(graph: &Graph) -> TokenStream {
         quote!(#(#in_checks)* #(#out_checks)*),
         |_, r| quote!(s.copy_from_slice(&#r[..]);),
         |k, _| quote!(let s = &mut outputs[#k];),
+        None,
     )
 }
 
@@ -448,9 +510,10 @@ fn variant(dtype: crate::types::DType) -> Ident {
     Ident::new(&v, Span::call_site())
 }
 
-/// The body of `Model::run`: dtype and length checks per port, then `forward` on a
-/// stack arena, then the results copied into the output buffers.
-fn run_typed(graph: &Graph) -> TokenStream {
+/// The body of `Model::run` (and with `trace`, the expression of the trace callback,
+/// of `Model::run_traced`): dtype and length checks per port, then `forward` on the
+/// arena, then the results copied into the output buffers.
+fn run_typed(graph: &Graph, trace: Option<TokenStream>) -> TokenStream {
     let in_checks = graph.inputs.iter().enumerate().map(|(k, &i)| {
         let n = graph.device_numel(i);
         let dtype = graph.tensors[i].ty.dtype;
@@ -485,6 +548,7 @@ fn run_typed(graph: &Graph) -> TokenStream {
             let v = variant(graph.tensors[o].ty.dtype);
             quote!(let ::tinyonnx::TensorMut::#v(s) = &mut outputs[#k] else { unreachable!() };)
         },
+        trace,
     )
 }
 
@@ -496,6 +560,7 @@ fn run_body(
     checks: TokenStream,
     copy: impl Fn(usize, &Ident) -> TokenStream,
     bind_out: impl Fn(usize, TensorId) -> TokenStream,
+    trace: Option<TokenStream>,
 ) -> TokenStream {
     let n_in = graph.inputs.len();
     let n_out = graph.outputs.len();
@@ -518,6 +583,10 @@ fn run_body(
             quote!({ #b #c })
         });
     let name = Ident::new(&graph.name, Span::call_site());
+    let forward = match trace {
+        Some(t) => quote!(#name::forward_with(arena, #(#in_idents,)* #t)),
+        None => quote!(#name::forward(arena, #(#in_idents),*)),
+    };
     quote! {
         if inputs.len() != #n_in {
             return ::core::result::Result::Err(::tinyonnx::RunError::Count { which: "inputs", expected: #n_in, got: inputs.len() });
@@ -529,7 +598,7 @@ fn run_body(
         let got = arena.len();
         let arena = ::tinyonnx::__export::arena_from_bytes::<{ #name::ARENA_BYTES }>(arena)
             .ok_or(::tinyonnx::RunError::Arena { needed: #name::ARENA_BYTES, got })?;
-        #bind = #name::forward(arena, #(#in_idents),*);
+        #bind = #forward;
         #(#copies)*
         ::core::result::Result::Ok(())
     }

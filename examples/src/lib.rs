@@ -5,7 +5,7 @@
 
 #![no_std]
 
-use tinyonnx::{Model, ModelInfo, RunF32, RunFn, onnx_model};
+use tinyonnx::{Model, ModelInfo, RunF32, RunFn, RunTracedFn, onnx_model};
 
 mod cnn;
 mod digits;
@@ -85,6 +85,8 @@ pub struct Example {
     pub run: RunF32,
     /// `Model::run` of the model: any dtypes.
     pub run_typed: RunFn,
+    /// `Model::run_traced` of the model: every intermediate reported.
+    pub run_traced: RunTracedFn,
 }
 
 impl Example {
@@ -105,6 +107,7 @@ pub const fn example<M: Model>() -> Example {
         onnx: M::ONNX,
         run: M::run_f32,
         run_typed: M::run,
+        run_traced: M::run_traced,
     }
 }
 

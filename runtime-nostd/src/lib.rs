@@ -448,6 +448,14 @@ typed_buffers! {
 /// The signature of [`Model::run`], for tables of models.
 pub type RunFn = fn(&mut [u8], &[TensorRef<'_>], &mut [TensorMut<'_>]) -> Result<(), RunError>;
 
+/// The signature of [`Model::run_traced`], for tables of models.
+pub type RunTracedFn = fn(
+    &mut [u8],
+    &[TensorRef<'_>],
+    &mut [TensorMut<'_>],
+    &mut dyn FnMut(&str, TensorRef<'_>),
+) -> Result<(), RunError>;
+
 /// The signature of [`Model::run_f32`], for tables of models.
 pub type RunF32 = fn(&mut [u8], &[&[f32]], &mut [&mut [f32]]) -> Result<(), RunError>;
 
@@ -478,6 +486,16 @@ pub trait Model {
         arena: &mut [u8],
         inputs: &[TensorRef<'_>],
         outputs: &mut [TensorMut<'_>],
+    ) -> Result<(), RunError>;
+
+    /// [`Model::run`], calling `trace` with the name and values of every intermediate
+    /// and output tensor as its node finishes (see the generated `forward_with`): for
+    /// comparing a model layer by layer with another runtime.
+    fn run_traced(
+        arena: &mut [u8],
+        inputs: &[TensorRef<'_>],
+        outputs: &mut [TensorMut<'_>],
+        trace: &mut dyn FnMut(&str, TensorRef<'_>),
     ) -> Result<(), RunError>;
 }
 

@@ -198,6 +198,13 @@ macro_rules! values {
                 }
             }
 
+            /// Owned copies of borrowed values.
+            pub fn from_ref(v: Ref<'_>) -> Values {
+                match v {
+                    $(Ref::$variant(s) => Values::$variant(s.to_vec()),)*
+                }
+            }
+
             /// The values as f64, for comparisons (bool as 0 and 1).
             pub fn to_f64(&self) -> Vec<f64> {
                 match self {
@@ -414,4 +421,95 @@ pub fn as_bytes(buf: &mut [u128]) -> &mut [u8] {
     // Safety: u8 has alignment 1 and every byte of a u128 is initialized; the returned
     // slice covers exactly the buffer and borrows it mutably for its lifetime.
     unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), len) }
+}
+
+/// The model with every intermediate tensor (each `value_info` of its graph) appended
+/// to the graph outputs, for comparing layer by layer (`cargo xtask export
+/// --all-outputs`). Errors on bytes that are not a model.
+pub fn with_all_outputs(onnx: &[u8]) -> Result<Vec<u8>, String> {
+    use tinyonnx_proto::Message;
+    let mut model =
+        tinyonnx_proto::ModelProto::decode(onnx).map_err(|e| format!("not an ONNX model: {e}"))?;
+    let graph = model.graph.as_mut().ok_or("the model has no graph")?;
+    let extra: Vec<_> = graph
+        .value_info
+        .iter()
+        .filter(|v| !graph.output.iter().any(|o| o.name == v.name))
+        .cloned()
+        .collect();
+    graph.output.extend(extra);
+    Ok(model.encode_to_vec())
+}
+
+/// One traced tensor compared with ONNX Runtime.
+#[derive(Debug, Clone)]
+pub struct LayerDiff {
+    pub name: String,
+    pub dtype: &'static str,
+    pub diff: Diff,
+    pub within: bool,
+}
+
+/// Runs `example` with tracing and ONNX Runtime on its all-outputs model, on the same
+/// seeded inputs; returns every traced tensor compared with ORT's, in the order our
+/// nodes ran.
+pub fn layer_by_layer(
+    example: &tinyonnx_examples::Example,
+    provider: Provider,
+    seed: u64,
+) -> Result<Vec<LayerDiff>, String> {
+    let info = &example.info;
+    let all = with_all_outputs(example.onnx)?;
+    let mut sess = session(&all, provider)?;
+    let inputs = seeded_values(info, seed, 1.0)?;
+    let mut feeds: Vec<(String, ort::value::DynValue)> = Vec::new();
+    for (t, data) in info.inputs.iter().zip(&inputs) {
+        feeds.push((t.name.to_string(), data.ort_value(t.shape)?));
+    }
+    let outputs = sess
+        .run(feeds)
+        .map_err(|e| format!("ONNX Runtime failed to run the all-outputs model: {e}"))?;
+    let mut traced: Vec<(String, Values)> = Vec::new();
+    let mut ours: Vec<Values> = info
+        .outputs
+        .iter()
+        .map(|t| Values::zeros(t.dtype, t.numel()))
+        .collect::<Result<_, _>>()?;
+    let refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
+    let mut outs: Vec<_> = ours.iter_mut().map(Values::as_mut).collect();
+    let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
+    (example.run_traced)(as_bytes(&mut arena), &refs, &mut outs, &mut |name, v| {
+        traced.push((name.to_string(), Values::from_ref(v)));
+    })
+    .map_err(|e| e.to_string())?;
+    traced
+        .into_iter()
+        .map(|(name, v)| {
+            let value = outputs
+                .get(name.as_str())
+                .ok_or_else(|| format!("ONNX Runtime has no output `{name}`"))?;
+            let (_, theirs) =
+                Values::from_ort(v.dtype(), value).map_err(|e| format!("`{name}`: {e}"))?;
+            let diff = if theirs.to_f64().len() == v.to_f64().len() {
+                compare_values(&v, &theirs)
+            } else {
+                Diff {
+                    max_abs: f32::INFINITY,
+                    max_scaled: f32::INFINITY,
+                    cosine: 0.0,
+                }
+            };
+            Ok(LayerDiff {
+                within: diff.max_scaled <= tolerance(&v),
+                dtype: v.dtype(),
+                name,
+                diff,
+            })
+        })
+        .collect()
+}
+
+/// The first traced tensor outside the contract: where two runtimes start to disagree.
+pub fn first_divergence(layers: &[LayerDiff]) -> Option<&LayerDiff> {
+    layers.iter().find(|l| !l.within)
 }

@@ -83,3 +83,56 @@ fn the_comparison_can_fail() {
     let (p, q) = (Values::Bool(vec![true]), Values::Bool(vec![false]));
     assert!(compare_values(&p, &q).max_scaled > TOLERANCE);
 }
+
+#[test]
+fn every_example_matches_onnx_runtime_layer_by_layer() {
+    let provider = Provider::from_env().unwrap();
+    let mut failures = Vec::new();
+    println!(
+        "{:<18} {:>8} {:>14}  first tensor outside the contract",
+        "model", "tensors", "max scaled"
+    );
+    for example in tinyonnx_examples::MODELS {
+        let name = example.info.name;
+        let layers = tinyonnx_tests::layer_by_layer(example, provider, 1)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let worst = layers
+            .iter()
+            .map(|l| l.diff.max_scaled)
+            .fold(0f32, f32::max);
+        let first = tinyonnx_tests::first_divergence(&layers);
+        println!(
+            "{name:<18} {:>8} {worst:>14.3e}  {}",
+            layers.len(),
+            first.map_or("-".to_string(), |l| l.name.clone())
+        );
+        assert!(!layers.is_empty(), "{name}: no tensor was traced");
+        if let Some(l) = first {
+            failures.push(format!(
+                "{name}: `{}` ({}) is the first tensor outside the contract: max abs diff {:.3e}, scaled {:.3e}",
+                l.name, l.dtype, l.diff.max_abs, l.diff.max_scaled
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_first_divergence_is_named() {
+    let layer = |name: &str, scaled: f32| tinyonnx_tests::LayerDiff {
+        name: name.to_string(),
+        dtype: "f32",
+        diff: tinyonnx_tests::Diff {
+            max_abs: scaled,
+            max_scaled: scaled,
+            cosine: 1.0,
+        },
+        within: scaled <= TOLERANCE,
+    };
+    let layers = [layer("a", 0.0), layer("b", 1e-3), layer("c", 1e-2)];
+    assert_eq!(
+        tinyonnx_tests::first_divergence(&layers).map(|l| l.name.as_str()),
+        Some("b")
+    );
+    assert!(tinyonnx_tests::first_divergence(&layers[..1]).is_none());
+}

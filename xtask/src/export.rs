@@ -75,12 +75,73 @@ pub fn print_table(rows: &[Row]) {
     }
 }
 
-/// `cargo xtask export [--out DIR] [--json FILE]`.
-pub fn run(root: &Path, out: Option<PathBuf>, json: Option<PathBuf>) -> Result<Vec<Row>> {
+/// `cargo xtask export --all-outputs`: writes `<model>.all.onnx` (every intermediate
+/// also a graph output) beside each model, then runs the layer-by-layer comparison with
+/// ONNX Runtime on seeded inputs and names, per model, the first tensor outside the
+/// contract. Errors when one diverges.
+pub fn all_outputs(root: &Path, out: &Path) -> Result<()> {
+    let ort_lib = crate::setup::onnxruntime(root, &crate::setup::python(root)?)?;
+    tinyonnx_tests::use_ort_library(ort_lib);
+    println!(
+        "\n{:<18} {:>8} {:>8} {:>12}  first tensor outside the contract",
+        "model", "outputs", "traced", "max scaled"
+    );
+    let mut diverged = Vec::new();
+    for ex in tinyonnx_examples::MODELS {
+        let name = ex.info.name;
+        let all = tinyonnx_tests::with_all_outputs(ex.onnx).map_err(anyhow::Error::msg)?;
+        let path = out.join(format!("{}.all.onnx", file_stem(name)));
+        std::fs::write(&path, &all).with_context(|| format!("cannot write {}", path.display()))?;
+        let layers = tinyonnx_tests::layer_by_layer(ex, tinyonnx_tests::Provider::Cpu, 1)
+            .map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+        let worst = layers
+            .iter()
+            .map(|l| l.diff.max_scaled)
+            .fold(0f32, f32::max);
+        let first = tinyonnx_tests::first_divergence(&layers);
+        let outputs = {
+            use tinyonnx_proto::Message;
+            tinyonnx_proto::ModelProto::decode(&all[..])
+                .ok()
+                .and_then(|m| m.graph)
+                .map_or(0, |g| g.output.len())
+        };
+        println!(
+            "{name:<18} {outputs:>8} {:>8} {worst:>12.3e}  {}",
+            layers.len(),
+            first.map_or("-".to_string(), |l| format!(
+                "{} (max abs diff {:.3e})",
+                l.name, l.diff.max_abs
+            ))
+        );
+        if let Some(l) = first {
+            diverged.push(format!("{name}: {}", l.name));
+        }
+    }
+    println!(
+        "wrote the all-outputs models (<model>.all.onnx) to {}",
+        out.display()
+    );
+    if !diverged.is_empty() {
+        anyhow::bail!("tensors outside the contract: {}", diverged.join(", "));
+    }
+    Ok(())
+}
+
+/// `cargo xtask export [--out DIR] [--json FILE] [--all-outputs]`.
+pub fn run(
+    root: &Path,
+    out: Option<PathBuf>,
+    json: Option<PathBuf>,
+    all: bool,
+) -> Result<Vec<Row>> {
     let out = out.unwrap_or_else(|| root.join("target/onnx"));
     let rows = export(&out)?;
     print_table(&rows);
     println!("wrote {} models to {}", rows.len(), out.display());
+    if all {
+        all_outputs(root, &out)?;
+    }
     if let Some(json) = json {
         let text = serde_json::to_string_pretty(&rows)?;
         std::fs::write(&json, text + "\n")

@@ -30,6 +30,11 @@ enum Command {
         /// Also write the summary as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
+        /// Also write each model with every intermediate as an output (`<model>.all.onnx`)
+        /// and compare it layer by layer with ONNX Runtime, naming the first tensor that
+        /// diverges.
+        #[arg(long)]
+        all_outputs: bool,
     },
     /// Set up (targets, Python oracle, ONNX Runtime) and run every check.
     Test {
@@ -91,7 +96,11 @@ fn main() -> Result<()> {
     let cli = Cli::parse();
     let root = workspace_root();
     match cli.command {
-        Command::Export { out, json } => export::run(&root, out, json).map(drop),
+        Command::Export {
+            out,
+            json,
+            all_outputs,
+        } => export::run(&root, out, json, all_outputs).map(drop),
         Command::Test { cuda } => test::run_all(&root, cuda),
         Command::Setup => {
             let tools = setup::all(&root)?;

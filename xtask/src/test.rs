@@ -78,7 +78,7 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
     step(
         "export and check with onnx (checker + strict shape inference)",
         || {
-            let rows = crate::export::run(root, Some(out.clone()), None)?;
+            let rows = crate::export::run(root, Some(out.clone()), None, false)?;
             files = rows.iter().map(|r| r.onnx_path.clone()).collect();
             run(Command::new(&tools.python)
                 .arg(root.join("xtask/py/check_onnx.py"))
