@@ -69,19 +69,24 @@ pub fn init_ort() -> Result<&'static Environment, String> {
     .map_err(Clone::clone)
 }
 
-/// A session over `onnx` with graph optimizations on and one intra-op thread.
-pub fn session(onnx: &[u8], provider: Provider) -> Result<Session, String> {
+/// A session builder with graph optimizations on and one intra-op thread.
+fn builder(provider: Provider) -> Result<ort::session::builder::SessionBuilder, String> {
     let env = init_ort()?;
-    let mut builder = Session::builder(env)
+    let builder = Session::builder(env)
         .map_err(|e| e.to_string())?
         .with_optimization_level(GraphOptimizationLevel::All)
         .map_err(|e| e.to_string())?
         .with_intra_threads(1)
         .map_err(|e| e.to_string())?;
-    if provider == Provider::Cuda {
-        builder = with_cuda(builder)?;
+    match provider {
+        Provider::Cuda => with_cuda(builder),
+        Provider::Cpu => Ok(builder),
     }
-    builder
+}
+
+/// A session over `onnx` with graph optimizations on and one intra-op thread.
+pub fn session(onnx: &[u8], provider: Provider) -> Result<Session, String> {
+    builder(provider)?
         .commit_from_memory(onnx)
         .map_err(|e| format!("ONNX Runtime rejected the model: {e}"))
 }
@@ -512,4 +517,63 @@ pub fn layer_by_layer(
 /// The first traced tensor outside the contract: where two runtimes start to disagree.
 pub fn first_divergence(layers: &[LayerDiff]) -> Option<&LayerDiff> {
     layers.iter().find(|l| !l.within)
+}
+
+/// The largest protobuf message size (2 GB - 1): an ONNX model beyond it must keep its
+/// weights in external data.
+pub const PROTOBUF_LIMIT: usize = i32::MAX as usize;
+
+/// Moves every initializer of at least `threshold` bytes into one side file, per the ONNX
+/// external-data convention: the tensor keeps its name, type and dims, gets
+/// `data_location = EXTERNAL` and `external_data` entries `location` (`location`, relative
+/// to the model file), `offset` and `length`, and loses `raw_data`. Offsets are 64-byte
+/// aligned. Returns the model bytes and the data file's bytes.
+pub fn to_external_data(
+    onnx: &[u8],
+    location: &str,
+    threshold: usize,
+) -> Result<(Vec<u8>, Vec<u8>), String> {
+    use tinyonnx_proto::Message;
+    use tinyonnx_proto::tensor_proto::DataLocation;
+    let mut model =
+        tinyonnx_proto::ModelProto::decode(onnx).map_err(|e| format!("not an ONNX model: {e}"))?;
+    let graph = model.graph.as_mut().ok_or("the model has no graph")?;
+    let mut data = Vec::new();
+    for t in &mut graph.initializer {
+        let Some(raw) = t.raw_data.as_ref() else {
+            continue;
+        };
+        if raw.len() < threshold {
+            continue;
+        }
+        let offset = data.len().next_multiple_of(64);
+        data.resize(offset, 0);
+        data.extend_from_slice(raw);
+        let entry = |k: &str, v: String| tinyonnx_proto::StringStringEntryProto {
+            key: Some(k.to_string()),
+            value: Some(v),
+        };
+        t.external_data = vec![
+            entry("location", location.to_string()),
+            entry("offset", offset.to_string()),
+            entry("length", raw.len().to_string()),
+        ];
+        t.raw_data = None;
+        t.set_data_location(DataLocation::External);
+    }
+    let bytes = model.encode_to_vec();
+    if bytes.len() > PROTOBUF_LIMIT {
+        return Err(format!(
+            "the model is {} bytes even with its weights outside, over protobuf's 2 GB limit: lower the threshold",
+            bytes.len()
+        ));
+    }
+    Ok((bytes, data))
+}
+
+/// A session over a model file (which may reference external data beside it).
+pub fn session_from_file(path: &std::path::Path, provider: Provider) -> Result<Session, String> {
+    builder(provider)?
+        .commit_from_file(path)
+        .map_err(|e| format!("ONNX Runtime rejected {}: {e}", path.display()))
 }

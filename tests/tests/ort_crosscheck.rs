@@ -136,3 +136,49 @@ fn the_first_divergence_is_named() {
     );
     assert!(tinyonnx_tests::first_divergence(&layers[..1]).is_none());
 }
+
+#[test]
+fn every_example_runs_from_external_data() {
+    // Initializers of 1 KB or more in a side file (the ONNX external-data convention),
+    // loaded by ONNX Runtime from the model's path.
+    let provider = Provider::from_env().unwrap();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("external-data");
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut moved = 0;
+    for example in tinyonnx_examples::MODELS {
+        let info = &example.info;
+        let file = format!("{}.onnx", info.name);
+        let location = format!("{file}.data");
+        let (model, data) =
+            tinyonnx_tests::to_external_data(example.onnx, &location, 1024).unwrap();
+        std::fs::write(dir.join(&file), &model).unwrap();
+        std::fs::write(dir.join(&location), &data).unwrap();
+        moved += usize::from(!data.is_empty());
+        let mut sess = tinyonnx_tests::session_from_file(&dir.join(&file), provider)
+            .unwrap_or_else(|e| panic!("{}: {e}", info.name));
+        let inputs = seeded_values(info, 1, 1.0).unwrap();
+        let expected = run_ort_values(&mut sess, info, &inputs).unwrap();
+        let mut ours: Vec<Values> = info
+            .outputs
+            .iter()
+            .map(|t| Values::zeros(t.dtype, t.numel()).unwrap())
+            .collect();
+        let refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
+        let mut outs: Vec<_> = ours.iter_mut().map(Values::as_mut).collect();
+        let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
+        (example.run_typed)(as_bytes(&mut arena), &refs, &mut outs).unwrap();
+        for (a, b) in ours.iter().zip(&expected) {
+            let d = compare_values(a, b);
+            assert!(
+                d.max_scaled <= tolerance(a),
+                "{} from external data: max abs diff {:.3e}",
+                info.name,
+                d.max_abs
+            );
+        }
+    }
+    assert!(
+        moved >= 10,
+        "only {moved} models had initializers moved out"
+    );
+}

@@ -31,21 +31,59 @@ pub fn file_stem(name: &str) -> String {
     out
 }
 
+/// Where the initializers go: inside the model, or (`--external-data`) those of at least
+/// `threshold` bytes in `<model>.onnx.data` beside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Weights {
+    Inline,
+    External { threshold: usize },
+}
+
+/// Writes one model as `path` (and its external data beside it); returns the bytes of
+/// the model file.
+pub fn write_model(path: &Path, onnx: &[u8], weights: Weights) -> Result<usize> {
+    let bytes = match weights {
+        Weights::Inline => {
+            if onnx.len() > tinyonnx_tests::PROTOBUF_LIMIT {
+                anyhow::bail!(
+                    "{} would be {} bytes, over protobuf's 2 GB limit: export with --external-data",
+                    path.display(),
+                    onnx.len()
+                );
+            }
+            onnx.to_vec()
+        }
+        Weights::External { threshold } => {
+            let file = path.file_name().context("a model path has a file name")?;
+            let location = format!("{}.data", file.to_string_lossy());
+            let (model, data) = tinyonnx_tests::to_external_data(onnx, &location, threshold)
+                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+            let data_path = path.with_file_name(&location);
+            if !data.is_empty() {
+                std::fs::write(&data_path, data)
+                    .with_context(|| format!("cannot write {}", data_path.display()))?;
+            }
+            model
+        }
+    };
+    std::fs::write(path, &bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(bytes.len())
+}
+
 /// Writes the files and returns the rows.
-pub fn export(out: &Path) -> Result<Vec<Row>> {
+pub fn export(out: &Path, weights: Weights) -> Result<Vec<Row>> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut rows = Vec::new();
     for ex in tinyonnx_examples::MODELS {
         let info = &ex.info;
         let path = out.join(format!("{}.onnx", file_stem(info.name)));
-        std::fs::write(&path, ex.onnx)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        let onnx_bytes = write_model(&path, ex.onnx, weights)?;
         rows.push(Row {
             model: info.name.to_string(),
             onnx_path: path.display().to_string(),
             params: info.params,
             nodes: info.nodes,
-            onnx_bytes: ex.onnx.len(),
+            onnx_bytes,
             weights_bytes: info.weights_bytes,
             macs: info.macs,
             arena_bytes: info.arena_bytes,
@@ -128,15 +166,17 @@ pub fn all_outputs(root: &Path, out: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `cargo xtask export [--out DIR] [--json FILE] [--all-outputs]`.
+/// `cargo xtask export [--out DIR] [--json FILE] [--all-outputs] [--external-data
+/// [--threshold BYTES]]`.
 pub fn run(
     root: &Path,
     out: Option<PathBuf>,
     json: Option<PathBuf>,
     all: bool,
+    weights: Weights,
 ) -> Result<Vec<Row>> {
     let out = out.unwrap_or_else(|| root.join("target/onnx"));
-    let rows = export(&out)?;
+    let rows = export(&out, weights)?;
     print_table(&rows);
     println!("wrote {} models to {}", rows.len(), out.display());
     if all {

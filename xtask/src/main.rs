@@ -35,6 +35,18 @@ enum Command {
         /// diverges.
         #[arg(long)]
         all_outputs: bool,
+        /// Keep initializers of at least --threshold bytes in `<model>.onnx.data` beside
+        /// each model (the ONNX external-data convention).
+        #[arg(long)]
+        external_data: bool,
+        /// The smallest initializer moved to external data, in bytes.
+        #[arg(
+            long,
+            value_name = "BYTES",
+            default_value_t = 1024,
+            requires = "external_data"
+        )]
+        threshold: usize,
     },
     /// Set up (targets, Python oracle, ONNX Runtime) and run every check.
     Test {
@@ -100,7 +112,16 @@ fn main() -> Result<()> {
             out,
             json,
             all_outputs,
-        } => export::run(&root, out, json, all_outputs).map(drop),
+            external_data,
+            threshold,
+        } => {
+            let weights = if external_data {
+                export::Weights::External { threshold }
+            } else {
+                export::Weights::Inline
+            };
+            export::run(&root, out, json, all_outputs, weights).map(drop)
+        }
         Command::Test { cuda } => test::run_all(&root, cuda),
         Command::Setup => {
             let tools = setup::all(&root)?;

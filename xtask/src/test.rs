@@ -78,8 +78,19 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
     step(
         "export and check with onnx (checker + strict shape inference)",
         || {
-            let rows = crate::export::run(root, Some(out.clone()), None, false)?;
+            let rows = crate::export::run(
+                root,
+                Some(out.clone()),
+                None,
+                false,
+                crate::export::Weights::Inline,
+            )?;
             files = rows.iter().map(|r| r.onnx_path.clone()).collect();
+            // The same models with their weights in external data files.
+            let ext = root.join("target/onnx-external");
+            let ext_rows =
+                crate::export::export(&ext, crate::export::Weights::External { threshold: 1024 })?;
+            files.extend(ext_rows.iter().map(|r| r.onnx_path.clone()));
             run(Command::new(&tools.python)
                 .arg(root.join("xtask/py/check_onnx.py"))
                 .args(&files))
