@@ -1111,6 +1111,17 @@ impl<'m> Checker<'m> {
                 self.error(name.span(), format!("attribute `{key}` is given twice"));
                 continue;
             }
+            if spec.since > self.graph.opset {
+                ok = false;
+                self.error(
+                    name.span(),
+                    format!(
+                        "{} has `{key}` from opset {} (this model uses opset {})",
+                        op.op_type, spec.since, self.graph.opset
+                    ),
+                );
+                continue;
+            }
             match attr_value(spec, value) {
                 Ok(v) => explicit.push((spec.name, v)),
                 Err((span, msg)) => {

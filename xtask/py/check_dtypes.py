@@ -1,11 +1,14 @@
-"""Checks tinyonnx's operator dtype rules against the ONNX specification (onnx.defs).
+"""Checks tinyonnx's operator dtype and attribute rules against the ONNX specification
+(onnx.defs).
 
 Reads the JSON `cargo xtask test` writes from the operator registry: per operator, the
 lowest opset, the element types of its `T` inputs, the types that need a later opset,
-and which input is the first `T` input. For every opset from 13 to 21 that tinyonnx
-accepts the operator at, every element type tinyonnx accepts there must be allowed by
-ONNX's schema of that opset for that input. Prints one line per operator; exits 1 on
-the first disagreement.
+which input is the first `T` input, and each attribute with the opsets tinyonnx gives it.
+For every opset from 13 to 21 that tinyonnx accepts the operator at, every element type
+tinyonnx accepts there must be allowed by ONNX's schema of that opset for that input, and
+an attribute must be in that schema exactly at the opsets tinyonnx gives it (so a model
+never carries an attribute its opset lacks, and no valid attribute is refused). Prints
+one line per operator; exits 1 on any disagreement.
 """
 
 import json
@@ -37,10 +40,11 @@ def main():
     bad = 0
     for op in ops:
         checked = 0
+        attr_checked = 0
         for opset in range(max(13, op["since"]), 22):
             schema = onnx.defs.get_schema(op["op"], opset)
-            ok = allowed(schema, op["t_input"])
-            for d in op["dtypes"]:
+            ok = allowed(schema, op["t_input"]) if op["t_input"] is not None else set()
+            for d in op["dtypes"] if op["t_input"] is not None else []:
                 if op["dtype_since"].get(d, 0) > opset:
                     continue
                 checked += 1
@@ -48,10 +52,20 @@ def main():
                     print(f"{op['op']}: tinyonnx accepts {d} at opset {opset}, ONNX "
                           f"{schema.since_version} does not ({sorted(ok)})")
                     bad += 1
-        print(f"{op['op']:<24} {len(op['dtypes'])} dtypes, {checked} (opset, dtype) pairs agree")
+            for a in op["attrs"]:
+                ours = a["since"] <= opset <= a["until"]
+                theirs = a["name"] in schema.attributes
+                attr_checked += 1
+                if ours != theirs:
+                    print(f"{op['op']}: attribute {a['name']} at opset {opset}: tinyonnx "
+                          f"{'has' if ours else 'lacks'} it, ONNX {schema.since_version} "
+                          f"{'has' if theirs else 'lacks'} it")
+                    bad += 1
+        print(f"{op['op']:<24} {len(op['dtypes'])} dtypes, {checked} (opset, dtype) pairs "
+              f"and {attr_checked} (opset, attribute) pairs agree")
     if bad:
         sys.exit(1)
-    print(f"{len(ops)} operators: every dtype tinyonnx accepts is allowed by the ONNX schema")
+    print(f"{len(ops)} operators: every dtype and attribute agrees with the ONNX schemas")
 
 
 main()

@@ -42,27 +42,34 @@ pub fn run(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Writes the operator registry's dtype rules as JSON for `xtask/py/check_dtypes.py`:
-/// per operator its name, lowest opset, dtypes of its `T` inputs, the dtypes a later
-/// opset added, and the index of its first `T` input.
+/// Writes the operator registry's dtype and attribute rules as JSON for
+/// `xtask/py/check_dtypes.py`: per operator its name, lowest opset, dtypes of its `T`
+/// inputs, the dtypes a later opset added, the index of its first `T` input (none for `Constant`), and each
+/// attribute with the opsets that have it.
 pub fn write_registry_dtypes(path: &Path) -> Result<()> {
     use tinyonnx_core::ops::{InTy, REGISTRY};
     let ops: Vec<serde_json::Value> = REGISTRY
         .iter()
-        .filter_map(|op| {
-            let t_input = op.inputs.iter().position(|i| i.ty == InTy::T)?;
+        .map(|op| {
+            let t_input = op.inputs.iter().position(|i| i.ty == InTy::T);
             let since: serde_json::Map<String, serde_json::Value> = op
                 .dtype_since
                 .iter()
                 .map(|(d, v)| (d.name().to_string(), (*v).into()))
                 .collect();
-            Some(serde_json::json!({
+            let attrs: Vec<serde_json::Value> = op
+                .attrs
+                .iter()
+                .map(|a| serde_json::json!({"name": a.name, "since": a.since, "until": a.until}))
+                .collect();
+            serde_json::json!({
                 "op": op.op_type,
                 "since": op.since_opset,
                 "dtypes": op.dtypes.iter().map(|d| d.name()).collect::<Vec<_>>(),
                 "dtype_since": since,
                 "t_input": t_input,
-            }))
+                "attrs": attrs,
+            })
         })
         .collect();
     if let Some(dir) = path.parent() {

@@ -103,8 +103,8 @@ pub static SHAPE: OpSchema = OpSchema {
     op_type: "Shape",
     inputs: &[input("data")],
     attrs: &[
-        attr("start", AttrKind::Int, AttrDefault::Int(0)),
-        attr("end", AttrKind::Int, AttrDefault::Absent),
+        attr("start", AttrKind::Int, AttrDefault::Int(0)).since(15),
+        attr("end", AttrKind::Int, AttrDefault::Absent).since(15),
     ],
     dtypes: ALL_DTYPES,
     infer: infer_shape,
@@ -135,19 +135,6 @@ fn shape_range(attrs: &Attrs, rank: usize) -> (usize, usize) {
 }
 
 fn infer_shape(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
-    if (cx.attrs.is_explicit("start") || cx.attrs.is_explicit("end")) && cx.opset < 15 {
-        return Err(OpError::attr(
-            if cx.attrs.is_explicit("start") {
-                "start"
-            } else {
-                "end"
-            },
-            format!(
-                "Shape start and end exist from opset 15; this model is opset {}",
-                cx.opset
-            ),
-        ));
-    }
     let (start, end) = shape_range(cx.attrs, cx.input(0).shape.rank());
     Ok(vec![TensorType {
         dtype: DType::I64,

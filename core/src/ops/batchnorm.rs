@@ -24,7 +24,7 @@ pub static BATCH_NORMALIZATION: OpSchema = OpSchema {
     attrs: &[
         attr("epsilon", AttrKind::Float, AttrDefault::Float(1e-5)),
         attr("momentum", AttrKind::Float, AttrDefault::Float(0.9)),
-        attr("training_mode", AttrKind::Int, AttrDefault::Int(0)),
+        attr("training_mode", AttrKind::Int, AttrDefault::Int(0)).since(14),
     ],
     output_names: &["Y"],
     inplace: Some(0),

@@ -17,7 +17,7 @@ pub(super) const RECURRENT_ATTRS: [AttrSpec; 7] = [
     attr("clip", AttrKind::Float, AttrDefault::Absent),
     attr("direction", AttrKind::Str, AttrDefault::Str("forward")),
     attr("hidden_size", AttrKind::Int, AttrDefault::Absent),
-    attr("layout", AttrKind::Int, AttrDefault::Int(0)),
+    attr("layout", AttrKind::Int, AttrDefault::Int(0)).since(14),
 ];
 
 pub static LSTM: OpSchema = OpSchema {

@@ -474,6 +474,8 @@ pub const fn attr(name: &'static str, kind: AttrKind, default: AttrDefault) -> A
         name,
         kind,
         default,
+        since: 1,
+        until: i64::MAX,
     }
 }
 
@@ -483,6 +485,25 @@ pub struct AttrSpec {
     pub name: &'static str,
     pub kind: AttrKind,
     pub default: AttrDefault,
+    /// The first opset whose schema of the operator has the attribute (writing it in a
+    /// lower one is an error naming this opset).
+    pub since: i64,
+    /// The last opset that has it (the operator's own check explains what replaced it).
+    pub until: i64,
+}
+
+impl AttrSpec {
+    /// The attribute exists from opset `v`.
+    pub const fn since(mut self, v: i64) -> Self {
+        self.since = v;
+        self
+    }
+
+    /// The attribute exists up to opset `v`.
+    pub const fn until(mut self, v: i64) -> Self {
+        self.until = v;
+        self
+    }
 }
 
 /// An attribute value.
@@ -877,12 +898,23 @@ pub fn supported_ops_markdown() -> String {
         let attrs: Vec<String> = op
             .attrs
             .iter()
-            .map(|a| match a.default {
-                AttrDefault::Required => format!("{} (required)", a.name),
-                AttrDefault::Absent => a.name.to_string(),
-                AttrDefault::Int(v) => format!("{} ({v})", a.name),
-                AttrDefault::Float(v) => format!("{} ({v})", a.name),
-                AttrDefault::Str(v) => format!("{} (\"{v}\")", a.name),
+            .map(|a| {
+                let mut text = match a.default {
+                    AttrDefault::Required => format!("{} (required)", a.name),
+                    AttrDefault::Absent => a.name.to_string(),
+                    AttrDefault::Int(v) => format!("{} ({v})", a.name),
+                    AttrDefault::Float(v) => format!("{} ({v})", a.name),
+                    AttrDefault::Str(v) => format!("{} (\"{v}\")", a.name),
+                };
+                if a.since > MIN_OPSET {
+                    text.push_str(&format!(" from {}", a.since));
+                }
+                if a.until < MIN_OPSET {
+                    text.push_str(" (an input instead)");
+                } else if a.until < MAX_OPSET {
+                    text.push_str(&format!(" until {}", a.until));
+                }
+                text
             })
             .collect();
         let dtypes: Vec<&str> = op.dtypes.iter().map(|d| d.name()).collect();

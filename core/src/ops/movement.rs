@@ -631,7 +631,7 @@ pub static SPLIT: OpSchema = OpSchema {
     inputs: &[input("input"), i64_const("split", true)],
     attrs: &[
         attr("axis", AttrKind::Int, AttrDefault::Int(0)),
-        attr("num_outputs", AttrKind::Int, AttrDefault::Absent),
+        attr("num_outputs", AttrKind::Int, AttrDefault::Absent).since(18),
     ],
     output_names: &[],
     infer: infer_split,
@@ -673,15 +673,6 @@ fn split_plan(cx: &InferCtx) -> Result<(usize, Vec<usize>), OpError> {
                 ));
             }
             split.iter().map(|&s| s as usize).collect()
-        }
-        (None, Some(_)) if cx.opset < 18 => {
-            return Err(OpError::attr(
-                "num_outputs",
-                format!(
-                    "Split has num_outputs from opset 18 (this model uses opset {})",
-                    cx.opset
-                ),
-            ));
         }
         (None, Some(n)) => {
             if n < 1 || n as usize > len {
@@ -788,7 +779,7 @@ pub static SCATTER_ELEMENTS: OpSchema = OpSchema {
     inputs: &[input("data"), i64_const("indices", false), input("updates")],
     attrs: &[
         attr("axis", AttrKind::Int, AttrDefault::Int(0)),
-        attr("reduction", AttrKind::Str, AttrDefault::Str("none")),
+        attr("reduction", AttrKind::Str, AttrDefault::Str("none")).since(16),
     ],
     infer: infer_scatter,
     lower: lower_scatter,

@@ -10,6 +10,7 @@ use crate::types::{Dim, Shape, TensorType};
 const WINDOW_ATTRS: [AttrSpec; 6] = [
     attr("auto_pad", AttrKind::Str, AttrDefault::Str("NOTSET")),
     attr("ceil_mode", AttrKind::Int, AttrDefault::Int(0)),
+    // MaxPool has dilations since 10; AveragePool since 19 (its list overrides this).
     attr("dilations", AttrKind::Ints, AttrDefault::Absent),
     attr("kernel_shape", AttrKind::Ints, AttrDefault::Required),
     attr("pads", AttrKind::Ints, AttrDefault::Absent),
@@ -54,7 +55,7 @@ pub static AVERAGE_POOL: OpSchema = OpSchema {
         WINDOW_ATTRS[0],
         WINDOW_ATTRS[1],
         attr("count_include_pad", AttrKind::Int, AttrDefault::Int(0)),
-        WINDOW_ATTRS[2],
+        WINDOW_ATTRS[2].since(19),
         WINDOW_ATTRS[3],
         WINDOW_ATTRS[4],
         WINDOW_ATTRS[5],
@@ -140,15 +141,6 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
         return Err(OpError::attr(
             "count_include_pad",
             format!("count_include_pad must be 0 or 1, got {v}"),
-        ));
-    }
-    if cx.op.op_type == "AveragePool" && cx.opset < 19 && cx.attrs.is_explicit("dilations") {
-        return Err(OpError::attr(
-            "dilations",
-            format!(
-                "AveragePool takes dilations from opset 19; this model uses opset {}",
-                cx.opset
-            ),
         ));
     }
     let axes = window(cx.op.op_type, cx.attrs, &sp)?;

@@ -13,15 +13,18 @@ use crate::types::{Dim, Shape, TensorType};
 const WIDE: &[DType] = &[DType::F32, DType::F64, DType::I64, DType::I32];
 
 macro_rules! reduce_op {
-    ($static:ident, $name:literal, $kernel:literal, $dtypes:expr) => {
+    ($static:ident, $name:literal, $kernel:literal, $dtypes:expr, $axes_input_since:literal) => {
         pub static $static: OpSchema = OpSchema {
             op_type: $name,
             dtypes: $dtypes,
             inputs: &[input("data"), i64_const("axes", true)],
             attrs: &[
-                attr("axes", AttrKind::Ints, AttrDefault::Absent),
+                // The axes became an input, and noop_with_empty_axes appeared, in the
+                // same opset.
+                attr("axes", AttrKind::Ints, AttrDefault::Absent).until($axes_input_since - 1),
                 attr("keepdims", AttrKind::Int, AttrDefault::Int(1)),
-                attr("noop_with_empty_axes", AttrKind::Int, AttrDefault::Int(0)),
+                attr("noop_with_empty_axes", AttrKind::Int, AttrDefault::Int(0))
+                    .since($axes_input_since),
             ],
             output_names: &["reduced"],
             infer,
@@ -33,11 +36,11 @@ macro_rules! reduce_op {
     };
 }
 
-reduce_op!(REDUCE_SUM, "ReduceSum", "Sum", WIDE);
-reduce_op!(REDUCE_MEAN, "ReduceMean", "Mean", WIDE);
-reduce_op!(REDUCE_MAX, "ReduceMax", "Max", NUMERIC);
-reduce_op!(REDUCE_MIN, "ReduceMin", "Min", NUMERIC);
-reduce_op!(REDUCE_PROD, "ReduceProd", "Prod", WIDE);
+reduce_op!(REDUCE_SUM, "ReduceSum", "Sum", WIDE, 13);
+reduce_op!(REDUCE_MEAN, "ReduceMean", "Mean", WIDE, 18);
+reduce_op!(REDUCE_MAX, "ReduceMax", "Max", NUMERIC, 18);
+reduce_op!(REDUCE_MIN, "ReduceMin", "Min", NUMERIC, 18);
+reduce_op!(REDUCE_PROD, "ReduceProd", "Prod", WIDE, 18);
 
 /// The first opset where the axes of `op` are an input.
 fn axes_input_since(op: &str) -> i64 {
@@ -66,15 +69,6 @@ fn axes(cx: &InferCtx) -> Result<Option<Vec<usize>>, OpError> {
             1,
             format!(
                 "{op} takes axes as an input only from opset {since} (this model uses opset {}); use the `axes` attribute",
-                cx.opset
-            ),
-        ));
-    }
-    if cx.attrs.is_explicit("noop_with_empty_axes") && cx.opset < since {
-        return Err(OpError::attr(
-            "noop_with_empty_axes",
-            format!(
-                "{op} has noop_with_empty_axes from opset {since} (this model uses opset {})",
                 cx.opset
             ),
         ));

@@ -19,7 +19,7 @@ pub static RESHAPE: OpSchema = OpSchema {
     },
     op_type: "Reshape",
     inputs: &[input("data"), i64_const("shape", false)],
-    attrs: &[attr("allowzero", AttrKind::Int, AttrDefault::Int(0))],
+    attrs: &[attr("allowzero", AttrKind::Int, AttrDefault::Int(0)).since(14)],
     output_names: &["reshaped"],
     dtypes: ALL_DTYPES,
     inplace: Some(0),
