@@ -52,6 +52,7 @@ pub fn check(model: &ModelDef) -> Result<Checked, Vec<syn::Error>> {
             model_version: None,
             domain: None,
             metadata: Vec::new(),
+            instances: Vec::new(),
             device_dims: BTreeMap::new(),
             tensors: Vec::new(),
             inputs: Vec::new(),
@@ -62,6 +63,7 @@ pub fn check(model: &ModelDef) -> Result<Checked, Vec<syn::Error>> {
         scopes: vec![Scope::default()],
         output_declared: false,
         anonymous: HashSet::new(),
+        instance: None,
         layer_counts: HashMap::new(),
         blocks: HashMap::new(),
         hint: None,
@@ -122,6 +124,8 @@ pub(crate) struct Checker<'m> {
     output_declared: bool,
     /// Tensors that still carry a generated name.
     anonymous: HashSet<TensorId>,
+    /// The `function` block instance whose body is being checked.
+    instance: Option<usize>,
     /// How many of each layer sugar or block were used, for generated names and seeds.
     layer_counts: HashMap<String, usize>,
     blocks: HashMap<String, &'m Block>,
@@ -284,7 +288,11 @@ impl<'m> Checker<'m> {
             Item::Opset { .. } | Item::Dim { .. } => {}
             Item::Block(b) if in_block => self.error(
                 b.name.span(),
-                "blocks are defined in the model body, not nested",
+                if b.function {
+                    "functions are defined in the model body, not nested"
+                } else {
+                    "blocks are defined in the model body, not nested"
+                },
             ),
             Item::Block(_) => {}
             Item::Input { name, .. } if in_block => {
@@ -980,6 +988,7 @@ impl<'m> Checker<'m> {
         self.graph.nodes.push(Node {
             name: node_name,
             doc: String::new(),
+            instance: self.instance,
             op,
             inputs,
             outputs: outputs.clone(),
@@ -1333,10 +1342,22 @@ impl<'m> Checker<'m> {
         }
         let full = self.instance_name(&block.name.to_string(), explicit, hint, call.func.span())?;
         scope.prefix = format!("{full}.");
+        // A function's nodes are tagged with its instance (blocks used inside it inline
+        // into its body).
+        let outer = self.instance;
+        if block.function && outer.is_none() {
+            self.graph.instances.push(crate::ir::Instance {
+                block: block.name.to_string(),
+                prefix: scope.prefix.clone(),
+                doc: block.doc.clone(),
+            });
+            self.instance = Some(self.graph.instances.len() - 1);
+        }
         self.scopes.push(scope);
         for item in &block.items {
             self.item(item);
         }
+        self.instance = outer;
         let scope = self.scopes.pop().expect("pushed above");
         match scope.returned {
             Some(id) => id,

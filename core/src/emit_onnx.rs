@@ -3,7 +3,9 @@
 use tinyonnx_proto as pb;
 use tinyonnx_proto::Message;
 
-use crate::ir::{Graph, TensorId};
+use std::collections::HashSet;
+
+use crate::ir::{Graph, Node, TensorId};
 use crate::ops::AttrValue;
 use crate::types::{Dim, TensorType};
 
@@ -118,38 +120,16 @@ pub fn model_proto(graph: &Graph) -> pb::ModelProto {
             }
         })
         .collect();
-    let node = graph
-        .nodes
-        .iter()
-        .map(|n| pb::NodeProto {
-            input: n
-                .inputs
-                .iter()
-                .map(|i| i.map_or(String::new(), |id| graph.tensors[id].name.clone()))
-                .collect(),
-            output: n
-                .outputs
-                .iter()
-                .map(|&o| graph.tensors[o].name.clone())
-                .collect(),
-            name: Some(n.name.clone()),
-            doc_string: (!n.doc.is_empty()).then(|| n.doc.clone()),
-            op_type: Some(n.op.op_type.to_string()),
-            domain: Some(String::new()),
-            attribute: n
-                .attrs
-                .explicit
-                .iter()
-                .map(|(name, v)| attribute(name, v))
-                .collect(),
-            ..Default::default()
-        })
-        .collect();
+    let Functions {
+        node,
+        functions,
+        internal,
+    } = functions(graph);
     let intermediates: Vec<pb::ValueInfoProto> = graph
         .nodes
         .iter()
         .flat_map(|n| n.outputs.iter().copied())
-        .filter(|&o| !graph.is_output(o))
+        .filter(|&o| !graph.is_output(o) && !internal.contains(&o))
         .map(|o| value_info(graph, o))
         .collect();
     let g = pb::GraphProto {
@@ -166,12 +146,19 @@ pub fn model_proto(graph: &Graph) -> pb::ModelProto {
         value_info: intermediates,
         metadata_props: Vec::new(),
     };
+    let mut opset_import = vec![pb::OperatorSetIdProto {
+        domain: Some(String::new()),
+        version: Some(graph.opset),
+    }];
+    if !functions.is_empty() {
+        opset_import.push(pb::OperatorSetIdProto {
+            domain: Some(function_domain(graph)),
+            version: Some(1),
+        });
+    }
     pb::ModelProto {
         ir_version: Some(ir_version(graph.opset)),
-        opset_import: vec![pb::OperatorSetIdProto {
-            domain: Some(String::new()),
-            version: Some(graph.opset),
-        }],
+        opset_import,
         producer_name: Some(PRODUCER.to_string()),
         producer_version: Some(env!("CARGO_PKG_VERSION").to_string()),
         domain: graph.domain.clone(),
@@ -186,8 +173,174 @@ pub fn model_proto(graph: &Graph) -> pb::ModelProto {
                 value: Some(v.clone()),
             })
             .collect(),
-        functions: Vec::new(),
+        functions,
     }
+}
+
+/// The domain of a model's functions: the model's `domain`, else `tinyonnx.local`.
+pub fn function_domain(graph: &Graph) -> String {
+    graph
+        .domain
+        .clone()
+        .unwrap_or_else(|| "tinyonnx.local".to_string())
+}
+
+/// The main graph's nodes with each `function` block instance replaced by one call node,
+/// the `FunctionProto`s (one per distinct body), and the tensors internal to the calls
+/// (which the main graph no longer names).
+struct Functions {
+    node: Vec<pb::NodeProto>,
+    functions: Vec<pb::FunctionProto>,
+    internal: HashSet<TensorId>,
+}
+
+fn node_proto(n: &Node, name: &dyn Fn(TensorId) -> String) -> pb::NodeProto {
+    pb::NodeProto {
+        input: n
+            .inputs
+            .iter()
+            .map(|i| i.map_or(String::new(), name))
+            .collect(),
+        output: n.outputs.iter().map(|&o| name(o)).collect(),
+        name: Some(n.name.clone()),
+        doc_string: (!n.doc.is_empty()).then(|| n.doc.clone()),
+        op_type: Some(n.op.op_type.to_string()),
+        domain: Some(String::new()),
+        attribute: n
+            .attrs
+            .explicit
+            .iter()
+            .map(|(name, v)| attribute(name, v))
+            .collect(),
+        ..Default::default()
+    }
+}
+
+fn functions(graph: &Graph) -> Functions {
+    let global = |id: TensorId| graph.tensors[id].name.clone();
+    let mut out = Functions {
+        node: Vec::new(),
+        functions: Vec::new(),
+        internal: HashSet::new(),
+    };
+    // Distinct bodies (encoded) of each block, with the function name each got.
+    let mut bodies: Vec<(String, Vec<u8>, String)> = Vec::new();
+    let mut done = vec![false; graph.instances.len()];
+    for n in &graph.nodes {
+        let Some(k) = n.instance else {
+            out.node.push(node_proto(n, &global));
+            continue;
+        };
+        if std::mem::replace(&mut done[k], true) {
+            continue;
+        }
+        let inst = &graph.instances[k];
+        let nodes: Vec<&Node> = graph
+            .nodes
+            .iter()
+            .filter(|m| m.instance == Some(k))
+            .collect();
+        let produced: HashSet<TensorId> = nodes.iter().flat_map(|m| m.outputs.clone()).collect();
+        let mut inputs: Vec<TensorId> = Vec::new();
+        for m in &nodes {
+            for &t in m.inputs.iter().flatten() {
+                if !produced.contains(&t) && !inputs.contains(&t) {
+                    inputs.push(t);
+                }
+            }
+        }
+        let outputs: Vec<TensorId> = nodes
+            .iter()
+            .flat_map(|m| m.outputs.iter().copied())
+            .filter(|&t| {
+                graph.is_output(t)
+                    || graph
+                        .consumers(t)
+                        .iter()
+                        .any(|&c| graph.nodes[c].instance != Some(k))
+            })
+            .collect();
+        out.internal
+            .extend(produced.iter().filter(|t| !outputs.contains(t)));
+        // Names inside the body: the instance prefix dropped, node names numbered within
+        // the body (so equal bodies encode equally); tensors from outside are `input_<j>`
+        // unless the instance created them (its weights and literals).
+        let strip = |s: &str| s.strip_prefix(&inst.prefix).unwrap_or(s).to_string();
+        let renames: Vec<(String, String)> = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (strip(&m.name), format!("{}_{i}", m.op.op_type)))
+            .collect();
+        let local = |id: TensorId| -> String {
+            let name = &graph.tensors[id].name;
+            if let Some(j) = inputs.iter().position(|&t| t == id)
+                && !name.starts_with(&inst.prefix)
+            {
+                return format!("input_{j}");
+            }
+            if !name.starts_with(&inst.prefix) {
+                // An output the caller named (`let r1 = residual(x)`).
+                let j = outputs.iter().position(|&t| t == id).unwrap_or(0);
+                return format!("output_{j}");
+            }
+            let stripped = strip(name);
+            for (from, to) in &renames {
+                if let Some(rest) = stripped.strip_prefix(&format!("{from}.")) {
+                    return format!("{to}.{rest}");
+                }
+            }
+            stripped
+        };
+        let body: Vec<pb::NodeProto> = nodes
+            .iter()
+            .zip(&renames)
+            .map(|(m, (_, to))| pb::NodeProto {
+                name: Some(to.clone()),
+                ..node_proto(m, &local)
+            })
+            .collect();
+        let mut f = pb::FunctionProto {
+            name: None,
+            input: inputs.iter().map(|&t| local(t)).collect(),
+            output: outputs.iter().map(|&t| local(t)).collect(),
+            node: body,
+            doc_string: (!inst.doc.is_empty()).then(|| inst.doc.clone()),
+            opset_import: vec![pb::OperatorSetIdProto {
+                domain: Some(String::new()),
+                version: Some(graph.opset),
+            }],
+            domain: Some(function_domain(graph)),
+            ..Default::default()
+        };
+        let key = f.encode_to_vec();
+        let name = match bodies
+            .iter()
+            .find(|(b, k2, _)| *b == inst.block && *k2 == key)
+        {
+            Some((_, _, name)) => name.clone(),
+            None => {
+                let same = bodies.iter().filter(|(b, _, _)| *b == inst.block).count();
+                let name = if same == 0 {
+                    inst.block.clone()
+                } else {
+                    format!("{}_{}", inst.block, same + 1)
+                };
+                bodies.push((inst.block.clone(), key, name.clone()));
+                f.name = Some(name.clone());
+                out.functions.push(f);
+                name
+            }
+        };
+        out.node.push(pb::NodeProto {
+            input: inputs.iter().map(|&t| global(t)).collect(),
+            output: outputs.iter().map(|&t| global(t)).collect(),
+            name: Some(inst.prefix.trim_end_matches('.').to_string()),
+            op_type: Some(name),
+            domain: Some(function_domain(graph)),
+            ..Default::default()
+        });
+    }
+    out
 }
 
 /// The serialized model.

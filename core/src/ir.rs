@@ -20,6 +20,9 @@ pub struct Graph {
     pub model_version: Option<i64>,
     pub domain: Option<String>,
     pub metadata: Vec<(String, String)>,
+    /// Instances of `function` blocks: the nodes tagged with one become one call of an
+    /// ONNX function.
+    pub instances: Vec<Instance>,
     /// Device values of the symbolic dimensions (declared with `dim`, else 1).
     pub device_dims: BTreeMap<String, usize>,
     pub tensors: Vec<Tensor>,
@@ -122,12 +125,25 @@ impl Data {
     }
 }
 
+/// One use of a `function` block.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    /// The block's name (the function's name, before deduplication).
+    pub block: String,
+    /// The instance's name prefix (`stage1.`).
+    pub prefix: String,
+    /// The block's doc comments.
+    pub doc: String,
+}
+
 /// One ONNX node.
 #[derive(Debug)]
 pub struct Node {
     pub name: String,
     /// Doc comments of the statement that created the node (its `doc_string`).
     pub doc: String,
+    /// The `function` block instance (index into `Graph::instances`) that created it.
+    pub instance: Option<usize>,
     pub op: &'static OpSchema,
     /// Inputs in ONNX order; `None` for an omitted optional input.
     pub inputs: Vec<Option<TensorId>>,

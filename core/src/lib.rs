@@ -276,6 +276,35 @@ mod tests {
     }
 
     #[test]
+    fn functions_get_one_definition_per_distinct_body() {
+        use tinyonnx_proto::Message;
+        let c = super::compile(quote! {
+            model M {
+                input x: f32[2, 4];
+                function unit(x, a = 0.1) {
+                    return Add(x, LeakyRelu(x, alpha = a));
+                }
+                let u1 = unit(x);
+                let u2 = unit(u1);
+                let u3 = unit(u2, a = 0.3);
+                output y = Relu(u3);
+            }
+        })
+        .unwrap();
+        let m = tinyonnx_proto::ModelProto::decode(&c.onnx[..]).unwrap();
+        let names: Vec<&str> = m.functions.iter().map(|f| f.name()).collect();
+        assert_eq!(names, ["unit", "unit_2"]);
+        let g = m.graph.unwrap();
+        let calls: Vec<&str> = g.node.iter().map(|n| n.op_type()).collect();
+        assert_eq!(calls, ["unit", "unit", "unit_2", "Relu"]);
+        assert!(g.node[0].domain() == "tinyonnx.local");
+        // The forward pass inlines: 7 nodes (2 per call and the Relu).
+        assert_eq!(c.graph.nodes.len(), 7);
+        // Tensors inside the calls are not named by the main graph.
+        assert!(g.value_info.iter().all(|v| !v.name().contains("LeakyRelu")));
+    }
+
+    #[test]
     fn metadata_mistakes_are_errors_at_the_token() {
         let e = super::compile(quote! {
             model M {

@@ -11,7 +11,8 @@
 //!                | "weight" IDENT ":" type "=" expr ";"
 //!                | "let" pattern "=" expr ";"
 //!                | "output" IDENT ( "=" expr )? ";"
-//!                | "block" IDENT "(" ( param ( "," param )* ","? )? ")" "{" item* "}"
+//!                | ( "block" | "function" ) IDENT "(" ( param ( "," param )* ","? )? ")"
+//!                  "{" item* "}"
 //!                | "return" expr ";" )                      (in blocks only)
 //! pattern:= IDENT | "(" ( ( IDENT | "_" ) ( "," ( IDENT | "_" ) )* )? ")"
 //! param  := IDENT ( "=" expr )?
@@ -106,6 +107,12 @@ pub enum Pattern {
 /// instantiated by calling it like an operator.
 #[derive(Debug)]
 pub struct Block {
+    /// Declared with `function`: emitted as an ONNX `FunctionProto` (one definition per
+    /// distinct body, a call node per use) instead of inlined; the forward pass inlines
+    /// it either way.
+    pub function: bool,
+    /// Doc comments (the function's `doc_string`).
+    pub doc: String,
     pub name: Ident,
     pub params: Vec<(Ident, Option<Expr>)>,
     pub items: Vec<Item>,
@@ -337,7 +344,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
     let kw: Ident = input.parse().map_err(|e| {
         syn::Error::new(
             e.span(),
-            "expected an item: `input`, `weight`, `let`, `output`, `block`, `opset`, `dim`, `model_version`, `domain` or `meta`",
+            "expected an item: `input`, `weight`, `let`, `output`, `block`, `function`, `opset`, `dim`, `model_version`, `domain` or `meta`",
         )
     })?;
     let item = match kw.to_string().as_str() {
@@ -416,7 +423,8 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
                 init: input.parse()?,
             }
         }
-        "block" => {
+        "block" | "function" => {
+            let function = kw == "function";
             let name: Ident = input.parse()?;
             let content;
             parenthesized!(content in input);
@@ -442,6 +450,8 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
                 items.push(body.call(parse_item)?);
             }
             return Ok(Item::Block(Block {
+                function,
+                doc,
                 name,
                 params,
                 items,
@@ -462,7 +472,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
             return Err(syn::Error::new(
                 kw.span(),
                 format!(
-                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `block`, `opset`, `dim`, `model_version`, `domain` or `meta`"
+                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `block`, `function`, `opset`, `dim`, `model_version`, `domain` or `meta`"
                 ),
             ));
         }

@@ -22,8 +22,8 @@ pub use resnet::ResNet;
 pub use torch_lstm::TorchLstm;
 pub use transformer::{TransformerBlock, TransformerSugar};
 pub use zoo::{
-    ConvTransposeZoo, ConvZoo, DtypeZoo, EinsumZoo, LstmZoo, MathZoo, MoveZoo, ReduceAttrZoo,
-    ReduceZoo, RnnZoo, ScheduleZoo, ShapeZoo, SugarZoo,
+    ConvTransposeZoo, ConvZoo, DtypeZoo, EinsumZoo, FunctionZoo, LstmZoo, MathZoo, MoveZoo,
+    ReduceAttrZoo, ReduceZoo, RnnZoo, ScheduleZoo, ShapeZoo, SugarZoo,
 };
 
 onnx_model! {
@@ -138,4 +138,5 @@ pub const MODELS: &[Example] = &[
     example::<ConvTransposeZoo>(),
     example::<EinsumZoo>(),
     example::<DtypeZoo>(),
+    example::<FunctionZoo>(),
 ];

@@ -395,3 +395,31 @@ onnx_model! {
         output size_of = Size(p);
     }
 }
+
+onnx_model! {
+    /// ONNX functions: `residual` is a `function` (emitted as a FunctionProto, one call
+    /// node per use) used three times: twice with the same body (one definition), once
+    /// with another activation slope (a second definition, `residual_2`); it calls the
+    /// inlined block `affine`, and its weights are per-call inputs. The forward pass
+    /// inlines everything as for a block.
+    pub model FunctionZoo {
+        opset = 17;
+        input x: f32[2, 8];
+
+        block affine(x, n, seed) {
+            return linear(x, n, init = glorot_uniform(seed = seed));
+        }
+
+        /// A residual unit: x + affine(leaky_relu(affine(x))).
+        function residual(x, slope = 0.01, seed_a = 0, seed_b = 0) {
+            let h = LeakyRelu(affine(x, 8, seed_a), alpha = slope);
+            return Add(x, affine(h, 8, seed_b));
+        }
+
+        let r1 = residual(x, seed_a = 1, seed_b = 2);
+        let r2 = residual(r1, seed_a = 3, seed_b = 4);
+        let r3 = residual(r2, slope = 0.2, seed_a = 5, seed_b = 6);
+        output y = Tanh(r3);
+        output r2;
+    }
+}

@@ -456,8 +456,8 @@ pub struct LayerDiff {
 }
 
 /// Runs `example` with tracing and ONNX Runtime on its all-outputs model, on the same
-/// seeded inputs; returns every traced tensor compared with ORT's, in the order our
-/// nodes ran.
+/// seeded inputs; returns every traced tensor the ONNX graph names (not those inside
+/// function calls) compared with ORT's, in the order our nodes ran.
 pub fn layer_by_layer(
     example: &tinyonnx_examples::Example,
     provider: Provider,
@@ -487,8 +487,19 @@ pub fn layer_by_layer(
         traced.push((name.to_string(), Values::from_ref(v)));
     })
     .map_err(|e| e.to_string())?;
+    // Tensors inside ONNX function calls are not graph values there: compared only
+    // through the calls' outputs.
+    let names: std::collections::HashSet<String> = {
+        use tinyonnx_proto::Message;
+        tinyonnx_proto::ModelProto::decode(&all[..])
+            .ok()
+            .and_then(|m| m.graph)
+            .map(|g| g.output.into_iter().filter_map(|o| o.name).collect())
+            .unwrap_or_default()
+    };
     traced
         .into_iter()
+        .filter(|(name, _)| names.contains(name))
         .map(|(name, v)| {
             let value = outputs
                 .get(name.as_str())
