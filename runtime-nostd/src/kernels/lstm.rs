@@ -124,55 +124,118 @@ pub fn lstm<
                     );
                 }
             }
-            // Whole gate vectors at a time (the activations vectorize); peepholes read
-            // the previous cell state for i and f, the new one for o.
-            let clip = |v: &mut [f32]| {
-                v.iter_mut()
-                    .for_each(|x| *x = x.clamp(-opts.clip, opts.clip))
-            };
             for bt in 0..BATCH {
-                let gb = &mut gates[bt * g4..(bt + 1) * g4];
-                let (gi, rest) = gb.split_at_mut(HIDDEN);
-                let (go, rest) = rest.split_at_mut(HIDDEN);
-                let (gf, gc) = rest.split_at_mut(HIDDEN);
-                let cb = &mut c[bt * HIDDEN..(bt + 1) * HIDDEN];
-                if let Some(pd) = pd {
-                    for j in 0..HIDDEN {
-                        gi[j] += pd[j] * cb[j];
-                        gf[j] += pd[2 * HIDDEN + j] * cb[j];
-                    }
-                }
-                clip(gi);
-                clip(gf);
-                clip(gc);
-                unary_inplace::<F>(gi);
-                if opts.input_forget {
-                    for (f, &i) in gf.iter_mut().zip(gi.iter()) {
-                        *f = 1.0 - i;
-                    }
-                } else {
-                    unary_inplace::<F>(gf);
-                }
-                unary_inplace::<G>(gc);
-                for j in 0..HIDDEN {
-                    cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
-                }
-                if let Some(pd) = pd {
-                    for j in 0..HIDDEN {
-                        go[j] += pd[HIDDEN + j] * cb[j];
-                    }
-                }
-                clip(go);
-                unary_inplace::<F>(go);
-                gc.copy_from_slice(cb);
-                unary_inplace::<H>(gc);
                 let out = ((t * DIRS + d) * BATCH + bt) * HIDDEN;
-                for j in 0..HIDDEN {
-                    let hv = go[j] * gc[j];
-                    h[bt * HIDDEN + j] = hv;
-                    y[out + j] = hv;
-                }
+                gate_update::<F, G, H, HIDDEN>(
+                    &mut gates[bt * g4..(bt + 1) * g4],
+                    &mut c[bt * HIDDEN..(bt + 1) * HIDDEN],
+                    &mut h[bt * HIDDEN..(bt + 1) * HIDDEN],
+                    &mut y[out..out + HIDDEN],
+                    pd,
+                    opts,
+                );
             }
         }
+    }
+}
+
+/// One batch row's state update from its pre-activation gates `gb` (`[i, o, f, c]`,
+/// each `HIDDEN`): the new cell state into `cb`, the new hidden state into `hb` and `yb`.
+/// On x86-64 it runs a copy compiled for AVX and FMA when the CPU has them (the
+/// activations are the step's main cost after the matrix product), as the packed kernel
+/// does; the arithmetic is the same, so the results are too.
+#[inline(always)]
+fn gate_update<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize>(
+    gb: &mut [f32],
+    cb: &mut [f32],
+    hb: &mut [f32],
+    yb: &mut [f32],
+    pd: Option<&[f32]>,
+    opts: Options,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if super::packed::avx_fma() {
+        // Safety: the CPU has AVX and FMA (checked just above).
+        unsafe { gate_update_avx::<F, G, H, HIDDEN>(gb, cb, hb, yb, pd, opts) };
+        return;
+    }
+    gate_body::<F, G, H, HIDDEN>(gb, cb, hb, yb, pd, opts);
+}
+
+/// [`gate_body`] compiled for AVX and FMA.
+///
+/// # Safety
+/// The CPU must have AVX and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,fma")]
+unsafe fn gate_update_avx<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize>(
+    gb: &mut [f32],
+    cb: &mut [f32],
+    hb: &mut [f32],
+    yb: &mut [f32],
+    pd: Option<&[f32]>,
+    opts: Options,
+) {
+    gate_body::<F, G, H, HIDDEN>(gb, cb, hb, yb, pd, opts);
+}
+
+/// Whole gate vectors at a time (the activations vectorize); peepholes read the previous
+/// cell state for i and f, the new one for o.
+#[inline(always)]
+fn gate_body<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize>(
+    gb: &mut [f32],
+    cb: &mut [f32],
+    hb: &mut [f32],
+    yb: &mut [f32],
+    pd: Option<&[f32]>,
+    opts: Options,
+) {
+    let clip = |v: &mut [f32]| {
+        v.iter_mut()
+            .for_each(|x| *x = x.clamp(-opts.clip, opts.clip))
+    };
+    let (gb, cb, hb, yb) = (
+        &mut gb[..4 * HIDDEN],
+        &mut cb[..HIDDEN],
+        &mut hb[..HIDDEN],
+        &mut yb[..HIDDEN],
+    );
+    let (gi, rest) = gb.split_at_mut(HIDDEN);
+    let (go, rest) = rest.split_at_mut(HIDDEN);
+    let (gf, gc) = rest.split_at_mut(HIDDEN);
+    if let Some(pd) = pd {
+        for j in 0..HIDDEN {
+            gi[j] += pd[j] * cb[j];
+            gf[j] += pd[2 * HIDDEN + j] * cb[j];
+        }
+    }
+    clip(gi);
+    clip(gf);
+    clip(gc);
+    unary_inplace::<F>(gi);
+    if opts.input_forget {
+        for (f, &i) in gf.iter_mut().zip(gi.iter()) {
+            *f = 1.0 - i;
+        }
+    } else {
+        unary_inplace::<F>(gf);
+    }
+    unary_inplace::<G>(gc);
+    for j in 0..HIDDEN {
+        cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
+    }
+    if let Some(pd) = pd {
+        for j in 0..HIDDEN {
+            go[j] += pd[HIDDEN + j] * cb[j];
+        }
+    }
+    clip(go);
+    unary_inplace::<F>(go);
+    gc.copy_from_slice(cb);
+    unary_inplace::<H>(gc);
+    for j in 0..HIDDEN {
+        let hv = go[j] * gc[j];
+        hb[j] = hv;
+        yb[j] = hv;
     }
 }
