@@ -15,7 +15,9 @@ use crate::ops::{
     self, At, AttrDefault, AttrKind, AttrSpec, AttrValue, Attrs, InTy, InferCtx, OpSchema,
 };
 use crate::suggest;
-use crate::syntax::{Arg, Block, Call, DimExpr, Expr, Item, ModelDef, Pattern, TypeExpr};
+use crate::syntax::{
+    Arg, Block, Call, CustomDef, DimExpr, Expr, Item, ModelDef, OutputRule, Pattern, TypeExpr,
+};
 use crate::types::{DType, Dim, MAX_DIM, Shape, TensorType, checked_numel};
 
 /// Lower-case layer sugar that is exactly one ONNX operator.
@@ -66,6 +68,7 @@ pub fn check(model: &ModelDef) -> Result<Checked, Vec<syn::Error>> {
         instance: None,
         layer_counts: HashMap::new(),
         blocks: HashMap::new(),
+        customs: HashMap::new(),
         hint: None,
         declared: Vec::new(),
         files: crate::weights::Files::default(),
@@ -129,6 +132,8 @@ pub(crate) struct Checker<'m> {
     /// How many of each layer sugar or block were used, for generated names and seeds.
     layer_counts: HashMap<String, usize>,
     blocks: HashMap<String, &'m Block>,
+    /// Custom operators declared with `custom`.
+    customs: HashMap<String, &'m CustomDef>,
     /// The name of the `let` whose right side is being evaluated, for the layer or block
     /// called directly there (`let conv1 = conv2d(...)` names the layer `conv1`).
     hint: Option<String>,
@@ -246,6 +251,9 @@ impl<'m> Checker<'m> {
 
     fn collect_blocks(&mut self, items: &'m [Item]) {
         for item in items {
+            if let Item::Custom(c) = item {
+                self.custom_def(c);
+            }
             if let Item::Block(b) = item {
                 let key = b.name.to_string();
                 if ops::lookup(&key).is_some() || layers::is_layer(&key) {
@@ -295,6 +303,11 @@ impl<'m> Checker<'m> {
                 },
             ),
             Item::Block(_) => {}
+            Item::Custom(c) if in_block => self.error(
+                c.name.span(),
+                "custom operators are declared in the model body, not in a block",
+            ),
+            Item::Custom(_) => {}
             Item::Input { name, .. } if in_block => {
                 self.error(
                     name.span(),
@@ -719,6 +732,9 @@ impl<'m> Checker<'m> {
         if let Some(&block) = self.blocks.get(&name) {
             return self.instantiate(block, call, hint).map(|id| vec![id]);
         }
+        if let Some(&def) = self.customs.get(&name) {
+            return self.custom_call(def, call);
+        }
         let mut known: Vec<&str> = ops::REGISTRY.iter().map(|op| op.op_type).collect();
         known.extend(ALIASES.iter().map(|(a, _)| *a));
         known.extend(layers::LAYERS);
@@ -989,6 +1005,7 @@ impl<'m> Checker<'m> {
             name: node_name,
             doc: String::new(),
             instance: self.instance,
+            custom: None,
             op,
             inputs,
             outputs: outputs.clone(),
@@ -1032,6 +1049,7 @@ impl<'m> Checker<'m> {
                         return false;
                     }
                 }
+                InTy::Any => {}
                 InTy::Bool => {
                     if dtype != DType::Bool {
                         self.error(
@@ -1369,6 +1387,165 @@ impl<'m> Checker<'m> {
                 None
             }
         }
+    }
+
+    /// Checks a `custom` declaration and records it.
+    fn custom_def(&mut self, c: &'m CustomDef) {
+        let key = c.name.to_string();
+        if ops::lookup(&key).is_some() || layers::is_layer(&key) || self.customs.contains_key(&key)
+        {
+            self.error(
+                c.name.span(),
+                format!("custom operator `{key}` has the name of an operator, layer or another custom operator"),
+            );
+            return;
+        }
+        let mut ok = true;
+        match &c.domain {
+            None => {
+                ok = false;
+                self.error(c.close, format!("custom operator `{key}` needs `domain = \"com.example\";` (a domain other than the default)"));
+            }
+            Some(d) if d.value().is_empty() || d.value() == "ai.onnx" => {
+                ok = false;
+                self.error(
+                    d.span(),
+                    "a custom operator's domain cannot be the default ONNX domain",
+                );
+            }
+            Some(_) => {}
+        }
+        if c.kernel.is_none() {
+            ok = false;
+            self.error(c.close, format!("custom operator `{key}` needs `kernel = path::Type;`, a type implementing tinyonnx::CustomKernel"));
+        }
+        if let Some(v) = &c.version
+            && !v.base10_parse::<i64>().is_ok_and(|v| v >= 1)
+        {
+            ok = false;
+            self.error(v.span(), "a custom domain's version is a positive integer");
+        }
+        for out in &c.outputs {
+            if !c.rules.iter().any(|(o, _)| o == out) {
+                ok = false;
+                self.error(
+                    out.span(),
+                    format!(
+                        "output `{out}` needs a type: `{out} = <input>;` or `{out}: f32[...];`"
+                    ),
+                );
+            }
+        }
+        for (o, rule) in &c.rules {
+            if !c.outputs.contains(o) {
+                ok = false;
+                self.error(o.span(), format!("`{o}` is not an output of `{key}`"));
+            }
+            if let OutputRule::SameAs(i) = rule
+                && !c.inputs.contains(i)
+            {
+                ok = false;
+                self.error(i.span(), format!("`{i}` is not an input of `{key}`"));
+            }
+        }
+        let version = |d: &CustomDef| {
+            d.version
+                .as_ref()
+                .and_then(|v| v.base10_parse::<i64>().ok())
+                .unwrap_or(1)
+        };
+        if let Some(domain) = &c.domain
+            && let Some(other) = self.customs.values().find(|o| {
+                o.domain
+                    .as_ref()
+                    .is_some_and(|d| d.value() == domain.value())
+                    && version(o) != version(c)
+            })
+        {
+            ok = false;
+            self.error(
+                domain.span(),
+                format!(
+                    "domain \"{}\" is imported once: `{}` uses version {}, `{key}` version {}",
+                    domain.value(),
+                    other.name,
+                    version(other),
+                    version(c)
+                ),
+            );
+        }
+        if ok {
+            self.customs.insert(key, c);
+        }
+    }
+
+    /// A call of a custom operator: tensor arguments, outputs typed by its rules.
+    fn custom_call(&mut self, def: &CustomDef, call: &Call) -> Option<Vec<TensorId>> {
+        let key = def.name.to_string();
+        if let Some((name, _)) = call.named().next() {
+            self.error(
+                name.span(),
+                format!("custom operator `{key}` takes no attributes"),
+            );
+            return None;
+        }
+        let positional: Vec<&Expr> = call.positional().collect();
+        if positional.len() != def.inputs.len() {
+            self.error(
+                call.func.span(),
+                format!(
+                    "`{key}` takes {} inputs, got {}",
+                    def.inputs.len(),
+                    positional.len()
+                ),
+            );
+            return None;
+        }
+        let mut inputs = Vec::new();
+        for e in &positional {
+            inputs.push(Some(self.tensor_expr(e)?));
+        }
+        let mut rules = Vec::new();
+        for out in &def.outputs {
+            let (_, rule) = def
+                .rules
+                .iter()
+                .find(|(o, _)| o == out)
+                .expect("checked in custom_def");
+            let ty = match rule {
+                OutputRule::SameAs(i) => {
+                    let k = def
+                        .inputs
+                        .iter()
+                        .position(|x| x == i)
+                        .expect("checked in custom_def");
+                    self.graph.tensors[inputs[k].expect("given")].ty.clone()
+                }
+                OutputRule::Type(t) => self.tensor_type(t, false)?,
+            };
+            rules.push(ty);
+        }
+        let node_name = format!("{}{}_{}", self.prefix(), key, self.graph.nodes.len());
+        let attrs = Attrs {
+            explicit: Vec::new(),
+            defaults: vec![(
+                "__types",
+                AttrValue::Strs(rules.iter().map(ops::encode_type).collect()),
+            )],
+        };
+        let span = call.func.span();
+        let outputs = self.build(&ops::custom::CUSTOM, node_name, inputs, attrs, &|_| span)?;
+        let node = self.graph.nodes.last_mut().expect("just built");
+        node.custom = Some(crate::ir::CustomInfo {
+            op_type: key,
+            domain: def.domain.as_ref().expect("checked").value(),
+            version: def
+                .version
+                .as_ref()
+                .and_then(|v| v.base10_parse().ok())
+                .unwrap_or(1),
+        });
+        Some(outputs)
     }
 }
 

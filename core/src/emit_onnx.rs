@@ -156,6 +156,17 @@ pub fn model_proto(graph: &Graph) -> pb::ModelProto {
             version: Some(1),
         });
     }
+    for c in graph.nodes.iter().filter_map(|n| n.custom.as_ref()) {
+        if !opset_import
+            .iter()
+            .any(|o| o.domain.as_deref() == Some(&c.domain))
+        {
+            opset_import.push(pb::OperatorSetIdProto {
+                domain: Some(c.domain.clone()),
+                version: Some(c.version),
+            });
+        }
+    }
     pb::ModelProto {
         ir_version: Some(ir_version(graph.opset)),
         opset_import,
@@ -204,8 +215,16 @@ fn node_proto(n: &Node, name: &dyn Fn(TensorId) -> String) -> pb::NodeProto {
         output: n.outputs.iter().map(|&o| name(o)).collect(),
         name: Some(n.name.clone()),
         doc_string: (!n.doc.is_empty()).then(|| n.doc.clone()),
-        op_type: Some(n.op.op_type.to_string()),
-        domain: Some(String::new()),
+        op_type: Some(
+            n.custom
+                .as_ref()
+                .map_or(n.op.op_type.to_string(), |c| c.op_type.clone()),
+        ),
+        domain: Some(
+            n.custom
+                .as_ref()
+                .map_or(String::new(), |c| c.domain.clone()),
+        ),
         attribute: n
             .attrs
             .explicit

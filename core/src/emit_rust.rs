@@ -235,6 +235,15 @@ pub fn emit(c: &Compiled) -> TokenStream {
         let n = graph.device_numel(o);
         quote!(let mut #ident = [<#elem as ::core::default::Default>::default(); #n];)
     });
+    let kernels_by_name: Vec<(String, &syn::Path)> = c
+        .model
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            crate::syntax::Item::Custom(d) => Some((d.name.to_string(), d.kernel.as_ref()?)),
+            _ => None,
+        })
+        .collect();
     let steps = (0..graph.nodes.len()).map(|i| {
         // A node whose kernel also does a later node's work (a fused Relu or bias, a
         // folded BatchNormalization) leaves that node's value, reported at the later
@@ -256,7 +265,19 @@ pub fn emit(c: &Compiled) -> TokenStream {
         if schedule.skip[i] {
             return quote!(#(#traces)*);
         }
-        let call = (graph.nodes[i].op.lower)(&lower_ctx(graph, plan, schedule, i));
+        let call = match &graph.nodes[i].custom {
+            // The user's kernel path keeps its spans, so a type that is not a kernel is
+            // an error at the path.
+            Some(info) => custom_call(
+                &lower_ctx(graph, plan, schedule, i),
+                kernels_by_name
+                    .iter()
+                    .find(|(n, _)| *n == info.op_type)
+                    .map(|(_, p)| *p)
+                    .expect("bug: a custom node without its declaration"),
+            ),
+            None => (graph.nodes[i].op.lower)(&lower_ctx(graph, plan, schedule, i)),
+        };
         quote!({ #call } #(#traces)*)
     });
     let param_names: Vec<Ident> = graph
@@ -403,6 +424,21 @@ pub fn emit(c: &Compiled) -> TokenStream {
 
 type TensorStreamPair = (TokenStream, TokenStream);
 
+/// A custom operator's node: `<kernel as CustomKernel>::run(inputs, outputs)`.
+fn custom_call(cx: &LowerCtx, kernel: &syn::Path) -> TokenStream {
+    let ins = cx.inputs.iter().flatten().map(|o| {
+        let (v, e) = (variant(o.dtype), &o.expr);
+        quote!(::tinyonnx::TensorRef::#v(#e))
+    });
+    let outs = cx.outputs.iter().map(|o| {
+        let (v, e) = (variant(o.dtype), &o.expr);
+        quote!(::tinyonnx::TensorMut::#v(#e))
+    });
+    quote! {
+        <#kernel as ::tinyonnx::CustomKernel>::run(&[#(#ins),*], &mut [#(#outs),*]);
+    }
+}
+
 /// `trace("name", TensorRef::<T>(values))` for tensor `id` as it is after its node ran.
 fn trace_call(graph: &Graph, plan: &Plan, id: TensorId) -> TokenStream {
     let name = &graph.tensors[id].name;
@@ -502,13 +538,7 @@ fn run_f32(graph: &Graph) -> TokenStream {
     )
 }
 
-/// The `TensorRef`/`TensorMut` variant of a dtype.
-fn variant(dtype: crate::types::DType) -> Ident {
-    let name = dtype.name();
-    let mut v = name[..1].to_uppercase();
-    v.push_str(&name[1..]);
-    Ident::new(&v, Span::call_site())
-}
+use crate::ops::variant;
 
 /// The body of `Model::run` (and with `trace`, the expression of the trace callback,
 /// of `Model::run_traced`): dtype and length checks per port, then `forward` on the

@@ -125,6 +125,14 @@ impl Data {
     }
 }
 
+/// What the ONNX names a custom operator's node.
+#[derive(Debug, Clone)]
+pub struct CustomInfo {
+    pub op_type: String,
+    pub domain: String,
+    pub version: i64,
+}
+
 /// One use of a `function` block.
 #[derive(Debug, Clone)]
 pub struct Instance {
@@ -144,6 +152,9 @@ pub struct Node {
     pub doc: String,
     /// The `function` block instance (index into `Graph::instances`) that created it.
     pub instance: Option<usize>,
+    /// A custom operator's name, domain and domain version (the node's `op` is then
+    /// `ops::custom::CUSTOM`).
+    pub custom: Option<CustomInfo>,
     pub op: &'static OpSchema,
     /// Inputs in ONNX order; `None` for an omitted optional input.
     pub inputs: Vec<Option<TensorId>>,

@@ -13,6 +13,9 @@
 //!                | "output" IDENT ( "=" expr )? ";"
 //!                | ( "block" | "function" ) IDENT "(" ( param ( "," param )* ","? )? ")"
 //!                  "{" item* "}"
+//!                | "custom" IDENT "(" IDENT,* ")" "->" ( IDENT | "(" IDENT,* ")" )
+//!                  "{" ( ( "domain" "=" STRING | "version" "=" INT | "kernel" "=" PATH
+//!                        | IDENT "=" IDENT | IDENT ":" type ) ";" )* "}"
 //!                | "return" expr ";" )                      (in blocks only)
 //! pattern:= IDENT | "(" ( ( IDENT | "_" ) ( "," ( IDENT | "_" ) )* )? ")"
 //! param  := IDENT ( "=" expr )?
@@ -89,6 +92,7 @@ pub enum Item {
         expr: Option<Expr>,
     },
     Block(Block),
+    Custom(CustomDef),
     Return {
         kw: Span,
         expr: Expr,
@@ -117,6 +121,30 @@ pub struct Block {
     pub params: Vec<(Ident, Option<Expr>)>,
     pub items: Vec<Item>,
     pub close: Span,
+}
+
+/// `custom Name(a, b) -> (y, z) { domain = "..."; version = 1; kernel = path::Type;
+/// y = a; z: f32[4]; }`: an operator of a custom domain whose forward pass is the user's
+/// `tinyonnx::CustomKernel`.
+#[derive(Debug)]
+pub struct CustomDef {
+    pub doc: String,
+    pub name: Ident,
+    pub inputs: Vec<Ident>,
+    pub outputs: Vec<Ident>,
+    pub domain: Option<LitStr>,
+    pub version: Option<LitInt>,
+    pub kernel: Option<syn::Path>,
+    /// Per output: the input whose type it has, or its type.
+    pub rules: Vec<(Ident, OutputRule)>,
+    pub close: Span,
+}
+
+/// The type rule of one custom output.
+#[derive(Debug)]
+pub enum OutputRule {
+    SameAs(Ident),
+    Type(TypeExpr),
 }
 
 /// `f32[batch, 784]`.
@@ -344,7 +372,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
     let kw: Ident = input.parse().map_err(|e| {
         syn::Error::new(
             e.span(),
-            "expected an item: `input`, `weight`, `let`, `output`, `block`, `function`, `opset`, `dim`, `model_version`, `domain` or `meta`",
+            "expected an item: `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain` or `meta`",
         )
     })?;
     let item = match kw.to_string().as_str() {
@@ -423,6 +451,68 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
                 init: input.parse()?,
             }
         }
+        "custom" => {
+            let name: Ident = input.parse()?;
+            let content;
+            parenthesized!(content in input);
+            let mut inputs = Vec::new();
+            while !content.is_empty() {
+                inputs.push(content.parse::<Ident>()?);
+                if content.is_empty() {
+                    break;
+                }
+                content.parse::<Token![,]>()?;
+            }
+            input.parse::<Token![->]>()?;
+            let mut outputs = Vec::new();
+            if input.peek(syn::token::Paren) {
+                let content;
+                parenthesized!(content in input);
+                while !content.is_empty() {
+                    outputs.push(content.parse::<Ident>()?);
+                    if content.is_empty() {
+                        break;
+                    }
+                    content.parse::<Token![,]>()?;
+                }
+            } else {
+                outputs.push(input.parse::<Ident>()?);
+            }
+            let body;
+            let brace = syn::braced!(body in input);
+            let mut def = CustomDef {
+                doc,
+                name,
+                inputs,
+                outputs,
+                domain: None,
+                version: None,
+                kernel: None,
+                rules: Vec::new(),
+                close: brace.span.close(),
+            };
+            while !body.is_empty() {
+                let key: Ident = body.parse()?;
+                if body.peek(Token![:]) {
+                    body.parse::<Token![:]>()?;
+                    let ty: TypeExpr = body.parse()?;
+                    def.rules.push((key, OutputRule::Type(ty)));
+                } else {
+                    body.parse::<Token![=]>()?;
+                    match key.to_string().as_str() {
+                        "domain" => def.domain = Some(body.parse()?),
+                        "version" => def.version = Some(body.parse()?),
+                        "kernel" => def.kernel = Some(body.parse()?),
+                        _ => {
+                            let from: Ident = body.parse()?;
+                            def.rules.push((key, OutputRule::SameAs(from)));
+                        }
+                    }
+                }
+                body.parse::<Token![;]>()?;
+            }
+            return Ok(Item::Custom(def));
+        }
         "block" | "function" => {
             let function = kw == "function";
             let name: Ident = input.parse()?;
@@ -472,7 +562,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
             return Err(syn::Error::new(
                 kw.span(),
                 format!(
-                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `block`, `function`, `opset`, `dim`, `model_version`, `domain` or `meta`"
+                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain` or `meta`"
                 ),
             ));
         }
@@ -487,6 +577,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
         Item::Output { name, expr, .. } => expr.as_ref().map_or(name.span(), Expr::end_span),
         Item::Let { expr, .. } | Item::Return { expr, .. } => expr.end_span(),
         Item::Block(b) => b.close,
+        Item::Custom(c) => c.close,
     };
     expect_semi_after(input, end)?;
     Ok(item)

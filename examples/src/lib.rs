@@ -8,6 +8,7 @@
 use tinyonnx::{Model, ModelInfo, RunF32, RunFn, RunTracedFn, onnx_model};
 
 mod cnn;
+pub mod custom;
 mod digits;
 mod lstm;
 mod resnet;
@@ -16,6 +17,7 @@ mod transformer;
 mod zoo;
 
 pub use cnn::Cnn;
+pub use custom::CustomZoo;
 pub use digits::Digits;
 pub use lstm::{LstmBatchFirst, LstmClassifier};
 pub use resnet::ResNet;
@@ -139,4 +141,5 @@ pub const MODELS: &[Example] = &[
     example::<EinsumZoo>(),
     example::<DtypeZoo>(),
     example::<FunctionZoo>(),
+    example::<CustomZoo>(),
 ];

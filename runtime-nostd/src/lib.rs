@@ -499,6 +499,38 @@ pub trait Model {
     ) -> Result<(), RunError>;
 }
 
+/// The forward pass of a `custom` operator: the model's `kernel = path::Type;` names a
+/// type implementing this trait, and the generated code calls [`CustomKernel::run`] with
+/// the node's inputs and outputs, typed and sized as the declaration's rules say (the
+/// macro checked them), in the order declared. It runs on the device too: `no_std`, no
+/// allocation; the outputs must be written completely.
+///
+/// ```
+/// struct Double;
+/// impl tinyonnx::CustomKernel for Double {
+///     fn run(inputs: &[tinyonnx::TensorRef<'_>], outputs: &mut [tinyonnx::TensorMut<'_>]) {
+///         if let (tinyonnx::TensorRef::F32(x), tinyonnx::TensorMut::F32(y)) = (&inputs[0], &mut outputs[0]) {
+///             for (o, v) in y.iter_mut().zip(x.iter()) {
+///                 *o = 2.0 * v;
+///             }
+///         }
+///     }
+/// }
+/// tinyonnx::onnx_model! {
+///     model M {
+///         custom Twice(x) -> y { domain = "com.example"; kernel = Double; y = x; }
+///         input x: f32[3];
+///         output y = Relu(Twice(x));
+///     }
+/// }
+/// let mut arena = M::arena();
+/// assert_eq!(M::forward(&mut arena, &[1.0, -2.0, 3.0]), [2.0, 0.0, 6.0]);
+/// ```
+pub trait CustomKernel {
+    /// Computes `outputs` from `inputs`.
+    fn run(inputs: &[TensorRef<'_>], outputs: &mut [TensorMut<'_>]);
+}
+
 /// Items for generated code only; not a stable API.
 #[doc(hidden)]
 pub mod __export {

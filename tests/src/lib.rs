@@ -588,3 +588,39 @@ pub fn session_from_file(path: &std::path::Path, provider: Provider) -> Result<S
         .commit_from_file(path)
         .map_err(|e| format!("ONNX Runtime rejected {}: {e}", path.display()))
 }
+
+/// The custom operators a model uses (`domain.op_type` of nodes outside the default
+/// domain that are not calls of the model's own functions). ONNX Runtime has no kernels
+/// for them, so the cross-checks skip such models and say why.
+pub fn custom_ops(onnx: &[u8]) -> Vec<String> {
+    use tinyonnx_proto::Message;
+    let Ok(model) = tinyonnx_proto::ModelProto::decode(onnx) else {
+        return Vec::new();
+    };
+    let functions: Vec<(String, String)> = model
+        .functions
+        .iter()
+        .map(|f| (f.domain().to_string(), f.name().to_string()))
+        .collect();
+    let mut out: Vec<String> = model
+        .graph
+        .iter()
+        .flat_map(|g| &g.node)
+        .filter(|n| !n.domain().is_empty() && n.domain() != "ai.onnx")
+        .filter(|n| !functions.contains(&(n.domain().to_string(), n.op_type().to_string())))
+        .map(|n| format!("{}.{}", n.domain(), n.op_type()))
+        .collect();
+    out.dedup();
+    out
+}
+
+/// Why ONNX Runtime cannot check `example`, if it cannot: its custom operators.
+pub fn ort_skip_reason(example: &tinyonnx_examples::Example) -> Option<String> {
+    let custom = custom_ops(example.onnx);
+    (!custom.is_empty()).then(|| {
+        format!(
+            "skipped: custom operators {} have no ONNX Runtime kernel",
+            custom.join(", ")
+        )
+    })
+}

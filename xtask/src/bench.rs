@@ -224,6 +224,10 @@ pub fn run_pass(root: &Path, out: &Path, build: &str, only: &[String]) -> Result
             println!("{:<18} skipped: the benchmark times f32 models", info.name);
             continue;
         }
+        if let Some(why) = tinyonnx_tests::ort_skip_reason(ex) {
+            println!("{:<18} {why}", info.name);
+            continue;
+        }
         let inputs = seeded_inputs(info, 1, 1.0);
         let refs: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
         let mut outs: Vec<Vec<f32>> = info.outputs.iter().map(|t| vec![0.0; t.numel()]).collect();

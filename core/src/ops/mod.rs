@@ -17,6 +17,7 @@ mod concat;
 mod constant;
 pub mod conv;
 mod conv_transpose;
+pub mod custom;
 mod einsum;
 mod gemm;
 mod layernorm;
@@ -336,6 +337,8 @@ pub enum InTy {
     I64Const,
     /// bool (`Where`'s condition), independent of the operator's element type.
     Bool,
+    /// Any element type, independent of the other inputs (custom operators).
+    Any,
 }
 
 /// One input of an operator.
@@ -743,6 +746,37 @@ pub fn elem(dtype: DType) -> proc_macro2::Ident {
     proc_macro2::Ident::new(dtype.name(), proc_macro2::Span::call_site())
 }
 
+/// The `TensorRef`/`TensorMut` variant of a dtype in generated code (`F32`, `Bool`, ...).
+pub fn variant(dtype: DType) -> proc_macro2::Ident {
+    let name = dtype.name();
+    let mut v = name[..1].to_uppercase();
+    v.push_str(&name[1..]);
+    proc_macro2::Ident::new(&v, proc_macro2::Span::call_site())
+}
+
+/// A tensor type as text (`f32:2,3`; `i64:` for a scalar), for hidden attributes.
+pub fn encode_type(t: &TensorType) -> String {
+    let dims: Vec<String> = t.shape.0.iter().map(ToString::to_string).collect();
+    format!("{}:{}", t.dtype.name(), dims.join(","))
+}
+
+/// The inverse of [`encode_type`].
+pub fn decode_type(s: &str) -> TensorType {
+    let (d, dims) = s.split_once(':').expect("bug: an encoded type has a colon");
+    let dims = dims
+        .split(',')
+        .filter(|x| !x.is_empty())
+        .map(|x| match x.parse::<usize>() {
+            Ok(n) => crate::types::Dim::Fixed(n),
+            Err(_) => crate::types::Dim::Sym(x.to_string()),
+        })
+        .collect();
+    TensorType {
+        dtype: DType::from_name(d).expect("bug: an encoded dtype is known"),
+        shape: crate::types::Shape(dims),
+    }
+}
+
 /// The path of the kernels module in generated code.
 pub fn kernels() -> TokenStream {
     quote!(::tinyonnx::__export::kernels)
@@ -880,7 +914,7 @@ pub fn supported_ops_markdown() -> String {
                 match spec.ty {
                     InTy::I64Const => name.push_str(" (i64, const)"),
                     InTy::Bool => name.push_str(" (bool)"),
-                    InTy::T => {}
+                    InTy::T | InTy::Any => {}
                 }
                 if op.variadic && i + 1 == op.inputs.len() {
                     name.push_str("...");
