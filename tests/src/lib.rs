@@ -624,3 +624,23 @@ pub fn ort_skip_reason(example: &tinyonnx_examples::Example) -> Option<String> {
         )
     })
 }
+
+/// Runs `example`'s forward pass (`Model::run`) on typed inputs in a fresh heap arena;
+/// returns the outputs.
+pub fn run_ours(
+    example: &tinyonnx_examples::Example,
+    inputs: &[Values],
+) -> Result<Vec<Values>, String> {
+    let info = &example.info;
+    let mut ours: Vec<Values> = info
+        .outputs
+        .iter()
+        .map(|t| Values::zeros(t.dtype, t.numel()))
+        .collect::<Result<_, _>>()?;
+    let refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
+    let mut outs: Vec<_> = ours.iter_mut().map(Values::as_mut).collect();
+    let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
+    (example.run_typed)(as_bytes(&mut arena), &refs, &mut outs)
+        .map_err(|e| format!("{}: {e}", info.name))?;
+    Ok(ours)
+}

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tinyonnx::{CustomKernel, TensorMut, TensorRef};
-use tinyonnx_tests::{Values, as_bytes, seeded_values};
+use tinyonnx_tests::{Values, seeded_values};
 
 static CALLS: AtomicUsize = AtomicUsize::new(0);
 
@@ -63,15 +63,7 @@ fn custom_zoo_runs_its_kernels() {
     let (Values::F32(x), Values::F32(z)) = (&inputs[0], &inputs[1]) else {
         panic!("f32 inputs");
     };
-    let mut ours: Vec<Values> = info
-        .outputs
-        .iter()
-        .map(|t| Values::zeros(t.dtype, t.numel()).unwrap())
-        .collect();
-    let refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
-    let mut outs: Vec<_> = ours.iter_mut().map(Values::as_mut).collect();
-    let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
-    (ex.run_typed)(as_bytes(&mut arena), &refs, &mut outs).unwrap();
+    let ours = tinyonnx_tests::run_ours(&ex, &inputs).unwrap();
     let y: Vec<f32> = x
         .iter()
         .map(|v| {

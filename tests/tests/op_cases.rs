@@ -5,9 +5,7 @@
 use std::collections::BTreeMap;
 
 use tinyonnx_tests::cases::CASES;
-use tinyonnx_tests::{
-    Provider, Values, as_bytes, compare_values, run_ort_values, seeded_values, session, tolerance,
-};
+use tinyonnx_tests::{Provider, compare_values, run_ort_values, seeded_values, session, tolerance};
 
 const SEEDS: [u64; 3] = [1, 2, 3];
 
@@ -36,7 +34,6 @@ fn every_operator_case_matches_onnx_runtime() {
                 continue;
             }
         };
-        let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
         for seed in SEEDS {
             let inputs = seeded_values(info, seed, 1.0).unwrap();
             let expected = match run_ort_values(&mut sess, info, &inputs) {
@@ -46,15 +43,7 @@ fn every_operator_case_matches_onnx_runtime() {
                     continue;
                 }
             };
-            let mut ours: Vec<Values> = info
-                .outputs
-                .iter()
-                .map(|t| Values::zeros(t.dtype, t.numel()).unwrap())
-                .collect();
-            let refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
-            let mut outs: Vec<_> = ours.iter_mut().map(Values::as_mut).collect();
-            (example.run_typed)(as_bytes(&mut arena), &refs, &mut outs)
-                .unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            let ours = tinyonnx_tests::run_ours(example, &inputs).unwrap_or_else(|e| panic!("{e}"));
             for (k, (a, b)) in ours.iter().zip(&expected).enumerate() {
                 let d = compare_values(a, b);
                 tally.outputs += 1;

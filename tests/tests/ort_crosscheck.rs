@@ -1,8 +1,8 @@
 //! Every example model against ONNX Runtime on the same ONNX bytes and inputs.
 
 use tinyonnx_tests::{
-    Provider, TOLERANCE, Values, as_bytes, compare, compare_values, run_ort_values, seeded_values,
-    session, tolerance,
+    Provider, TOLERANCE, Values, compare, compare_values, run_ort_values, seeded_values, session,
+    tolerance,
 };
 
 const SEEDS: [u64; 5] = [1, 2, 3, 4, 5];
@@ -24,21 +24,12 @@ fn every_example_matches_onnx_runtime() {
         let mut sess =
             session(example.onnx, provider).unwrap_or_else(|e| panic!("{}: {e}", info.name));
         let (mut max_abs, mut max_scaled, mut min_cos) = (0f32, 0f32, f64::INFINITY);
-        let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
         for seed in SEEDS {
             let inputs =
                 seeded_values(info, seed, 1.0).unwrap_or_else(|e| panic!("{}: {e}", info.name));
             let expected = run_ort_values(&mut sess, info, &inputs)
                 .unwrap_or_else(|e| panic!("{}: {e}", info.name));
-            let mut ours: Vec<Values> = info
-                .outputs
-                .iter()
-                .map(|t| Values::zeros(t.dtype, t.numel()).expect("a known dtype"))
-                .collect();
-            let input_refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
-            let mut output_refs: Vec<_> = ours.iter_mut().map(Values::as_mut).collect();
-            (example.run_typed)(as_bytes(&mut arena), &input_refs, &mut output_refs)
-                .unwrap_or_else(|e| panic!("{}: {e}", info.name));
+            let ours = tinyonnx_tests::run_ours(example, &inputs).unwrap_or_else(|e| panic!("{e}"));
             for (k, (a, b)) in ours.iter().zip(&expected).enumerate() {
                 let d = compare_values(a, b);
                 max_abs = max_abs.max(d.max_abs);
@@ -169,15 +160,7 @@ fn every_example_runs_from_external_data() {
             .unwrap_or_else(|e| panic!("{}: {e}", info.name));
         let inputs = seeded_values(info, 1, 1.0).unwrap();
         let expected = run_ort_values(&mut sess, info, &inputs).unwrap();
-        let mut ours: Vec<Values> = info
-            .outputs
-            .iter()
-            .map(|t| Values::zeros(t.dtype, t.numel()).unwrap())
-            .collect();
-        let refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
-        let mut outs: Vec<_> = ours.iter_mut().map(Values::as_mut).collect();
-        let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
-        (example.run_typed)(as_bytes(&mut arena), &refs, &mut outs).unwrap();
+        let ours = tinyonnx_tests::run_ours(example, &inputs).unwrap();
         for (a, b) in ours.iter().zip(&expected) {
             let d = compare_values(a, b);
             assert!(

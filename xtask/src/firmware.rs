@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 use tinyonnx::ModelInfo;
 use tinyonnx_tests::{
-    Provider, Values, as_bytes, compare_values, run_ort_values, seeded_values, session, tolerance,
+    Provider, Values, compare_values, run_ort_values, seeded_values, session, tolerance,
 };
 
 use crate::setup::{self, run};
@@ -355,17 +355,8 @@ pub fn run_boards(root: &Path, boards: &[Board]) -> Result<Vec<Row>> {
 
             // The same seeded inputs on the host: our forward pass and ONNX Runtime.
             let inputs = seeded_values(info, 1, 1.0).map_err(anyhow::Error::msg)?;
-            let refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
-            let mut host: Vec<Values> = info
-                .outputs
-                .iter()
-                .map(|t| Values::zeros(t.dtype, t.numel()))
-                .collect::<Result<_, _>>()
-                .map_err(anyhow::Error::msg)?;
-            let mut outs: Vec<_> = host.iter_mut().map(Values::as_mut).collect();
-            let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
-            (example.run_typed)(as_bytes(&mut arena), &refs, &mut outs)
-                .map_err(|e| anyhow::anyhow!("host run of {}: {e}", info.name))?;
+            let host = tinyonnx_tests::run_ours(example, &inputs)
+                .map_err(|e| anyhow::anyhow!("host run: {e}"))?;
             // Models with custom operators: compared with the host only (ONNX Runtime has
             // no kernels for them); the max-diff column is then against the host.
             let ort = match tinyonnx_tests::ort_skip_reason(example) {
