@@ -951,7 +951,14 @@ pub fn supported_ops_markdown() -> String {
                 text
             })
             .collect();
-        let dtypes: Vec<&str> = op.dtypes.iter().map(|d| d.name()).collect();
+        let dtypes: Vec<String> = op
+            .dtypes
+            .iter()
+            .map(|d| match op.dtype_since.iter().find(|(x, _)| x == d) {
+                Some((_, v)) => format!("{d} (from {v})"),
+                None => d.name().to_string(),
+            })
+            .collect();
         s.push_str(&format!(
             "| {} | {}-{MAX_OPSET} | {} | {} | {} | {} |\n",
             op.op_type,
