@@ -51,8 +51,32 @@ fn operand(graph: &Graph, plan: &Plan, id: TensorId, mutable: bool) -> Operand {
     }
 }
 
+/// The parameter of `forward` for input `id`: its name, with characters an identifier
+/// cannot hold (a composition's `pre/x`) as `_`, and its position appended when that
+/// makes two inputs alike.
 fn input_ident(graph: &Graph, id: TensorId) -> Ident {
-    Ident::new(&graph.tensors[id].name, Span::call_site())
+    let clean = |name: &str| -> String {
+        name.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let mut mine = clean(&graph.tensors[id].name);
+    if mine.starts_with(|c: char| c.is_ascii_digit()) {
+        mine.insert(0, '_');
+    }
+    let clash = graph
+        .inputs
+        .iter()
+        .any(|&o| o != id && clean(&graph.tensors[o].name) == mine);
+    let k = graph.inputs.iter().position(|&i| i == id).unwrap_or(0);
+    let name = if clash { format!("{mine}_{k}") } else { mine };
+    Ident::new(&name, Span::call_site())
 }
 
 /// The lowering context of node `i`.

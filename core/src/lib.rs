@@ -7,6 +7,7 @@
 //! after `check` fails on user input.
 
 pub mod check;
+pub mod compose;
 pub mod emit_onnx;
 pub mod emit_rust;
 pub mod fuse;
@@ -116,32 +117,86 @@ pub fn compile_timed(tokens: TokenStream) -> Result<(Compiled, Timings), Box<Fai
     let checked = check::check(&model);
     lap(&mut t.check);
     match checked {
-        Ok((mut graph, warnings, files)) => {
-            // The ONNX keeps the declared node order; the forward pass may run another.
-            let onnx = emit_onnx::onnx_bytes(&graph);
-            lap(&mut t.emit_onnx);
-            let plan = schedule_and_plan(&mut graph);
-            lap(&mut t.plan);
-            let schedule = fuse::fuse(&graph, &plan);
-            lap(&mut t.fuse);
-            Ok((
-                Compiled {
-                    model,
-                    graph,
-                    plan,
-                    schedule,
-                    onnx,
-                    warnings,
-                    files,
-                },
-                t,
-            ))
+        Ok((graph, warnings, files)) => {
+            let mut c = finish(model, graph, warnings, files);
+            c.1.parse = t.parse;
+            c.1.check = t.check;
+            Ok(c)
         }
         Err(errors) => Err(Box::new(Failure {
             model: Some(model),
             errors,
         })),
     }
+}
+
+/// The phases after checking: the ONNX, the schedule and plan, the fusions.
+fn finish(
+    model: syntax::ModelDef,
+    mut graph: ir::Graph,
+    warnings: Vec<check::Warning>,
+    files: Vec<std::path::PathBuf>,
+) -> (Compiled, Timings) {
+    let mut t = Timings::default();
+    let mut clock = std::time::Instant::now();
+    let mut lap = |slot: &mut std::time::Duration| {
+        *slot = clock.elapsed();
+        clock = std::time::Instant::now();
+    };
+    // The ONNX keeps the declared node order; the forward pass may run another.
+    let onnx = emit_onnx::onnx_bytes(&graph);
+    lap(&mut t.emit_onnx);
+    let plan = schedule_and_plan(&mut graph);
+    lap(&mut t.plan);
+    let schedule = fuse::fuse(&graph, &plan);
+    lap(&mut t.fuse);
+    (
+        Compiled {
+            model,
+            graph,
+            plan,
+            schedule,
+            onnx,
+            warnings,
+            files,
+        },
+        t,
+    )
+}
+
+/// Compiles a composition whose two sources are present (see [`compose`]).
+fn compile_compose(def: syntax::ComposeDef) -> Result<Compiled, Vec<syn::Error>> {
+    let mut parts = Vec::new();
+    for m in [&def.first, &def.second] {
+        let (_, tokens) = def
+            .sources
+            .iter()
+            .find(|(s, _)| s == m)
+            .expect("fetched before compiling");
+        let model = syntax::parse_model(tokens.clone())?;
+        let (graph, warnings, files) = check::check(&model)?;
+        parts.push((model, graph, warnings, files));
+    }
+    let (mb, gb, wb, fb) = parts.pop().expect("two parts");
+    let (ma, ga, mut wa, mut fa) = parts.pop().expect("two parts");
+    let graph = compose::merge(&def, ga, gb)?;
+    wa.extend(wb);
+    fa.extend(fb);
+    // The custom operator declarations of both, for their kernels.
+    let items = ma
+        .items
+        .into_iter()
+        .chain(mb.items)
+        .filter(|i| matches!(i, syntax::Item::Custom(_)))
+        .collect();
+    let model = syntax::ModelDef {
+        doc: def.doc.clone(),
+        vis: def.vis.clone(),
+        name: def.name.clone(),
+        items,
+        close: def.call,
+    };
+    Ok(finish(model, graph, wa, fa).0)
 }
 
 /// A compiler warning at `span` on stable Rust: the use of a `#[deprecated]` constant
@@ -160,9 +215,25 @@ fn warning(span: proc_macro2::Span, msg: &str) -> TokenStream {
 
 /// The expansion of `onnx_model! { ... }`.
 pub fn expand(tokens: TokenStream) -> TokenStream {
-    match compile(tokens) {
+    let compiled = match syntax::parse_compose(tokens.clone()) {
+        None => compile(tokens.clone()),
+        Some(Err(e)) => return e.to_compile_error(),
+        Some(Ok(def)) => {
+            if let Some(next) = compose::fetch_next(&def, tokens.clone()) {
+                return next;
+            }
+            compile_compose(def).map_err(|errors| {
+                Box::new(Failure {
+                    model: None,
+                    errors,
+                })
+            })
+        }
+    };
+    match compiled {
         Ok(c) => {
             let code = emit_rust::emit(&c);
+            let source = compose::source_macro(&c.model, &tokens);
             let warnings = c.warnings.iter().map(|(span, msg)| warning(*span, msg));
             // Reading a file with include_bytes! makes cargo rebuild when it changes; the
             // unused constant adds nothing to the binary.
@@ -172,7 +243,7 @@ pub fn expand(tokens: TokenStream) -> TokenStream {
                     const _: &[u8] = include_bytes!(#p);
                 )
             });
-            quote!(#code #(#warnings)* #(#files)*)
+            quote!(#code #source #(#warnings)* #(#files)*)
         }
         Err(failure) => {
             let Failure { model, errors } = *failure;

@@ -730,3 +730,129 @@ mod tests {
         assert_eq!(errs.len(), 2);
     }
 }
+
+/// `pub model C = compose(A, B, map = [("a_out", "b_in"), ...], prefix1 = "a/",
+/// prefix2 = "b/");`, followed (after the expansion has fetched them from the models'
+/// source macros) by `source A { ... } source B { ... }`.
+#[derive(Debug)]
+pub struct ComposeDef {
+    pub doc: String,
+    pub vis: Visibility,
+    pub name: Ident,
+    pub first: Ident,
+    pub second: Ident,
+    /// `(output of first, input of second)` pairs.
+    pub map: Vec<(LitStr, LitStr)>,
+    pub prefix1: Option<LitStr>,
+    pub prefix2: Option<LitStr>,
+    /// The call's span, for errors about the composition as a whole.
+    pub call: Span,
+    /// The models' own invocations, as their source macros handed them over.
+    pub sources: Vec<(Ident, TokenStream)>,
+}
+
+/// Parses a composition, or `None` when the tokens are an ordinary model.
+pub fn parse_compose(tokens: TokenStream) -> Option<syn::Result<ComposeDef>> {
+    let is_compose = |input: ParseStream| -> syn::Result<bool> {
+        let fork = input.fork();
+        fork.call(Attribute::parse_outer)?;
+        fork.parse::<Visibility>()?;
+        let kw: Ident = fork.parse()?;
+        let _: Ident = fork.parse()?;
+        let yes = kw == "model" && fork.peek(Token![=]);
+        input.parse::<TokenStream>()?;
+        Ok(yes)
+    };
+    if !is_compose.parse2(tokens.clone()).unwrap_or(false) {
+        return None;
+    }
+    let parser = |input: ParseStream| -> syn::Result<ComposeDef> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let doc = doc_string(&attrs);
+        let vis: Visibility = input.parse()?;
+        let _model: Ident = input.parse()?;
+        let name: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let func: Ident = input.parse()?;
+        if func != "compose" {
+            return Err(syn::Error::new(
+                func.span(),
+                "expected `compose(A, B, map = [(\"a_output\", \"b_input\")])`",
+            ));
+        }
+        let args;
+        let paren = parenthesized!(args in input);
+        let first: Ident = args.parse()?;
+        args.parse::<Token![,]>()?;
+        let second: Ident = args.parse()?;
+        let mut def = ComposeDef {
+            doc,
+            vis,
+            name,
+            first,
+            second,
+            map: Vec::new(),
+            prefix1: None,
+            prefix2: None,
+            call: paren.span.join(),
+            sources: Vec::new(),
+        };
+        while args.peek(Token![,]) {
+            args.parse::<Token![,]>()?;
+            if args.is_empty() {
+                break;
+            }
+            let key: Ident = args.parse()?;
+            args.parse::<Token![=]>()?;
+            match key.to_string().as_str() {
+                "map" => {
+                    let list;
+                    bracketed!(list in args);
+                    while !list.is_empty() {
+                        let pair;
+                        parenthesized!(pair in list);
+                        let out: LitStr = pair.parse()?;
+                        pair.parse::<Token![,]>()?;
+                        let inp: LitStr = pair.parse()?;
+                        def.map.push((out, inp));
+                        if list.is_empty() {
+                            break;
+                        }
+                        list.parse::<Token![,]>()?;
+                    }
+                }
+                "prefix1" => def.prefix1 = Some(args.parse()?),
+                "prefix2" => def.prefix2 = Some(args.parse()?),
+                other => {
+                    return Err(syn::Error::new(
+                        key.span(),
+                        format!(
+                            "compose has no argument `{other}`: expected map, prefix1 or prefix2"
+                        ),
+                    ));
+                }
+            }
+        }
+        if !args.is_empty() {
+            return Err(args.error("unexpected tokens in compose(...)"));
+        }
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+        }
+        while !input.is_empty() {
+            let kw: Ident = input.parse()?;
+            if kw != "source" {
+                return Err(syn::Error::new(
+                    kw.span(),
+                    "unexpected tokens after compose(...)",
+                ));
+            }
+            let model: Ident = input.parse()?;
+            let body;
+            syn::braced!(body in input);
+            def.sources.push((model, body.parse()?));
+        }
+        Ok(def)
+    };
+    Some(parser.parse2(tokens))
+}

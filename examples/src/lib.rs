@@ -24,8 +24,9 @@ pub use resnet::ResNet;
 pub use torch_lstm::TorchLstm;
 pub use transformer::{TransformerBlock, TransformerSugar};
 pub use zoo::{
-    ConvTransposeZoo, ConvZoo, DtypeZoo, EinsumZoo, FunctionZoo, LstmZoo, MathZoo, MoveZoo,
-    ReduceAttrZoo, ReduceZoo, RnnZoo, ScheduleZoo, ShapeZoo, SugarZoo,
+    Classify, ConvTransposeZoo, ConvZoo, DtypeZoo, EinsumZoo, FunctionZoo, LstmZoo, MathZoo,
+    MoveZoo, Pipeline, ReduceAttrZoo, ReduceZoo, RnnZoo, ScheduleZoo, ShapeZoo, Standardize,
+    SugarZoo,
 };
 
 onnx_model! {
@@ -142,4 +143,7 @@ pub const MODELS: &[Example] = &[
     example::<DtypeZoo>(),
     example::<FunctionZoo>(),
     example::<CustomZoo>(),
+    example::<Standardize>(),
+    example::<Classify>(),
+    example::<Pipeline>(),
 ];

@@ -423,3 +423,36 @@ onnx_model! {
         output r2;
     }
 }
+
+onnx_model! {
+    /// Standardizes 8 features, `(x - mean) * inv_std`: a preprocessing model.
+    pub model Standardize {
+        opset = 17;
+        input x: f32[batch, 8];
+        weight mean: f32[8] = uniform(low = -0.5, high = 0.5, seed = 1);
+        weight inv_std: f32[8] = uniform(low = 0.5, high = 2.0, seed = 2);
+        output z = Mul(Sub(x, mean), inv_std);
+    }
+}
+
+onnx_model! {
+    /// Classifies 8 standardized features into 3 classes.
+    pub model Classify {
+        opset = 17;
+        input features: f32[batch, 8];
+        let h = relu(linear(features, 16, init = he_normal(seed = 3)));
+        output probs = softmax(linear(h, 3, init = glorot_uniform(seed = 4)), axis = -1);
+    }
+}
+
+onnx_model! {
+    /// `Standardize` then `Classify` as one model (as `onnx.compose.merge_models`): the
+    /// output `z` feeds the input `features`; names get the prefixes `pre/` and `clf/`.
+    pub model Pipeline = compose(
+        Standardize,
+        Classify,
+        map = [("z", "features")],
+        prefix1 = "pre/",
+        prefix2 = "clf/",
+    );
+}
