@@ -324,10 +324,25 @@ fn functions(graph: &Graph) -> Functions {
             output: outputs.iter().map(|&t| local(t)).collect(),
             node: body,
             doc_string: (!inst.doc.is_empty()).then(|| inst.doc.clone()),
-            opset_import: vec![pb::OperatorSetIdProto {
-                domain: Some(String::new()),
-                version: Some(graph.opset),
-            }],
+            opset_import: {
+                // The default domain, and the domains of custom operators in the body.
+                let mut imports = vec![pb::OperatorSetIdProto {
+                    domain: Some(String::new()),
+                    version: Some(graph.opset),
+                }];
+                for c in nodes.iter().filter_map(|m| m.custom.as_ref()) {
+                    if !imports
+                        .iter()
+                        .any(|o| o.domain.as_deref() == Some(&c.domain))
+                    {
+                        imports.push(pb::OperatorSetIdProto {
+                            domain: Some(c.domain.clone()),
+                            version: Some(c.version),
+                        });
+                    }
+                }
+                imports
+            },
             domain: Some(function_domain(graph)),
             ..Default::default()
         };

@@ -376,6 +376,34 @@ mod tests {
     }
 
     #[test]
+    fn a_custom_operator_in_a_function_imports_its_domain_there() {
+        use tinyonnx_proto::Message;
+        let c = super::compile(quote! {
+            model M {
+                custom Twice(x) -> y { domain = "com.example"; version = 3; kernel = K; y = x; }
+                input x: f32[4];
+                function unit(x) {
+                    return Relu(Twice(x));
+                }
+                output y = unit(x);
+            }
+        })
+        .unwrap();
+        let m = tinyonnx_proto::ModelProto::decode(&c.onnx[..]).unwrap();
+        let f = &m.functions[0];
+        assert!(
+            f.opset_import
+                .iter()
+                .any(|o| o.domain() == "com.example" && o.version() == 3)
+        );
+        assert!(
+            m.opset_import
+                .iter()
+                .any(|o| o.domain() == "com.example" && o.version() == 3)
+        );
+    }
+
+    #[test]
     fn metadata_mistakes_are_errors_at_the_token() {
         let e = super::compile(quote! {
             model M {
