@@ -107,35 +107,24 @@ fn with_cuda(
     Err("these tests were built without the `cuda` feature: use `cargo xtask test --cuda`".into())
 }
 
-/// Runs a session on flat f32 inputs shaped as the model's device shapes.
+/// Runs a session on flat f32 inputs shaped as the model's device shapes (an all-f32
+/// model; see [`run_ort_values`] for any dtypes).
 pub fn run_ort(
     session: &mut Session,
     info: &ModelInfo,
     inputs: &[Vec<f32>],
 ) -> Result<Vec<Vec<f32>>, String> {
-    let mut values = Vec::new();
-    for (t, data) in info.inputs.iter().zip(inputs) {
-        let view = TensorRef::from_array_view((t.shape.to_vec(), data.as_slice()))
-            .map_err(|e| format!("input `{}`: {e}", t.name))?;
-        values.push((t.name.to_string(), view));
-    }
-    let outputs = session
-        .run(values)
-        .map_err(|e| format!("ONNX Runtime failed to run the model: {e}"))?;
-    info.outputs
-        .iter()
-        .map(|t| {
-            let (shape, data) = outputs[t.name]
-                .try_extract_tensor::<f32>()
-                .map_err(|e| format!("output `{}`: {e}", t.name))?;
-            let got: Vec<usize> = shape.iter().map(|&d| d as usize).collect();
-            if got != t.shape {
-                return Err(format!(
-                    "output `{}`: ONNX Runtime produced shape {got:?}, tinyonnx declares {:?}",
-                    t.name, t.shape
-                ));
-            }
-            Ok(data.to_vec())
+    let typed: Vec<Values> = inputs.iter().map(|v| Values::F32(v.clone())).collect();
+    run_ort_values(session, info, &typed)?
+        .into_iter()
+        .zip(info.outputs)
+        .map(|(v, t)| match v {
+            Values::F32(v) => Ok(v),
+            other => Err(format!(
+                "output `{}` is {}: use run_ort_values",
+                t.name,
+                other.dtype()
+            )),
         })
         .collect()
 }

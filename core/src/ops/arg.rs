@@ -51,17 +51,6 @@ pub static ARG_MIN: OpSchema = OpSchema {
     ..BASE
 };
 
-fn flag(cx: &InferCtx, name: &'static str) -> Result<bool, OpError> {
-    match cx.attrs.int(name) {
-        0 => Ok(false),
-        1 => Ok(true),
-        v => Err(OpError::attr(
-            name,
-            format!("{} {name} must be 0 or 1, got {v}", cx.op.op_type),
-        )),
-    }
-}
-
 fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     let x = cx.input(0);
     let axis = normalize_axis(cx.op.op_type, cx.attrs.int("axis"), x.shape.rank(), "axis")?;

@@ -37,17 +37,6 @@ pub static GEMM: OpSchema = OpSchema {
     ..BASE
 };
 
-fn flag(cx: &InferCtx, name: &'static str) -> Result<bool, OpError> {
-    match cx.attrs.int(name) {
-        0 => Ok(false),
-        1 => Ok(true),
-        v => Err(OpError::attr(
-            name,
-            format!("Gemm {name} must be 0 or 1, got {v}"),
-        )),
-    }
-}
-
 fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     let (ta, tb) = (flag(cx, "transA")?, flag(cx, "transB")?);
     let a = cx.input(0);

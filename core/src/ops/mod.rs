@@ -830,6 +830,18 @@ pub fn const_axes(
     Ok(out)
 }
 
+/// A 0/1 integer attribute as a bool (an error naming the operator otherwise).
+pub fn flag(cx: &InferCtx, name: &'static str) -> Result<bool, OpError> {
+    match cx.attrs.int(name) {
+        0 => Ok(false),
+        1 => Ok(true),
+        v => Err(OpError::attr(
+            name,
+            format!("{} {name} must be 0 or 1, got {v}", cx.op.op_type),
+        )),
+    }
+}
+
 /// Rejects out-of-range axes; returns the axis counted from the front.
 pub fn normalize_axis(
     op: &str,
