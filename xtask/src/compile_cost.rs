@@ -56,6 +56,11 @@ pub fn run(root: &Path) -> Result<Vec<Cost>> {
     let mut costs = Vec::new();
     for file in files {
         for tokens in invocations(&file)? {
+            // A composition (`model C = compose(A, B, ...)`) needs its parts' source
+            // macros; its cost is theirs plus a merge.
+            if tinyonnx_core::syntax::parse_compose(tokens.clone()).is_some() {
+                continue;
+            }
             let mut runs = Vec::new();
             for _ in 0..RUNS {
                 let (compiled, t) = tinyonnx_core::compile_timed(tokens.clone()).map_err(|f| {
