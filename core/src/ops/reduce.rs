@@ -42,9 +42,10 @@ reduce_op!(REDUCE_MAX, "ReduceMax", "Max", NUMERIC, 18);
 reduce_op!(REDUCE_MIN, "ReduceMin", "Min", NUMERIC, 18);
 reduce_op!(REDUCE_PROD, "ReduceProd", "Prod", WIDE, 18);
 
-/// The first opset where the axes of `op` are an input.
-fn axes_input_since(op: &str) -> i64 {
-    if op == "ReduceSum" { 13 } else { 18 }
+/// The first opset where the axes of `op` are an input: the one after the last that
+/// has the `axes` attribute (stated once, in `reduce_op!`).
+fn axes_input_since(op: &OpSchema) -> i64 {
+    op.attr("axes").map_or(MIN_OPSET, |a| a.until + 1)
 }
 
 /// The reduced axes (sorted), or `None` for a no-op (empty axes with
@@ -52,7 +53,7 @@ fn axes_input_since(op: &str) -> i64 {
 fn axes(cx: &InferCtx) -> Result<Option<Vec<usize>>, OpError> {
     let op = cx.op.op_type;
     let rank = cx.input(0).shape.rank();
-    let since = axes_input_since(op);
+    let since = axes_input_since(cx.op);
     let as_input = cx.opt_input(1).is_some();
     let as_attr = cx.attrs.is_explicit("axes");
     if as_attr && cx.opset >= since {
