@@ -20,6 +20,8 @@ use crate::syntax::{
 };
 use crate::types::{DType, Dim, MAX_DIM, Shape, TensorType, checked_numel};
 
+mod flow;
+
 /// Lower-case layer sugar that is exactly one ONNX operator.
 pub const ALIASES: &[(&str, &str)] = &[
     ("relu", "Relu"),
@@ -72,6 +74,7 @@ pub fn check(model: &ModelDef) -> Result<Checked, Vec<syn::Error>> {
         hint: None,
         declared: Vec::new(),
         files: crate::weights::Files::default(),
+        body_depth: 0,
     };
     cx.settings(model);
     cx.collect_blocks(&model.items);
@@ -106,6 +109,10 @@ pub fn check(model: &ModelDef) -> Result<Checked, Vec<syn::Error>> {
     Ok((cx.graph, warnings, files))
 }
 
+/// What a `return` gave: each tensor with its expression's span, and the parentheses
+/// of a tuple.
+type Returned = (Vec<(Option<TensorId>, Span)>, Option<Span>);
+
 /// The names visible in the model body or in one block instance.
 #[derive(Default)]
 struct Scope {
@@ -115,8 +122,12 @@ struct Scope {
     names: HashMap<String, (Option<TensorId>, Span)>,
     /// Value parameters of a block instance, substituted where they are used.
     values: HashMap<String, Expr>,
-    /// The tensor of the block's `return`.
-    returned: Option<Option<TensorId>>,
+    /// The tensors of the `return` (one for a block, any number for a control-flow
+    /// body), each with its expression's span, and the span of the statement.
+    returned: Option<Returned>,
+    /// A control-flow body: names not defined here are looked up in the enclosing
+    /// scope (the body captures them).
+    transparent: bool,
 }
 
 pub(crate) struct Checker<'m> {
@@ -141,6 +152,9 @@ pub(crate) struct Checker<'m> {
     declared: Vec<(TensorId, Span, &'static str)>,
     /// Weight files read so far.
     pub(crate) files: crate::weights::Files,
+    /// How many control-flow bodies enclose the items being checked (`function` blocks
+    /// called there are inlined: an ONNX subgraph calls no local functions here).
+    body_depth: usize,
 }
 
 impl<'m> Checker<'m> {
@@ -322,13 +336,25 @@ impl<'m> Checker<'m> {
             Item::Return { kw, .. } if !in_block => {
                 self.error(*kw, "`return` ends a block; a model declares `output`s")
             }
-            Item::Return { kw, expr } => {
+            Item::Return { kw, exprs, tuple } => {
                 if self.scope().returned.is_some() {
                     self.error(*kw, "a block returns once");
                     return;
                 }
-                let id = self.tensor_expr(expr);
-                self.scope().returned = Some(id);
+                let ids = exprs
+                    .iter()
+                    .map(|e| (self.tensor_expr(e), e.span()))
+                    .collect();
+                self.scope().returned = Some((ids, *tuple));
+            }
+            Item::Flow { doc, pattern, flow } => {
+                let first = self.graph.nodes.len();
+                self.flow_item(pattern, flow);
+                for node in &mut self.graph.nodes[first..] {
+                    if node.doc.is_empty() {
+                        node.doc = doc.clone();
+                    }
+                }
             }
             Item::Input { doc, name, ty } => {
                 let Some(ty) = self.tensor_type(ty, false) else {
@@ -553,7 +579,7 @@ impl<'m> Checker<'m> {
             self.poison(name);
             return;
         }
-        if let Some((_, first)) = self.scope().names.get(&key).copied() {
+        if let Some((_, first)) = self.visible(&key) {
             let mut e = syn::Error::new(
                 name.span(),
                 format!("`{key}` is defined twice: every name in a model is defined once"),
@@ -576,17 +602,33 @@ impl<'m> Checker<'m> {
             .or_insert((None, name.span()));
     }
 
+    /// A name as seen from the current scope: its own names, then, through
+    /// control-flow bodies, those of the enclosing scopes.
+    fn visible(&self, key: &str) -> Option<(Option<TensorId>, Span)> {
+        for scope in self.scopes.iter().rev() {
+            if let Some(&found) = scope.names.get(key) {
+                return Some(found);
+            }
+            if !scope.transparent {
+                break;
+            }
+        }
+        None
+    }
+
     fn lookup(&mut self, name: &Ident) -> Option<TensorId> {
         let key = name.to_string();
-        if let Some((id, _)) = self.scope().names.get(&key) {
-            return *id;
+        if let Some((id, _)) = self.visible(&key) {
+            return id;
         }
         let scope = self.scopes.last().expect("the model scope");
         let known: Vec<&str> = scope.names.keys().map(String::as_str).collect();
         let hint = suggest::did_you_mean(&key, &known)
             .map(|s| format!("; did you mean `{s}`?"))
             .unwrap_or_default();
-        let where_ = if self.scopes.len() > 1 {
+        let where_ = if scope.transparent {
+            "this body or the scopes around it"
+        } else if self.scopes.len() > 1 {
             "this block (blocks see their parameters and their own names)"
         } else {
             "this model"
@@ -1010,6 +1052,7 @@ impl<'m> Checker<'m> {
             inputs,
             outputs: outputs.clone(),
             attrs,
+            control: None,
         });
         Some(outputs)
     }
@@ -1363,7 +1406,7 @@ impl<'m> Checker<'m> {
         // A function's nodes are tagged with its instance (blocks used inside it inline
         // into its body).
         let outer = self.instance;
-        if block.function && outer.is_none() {
+        if block.function && outer.is_none() && self.body_depth == 0 {
             self.graph.instances.push(crate::ir::Instance {
                 block: block.name.to_string(),
                 prefix: scope.prefix.clone(),
@@ -1378,7 +1421,14 @@ impl<'m> Checker<'m> {
         self.instance = outer;
         let scope = self.scopes.pop().expect("pushed above");
         match scope.returned {
-            Some(id) => id,
+            Some((ids, None)) if ids.len() == 1 => ids[0].0,
+            Some((_, tuple)) => {
+                self.error(
+                    tuple.unwrap_or(block.close),
+                    format!("block `{}` returns one tensor: `return expr;`", block.name),
+                );
+                None
+            }
             None => {
                 self.error(
                     block.close,

@@ -145,7 +145,7 @@ pub fn merge(def: &ComposeDef, mut a: Graph, b: Graph) -> Result<Graph, Vec<syn:
         t.name = format!("{p1}{}", t.name);
     }
     for n in &mut a.nodes {
-        n.name = format!("{p1}{}", n.name);
+        n.prefix_names(&p1);
     }
     let remap = |id: TensorId| match links.iter().find(|&&(_, i)| i == id) {
         Some(&(o, _)) => o,
@@ -156,9 +156,9 @@ pub fn merge(def: &ComposeDef, mut a: Graph, b: Graph) -> Result<Graph, Vec<syn:
         a.tensors.push(t);
     }
     for mut n in b.nodes {
-        n.name = format!("{p2}{}", n.name);
-        n.inputs = n.inputs.iter().map(|t| t.map(remap)).collect();
-        n.outputs = n.outputs.iter().map(|&t| t + offset).collect();
+        n.prefix_names(&p2);
+        // Only inputs can be mapped tensors (B's mapped inputs are its model inputs).
+        n.map_ids(&remap);
         n.instance = n.instance.map(|k| k + instances);
         a.nodes.push(n);
     }

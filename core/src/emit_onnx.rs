@@ -156,7 +156,10 @@ pub fn model_proto(graph: &Graph) -> pb::ModelProto {
             version: Some(1),
         });
     }
-    for c in graph.nodes.iter().filter_map(|n| n.custom.as_ref()) {
+    for c in all_nodes(&graph.nodes)
+        .into_iter()
+        .filter_map(|n| n.custom.as_ref())
+    {
         if !opset_import
             .iter()
             .any(|o| o.domain.as_deref() == Some(&c.domain))
@@ -205,10 +208,36 @@ struct Functions {
     internal: HashSet<TensorId>,
 }
 
-fn node_proto(n: &Node, name: &dyn Fn(TensorId) -> String) -> pb::NodeProto {
+fn node_proto(graph: &Graph, n: &Node, name: &dyn Fn(TensorId) -> String) -> pb::NodeProto {
+    let mut attribute: Vec<pb::AttributeProto> = n
+        .attrs
+        .explicit
+        .iter()
+        .map(|(name, v)| attribute(name, v))
+        .collect();
+    // A control-flow node's bodies, as graph attributes (outer names are read as is).
+    for body in n.control.iter().flat_map(|c| &c.bodies) {
+        let mut a = pb::AttributeProto {
+            name: Some(body.attr.to_string()),
+            g: Some(pb::GraphProto {
+                node: body
+                    .nodes
+                    .iter()
+                    .map(|m| node_proto(graph, m, name))
+                    .collect(),
+                name: Some(body.name.clone()),
+                input: body.inputs.iter().map(|&i| value_info(graph, i)).collect(),
+                output: body.outputs.iter().map(|&o| value_info(graph, o)).collect(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        a.set_type(pb::attribute_proto::AttributeType::Graph);
+        attribute.push(a);
+    }
     pb::NodeProto {
         input: n
-            .inputs
+            .onnx_inputs()
             .iter()
             .map(|i| i.map_or(String::new(), name))
             .collect(),
@@ -225,14 +254,21 @@ fn node_proto(n: &Node, name: &dyn Fn(TensorId) -> String) -> pb::NodeProto {
                 .as_ref()
                 .map_or(String::new(), |c| c.domain.clone()),
         ),
-        attribute: n
-            .attrs
-            .explicit
-            .iter()
-            .map(|(name, v)| attribute(name, v))
-            .collect(),
+        attribute,
         ..Default::default()
     }
+}
+
+/// Every node of the graph, the nodes of control-flow bodies included.
+fn all_nodes(nodes: &[Node]) -> Vec<&Node> {
+    let mut all = Vec::new();
+    for n in nodes {
+        all.push(n);
+        for body in n.control.iter().flat_map(|c| &c.bodies) {
+            all.extend(all_nodes(&body.nodes));
+        }
+    }
+    all
 }
 
 fn functions(graph: &Graph) -> Functions {
@@ -247,7 +283,7 @@ fn functions(graph: &Graph) -> Functions {
     let mut done = vec![false; graph.instances.len()];
     for n in &graph.nodes {
         let Some(k) = n.instance else {
-            out.node.push(node_proto(n, &global));
+            out.node.push(node_proto(graph, n, &global));
             continue;
         };
         if std::mem::replace(&mut done[k], true) {
@@ -315,7 +351,7 @@ fn functions(graph: &Graph) -> Functions {
             .zip(&renames)
             .map(|(m, (_, to))| pb::NodeProto {
                 name: Some(to.clone()),
-                ..node_proto(m, &local)
+                ..node_proto(graph, m, &local)
             })
             .collect();
         let mut f = pb::FunctionProto {

@@ -11,7 +11,7 @@ use crate::ops::{LowerCtx, Operand};
 use crate::plan::{Plan, in_arena};
 
 /// Where a tensor lives in the generated code.
-fn operand(graph: &Graph, plan: &Plan, id: TensorId, mutable: bool) -> Operand {
+pub(crate) fn operand(graph: &Graph, plan: &Plan, id: TensorId, mutable: bool) -> Operand {
     let shape = graph.device_shape(id);
     let len: usize = shape.iter().product();
     let elem = format_ident!("{}", graph.tensors[id].ty.dtype.name());
@@ -152,8 +152,75 @@ fn lower_ctx<'g>(graph: &'g Graph, plan: &Plan, schedule: &'g Schedule, i: usize
 /// Total multiply-accumulates of one inference (skipped nodes included, as in the ONNX).
 pub fn macs(graph: &Graph, plan: &Plan, schedule: &Schedule) -> u64 {
     (0..graph.nodes.len())
-        .map(|i| (graph.nodes[i].op.macs)(&lower_ctx(graph, plan, schedule, i)))
+        .map(|i| match graph.nodes[i].control {
+            Some(_) => crate::control::macs(graph, plan, i),
+            None => (graph.nodes[i].op.macs)(&lower_ctx(graph, plan, schedule, i)),
+        })
         .sum()
+}
+
+/// The custom operators' kernel paths by operator name.
+pub(crate) type Kernels<'a> = [(String, &'a syn::Path)];
+
+/// The kernel calls of a graph's nodes in order, each followed by `trace` calls for
+/// its outputs when `trace` is set.
+fn steps(
+    graph: &Graph,
+    plan: &Plan,
+    schedule: &Schedule,
+    kernels: &Kernels,
+    trace: bool,
+) -> Vec<TokenStream> {
+    (0..graph.nodes.len())
+        .map(|i| {
+            // A node whose kernel also does a later node's work (a fused Relu or bias, a
+            // folded BatchNormalization) leaves that node's value, reported at the later
+            // (skipped) node; its own value is never materialized.
+            let fused = schedule.epilogue[i] != crate::ops::Epilogue::default()
+                || schedule.folded[i].is_some()
+                // A skipped node followed by another skipped one (Conv, folded
+                // BatchNormalization, fused Relu): only the last value exists.
+                || (schedule.skip[i]
+                    && graph.nodes[i]
+                        .outputs
+                        .iter()
+                        .any(|&o| graph.consumers(o).iter().any(|&k| schedule.skip[k])));
+            let traces = graph.nodes[i]
+                .outputs
+                .iter()
+                .filter(|_| trace && !fused)
+                .map(|&o| trace_call(graph, plan, o));
+            if schedule.skip[i] {
+                return quote!(#(#traces)*);
+            }
+            let call = match (&graph.nodes[i].custom, &graph.nodes[i].control) {
+                // The user's kernel path keeps its spans, so a type that is not a kernel
+                // is an error at the path.
+                (Some(info), _) => custom_call(
+                    &lower_ctx(graph, plan, schedule, i),
+                    kernels
+                        .iter()
+                        .find(|(n, _)| *n == info.op_type)
+                        .map(|(_, p)| *p)
+                        .expect("bug: a custom node without its declaration"),
+                ),
+                (None, Some(_)) => crate::control::lower(graph, plan, i, kernels),
+                (None, None) => (graph.nodes[i].op.lower)(&lower_ctx(graph, plan, schedule, i)),
+            };
+            quote!({ #call } #(#traces)*)
+        })
+        .collect()
+}
+
+/// The kernel calls of a control-flow body (planned by `control`), without traces.
+pub(crate) fn body_steps(
+    graph: &Graph,
+    plan: &Plan,
+    schedule: &Schedule,
+    kernels: &Kernels,
+) -> TokenStream {
+    let steps = steps(graph, plan, schedule, kernels, false);
+    quote!(#(#steps)*)
 }
 
 /// A `static` of aligned little-endian bytes and a typed view of it named `view`.
@@ -268,42 +335,7 @@ pub fn emit(c: &Compiled) -> TokenStream {
             _ => None,
         })
         .collect();
-    let steps = (0..graph.nodes.len()).map(|i| {
-        // A node whose kernel also does a later node's work (a fused Relu or bias, a
-        // folded BatchNormalization) leaves that node's value, reported at the later
-        // (skipped) node; its own value is never materialized.
-        let fused = schedule.epilogue[i] != crate::ops::Epilogue::default()
-            || schedule.folded[i].is_some()
-            // A skipped node followed by another skipped one (Conv, folded
-            // BatchNormalization, fused Relu): only the last value exists.
-            || (schedule.skip[i]
-                && graph.nodes[i]
-                    .outputs
-                    .iter()
-                    .any(|&o| graph.consumers(o).iter().any(|&k| schedule.skip[k])));
-        let traces = graph.nodes[i]
-            .outputs
-            .iter()
-            .filter(|_| !fused)
-            .map(|&o| trace_call(graph, plan, o));
-        if schedule.skip[i] {
-            return quote!(#(#traces)*);
-        }
-        let call = match &graph.nodes[i].custom {
-            // The user's kernel path keeps its spans, so a type that is not a kernel is
-            // an error at the path.
-            Some(info) => custom_call(
-                &lower_ctx(graph, plan, schedule, i),
-                kernels_by_name
-                    .iter()
-                    .find(|(n, _)| *n == info.op_type)
-                    .map(|(_, p)| *p)
-                    .expect("bug: a custom node without its declaration"),
-            ),
-            None => (graph.nodes[i].op.lower)(&lower_ctx(graph, plan, schedule, i)),
-        };
-        quote!({ #call } #(#traces)*)
-    });
+    let steps = steps(graph, plan, schedule, &kernels_by_name, true);
     let param_names: Vec<Ident> = graph
         .inputs
         .iter()
@@ -472,10 +504,14 @@ fn trace_call(graph: &Graph, plan: &Plan, id: TensorId) -> TokenStream {
 }
 
 /// The weights some emitted kernel call reads.
-fn read_weights(graph: &Graph, plan: &Plan, schedule: &Schedule) -> Vec<TensorId> {
+pub(crate) fn read_weights(graph: &Graph, plan: &Plan, schedule: &Schedule) -> Vec<TensorId> {
     let mut read = Vec::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         if schedule.skip[i] {
+            continue;
+        }
+        if node.control.is_some() {
+            read.extend(crate::control::read_weights(graph, plan, i));
             continue;
         }
         let packed = (node.op.packs)(&lower_ctx(graph, plan, schedule, i));

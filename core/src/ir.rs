@@ -10,7 +10,7 @@ use crate::types::{DType, TensorType};
 pub type TensorId = usize;
 
 /// A checked model.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Graph {
     pub name: String,
     pub doc: String,
@@ -33,7 +33,7 @@ pub struct Graph {
 }
 
 /// A named value of the graph.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Tensor {
     pub name: String,
     pub ty: TensorType,
@@ -144,8 +144,48 @@ pub struct Instance {
     pub doc: String,
 }
 
+/// An `If`, `Loop` or `Scan` node's subgraphs and how its inputs split.
+#[derive(Debug, Clone)]
+pub struct Control {
+    pub kind: ControlKind,
+    /// How many of the node's inputs are its ONNX inputs; the rest are the outer-scope
+    /// tensors its bodies read (listed so they live until the node has run).
+    pub explicit: usize,
+    /// `If`: the then and the else branch; `Loop` and `Scan`: the body.
+    pub bodies: Vec<Body>,
+}
+
+/// Which control-flow operator, with its static trip count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ControlKind {
+    If,
+    /// `Loop` with a static trip count (`M`) and no condition input; the body's
+    /// inputs are the iteration number, the condition and the carried values.
+    Loop {
+        trips: usize,
+    },
+    /// `Scan` over axis 0 of `scan_inputs` inputs, `trips` steps.
+    Scan {
+        trips: usize,
+        scan_inputs: usize,
+    },
+}
+
+/// A subgraph: its formal inputs (tensors only its entry defines), its nodes and its
+/// outputs (tensors its nodes produce, each once).
+#[derive(Debug, Clone)]
+pub struct Body {
+    /// The graph attribute (`then_branch`, `else_branch`, `body`).
+    pub attr: &'static str,
+    /// The subgraph's name.
+    pub name: String,
+    pub inputs: Vec<TensorId>,
+    pub nodes: Vec<Node>,
+    pub outputs: Vec<TensorId>,
+}
+
 /// One ONNX node.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Node {
     pub name: String,
     /// Doc comments of the statement that created the node (its `doc_string`).
@@ -160,6 +200,47 @@ pub struct Node {
     pub inputs: Vec<Option<TensorId>>,
     pub outputs: Vec<TensorId>,
     pub attrs: Attrs,
+    /// The subgraphs of a control-flow node (`If`, `Loop`, `Scan`).
+    pub control: Option<Box<Control>>,
+}
+
+impl Node {
+    /// The inputs the ONNX node lists (a control-flow node's captured tensors are not).
+    pub fn onnx_inputs(&self) -> &[Option<TensorId>] {
+        match &self.control {
+            Some(c) => &self.inputs[..c.explicit],
+            None => &self.inputs,
+        }
+    }
+
+    /// Renames every tensor id of the node and its bodies (for merging graphs).
+    pub fn map_ids(&mut self, f: &dyn Fn(TensorId) -> TensorId) {
+        for t in self.inputs.iter_mut().flatten() {
+            *t = f(*t);
+        }
+        for t in &mut self.outputs {
+            *t = f(*t);
+        }
+        for body in self.control.iter_mut().flat_map(|c| &mut c.bodies) {
+            for t in body.inputs.iter_mut().chain(&mut body.outputs) {
+                *t = f(*t);
+            }
+            for n in &mut body.nodes {
+                n.map_ids(f);
+            }
+        }
+    }
+
+    /// Prefixes the node's name and those of its bodies' nodes.
+    pub fn prefix_names(&mut self, prefix: &str) {
+        self.name = format!("{prefix}{}", self.name);
+        for body in self.control.iter_mut().flat_map(|c| &mut c.bodies) {
+            body.name = format!("{prefix}{}", body.name);
+            for n in &mut body.nodes {
+                n.prefix_names(prefix);
+            }
+        }
+    }
 }
 
 impl Graph {

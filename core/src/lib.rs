@@ -8,6 +8,7 @@
 
 pub mod check;
 pub mod compose;
+pub mod control;
 pub mod emit_onnx;
 pub mod emit_rust;
 pub mod fuse;

@@ -74,7 +74,8 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
         {
             buffers.push(Buffer {
                 bytes: n * 4,
-                align: 4,
+                // A control-flow body's region holds tensors of any element type.
+                align: if node.control.is_some() { 8 } else { 4 },
                 start: i,
                 end: i,
                 offset: 0,
@@ -90,7 +91,9 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
                 .flatten()
                 .and_then(|j| node.inputs.get(j).copied().flatten())
                 .filter(|&src| {
-                    in_arena(graph, src)
+                    // (A control-flow body reads outer tensors it does not plan.)
+                    buffer_of.contains_key(&src)
+                        && in_arena(graph, src)
                         && bytes(src) == bytes(o)
                         && graph.tensors[src].ty.dtype == graph.tensors[o].ty.dtype
                         && (node.op.view

@@ -16,7 +16,15 @@
 //!                | "custom" IDENT "(" IDENT,* ")" "->" ( IDENT | "(" IDENT,* ")" )
 //!                  "{" ( ( "domain" "=" STRING | "version" "=" INT | "kernel" "=" PATH
 //!                        | IDENT "=" IDENT | IDENT ":" type ) ";" )* "}"
-//!                | "return" expr ";" )                      (in blocks only)
+//!                | "let" pattern "=" flow ";"
+//!                | "return" ( expr | "(" expr ( "," expr )* ","? ")" ) ";" )
+//!                                              (in blocks and control-flow bodies only)
+//! flow   := "if" expr body "else" body                                 (ONNX If)
+//!         | "for" IDENT "in" INT ".." INT carry? body                  (ONNX Loop)
+//!         | "for" ( IDENT | "(" IDENT,* ")" ) "in" ( IDENT | "(" IDENT,* ")" )
+//!           carry? body                                               (ONNX Scan)
+//! carry  := "with" "(" IDENT "=" expr ( "," IDENT "=" expr )* ","? ")"
+//! body   := "{" item* "}"
 //! pattern:= IDENT | "(" ( ( IDENT | "_" ) ( "," ( IDENT | "_" ) )* )? ")"
 //! param  := IDENT ( "=" expr )?
 //! type   := IDENT "[" ( dim ( "," dim )* ","? )? "]"
@@ -95,8 +103,55 @@ pub enum Item {
     Custom(CustomDef),
     Return {
         kw: Span,
-        expr: Expr,
+        /// One expression, or the elements of `return (a, b);`.
+        exprs: Vec<Expr>,
+        /// The parentheses of a tuple return.
+        tuple: Option<Span>,
     },
+    /// `let pattern = if ... / for ...;`: a control-flow node.
+    Flow {
+        doc: String,
+        pattern: Pattern,
+        flow: Flow,
+    },
+}
+
+/// `if`, or `for` over a range (ONNX `Loop`) or over tensors (ONNX `Scan`).
+#[derive(Debug)]
+pub struct Flow {
+    /// The `if` or `for` keyword.
+    pub kw: Span,
+    pub kind: FlowKind,
+    /// Loop-carried values: `with (h = h0, ...)`.
+    pub carried: Vec<(Ident, Expr)>,
+    /// `if`: then and else; `for`: the body.
+    pub bodies: Vec<FlowBody>,
+}
+
+/// What a [`Flow`] is.
+#[derive(Debug)]
+pub enum FlowKind {
+    If {
+        cond: Expr,
+    },
+    /// `for i in 0..n`.
+    Loop {
+        iter: Ident,
+        start: LitInt,
+        end: LitInt,
+    },
+    /// `for (a_t, b_t) in (a, b)`: one slice name per scanned tensor.
+    Scan {
+        slices: Vec<Ident>,
+        seqs: Vec<Ident>,
+    },
+}
+
+/// The braces of a control-flow body and its items.
+#[derive(Debug)]
+pub struct FlowBody {
+    pub items: Vec<Item>,
+    pub close: Span,
 }
 
 /// The left side of a `let`.
@@ -359,15 +414,39 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
             Pattern::One(input.parse()?)
         };
         input.parse::<Token![=]>()?;
+        if input.peek(Token![if]) || input.peek(Token![for]) {
+            let flow = parse_flow(input)?;
+            let end = flow.bodies.last().map_or(flow.kw, |b| b.close);
+            expect_semi_after(input, end)?;
+            return Ok(Item::Flow { doc, pattern, flow });
+        }
         let expr: Expr = input.parse()?;
         expect_semi_after(input, expr.end_span())?;
         return Ok(Item::Let { doc, pattern, expr });
     }
     if input.peek(Token![return]) {
         let kw: Token![return] = input.parse()?;
+        if input.peek(syn::token::Paren) {
+            let content;
+            let paren = parenthesized!(content in input);
+            let exprs: Vec<Expr> = content
+                .parse_terminated(Expr::parse, Token![,])?
+                .into_iter()
+                .collect();
+            expect_semi_after(input, paren.span.close())?;
+            return Ok(Item::Return {
+                kw: kw.span,
+                exprs,
+                tuple: Some(paren.span.join()),
+            });
+        }
         let expr: Expr = input.parse()?;
         expect_semi_after(input, expr.end_span())?;
-        return Ok(Item::Return { kw: kw.span, expr });
+        return Ok(Item::Return {
+            kw: kw.span,
+            exprs: vec![expr],
+            tuple: None,
+        });
     }
     let kw: Ident = input.parse().map_err(|e| {
         syn::Error::new(
@@ -575,12 +654,105 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
         Item::Input { ty, .. } => ty.bracket,
         Item::Weight { init, .. } => init.end_span(),
         Item::Output { name, expr, .. } => expr.as_ref().map_or(name.span(), Expr::end_span),
-        Item::Let { expr, .. } | Item::Return { expr, .. } => expr.end_span(),
+        Item::Let { expr, .. } => expr.end_span(),
+        Item::Return { kw, .. } => *kw,
+        Item::Flow { flow, .. } => flow.kw,
         Item::Block(b) => b.close,
         Item::Custom(c) => c.close,
     };
     expect_semi_after(input, end)?;
     Ok(item)
+}
+
+/// `if cond { ... } else { ... }`, `for i in 0..n with (...) { ... }` or
+/// `for x_t in xs with (...) { ... }` (after `let pattern =`).
+fn parse_flow(input: ParseStream) -> syn::Result<Flow> {
+    let body = |input: ParseStream| -> syn::Result<FlowBody> {
+        let content;
+        let brace = syn::braced!(content in input);
+        let mut items = Vec::new();
+        while !content.is_empty() {
+            items.push(content.call(parse_item)?);
+        }
+        Ok(FlowBody {
+            items,
+            close: brace.span.close(),
+        })
+    };
+    let idents = |input: ParseStream| -> syn::Result<Vec<Ident>> {
+        if input.peek(syn::token::Paren) {
+            let content;
+            parenthesized!(content in input);
+            Ok(content
+                .parse_terminated(Ident::parse, Token![,])?
+                .into_iter()
+                .collect())
+        } else {
+            Ok(vec![input.parse()?])
+        }
+    };
+    if input.peek(Token![if]) {
+        let kw: Token![if] = input.parse()?;
+        let cond: Expr = input.parse()?;
+        let then = body(input)?;
+        input.parse::<Token![else]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "an `if` needs an `else` branch: both branches define the outputs",
+            )
+        })?;
+        let otherwise = body(input)?;
+        return Ok(Flow {
+            kw: kw.span,
+            kind: FlowKind::If { cond },
+            carried: Vec::new(),
+            bodies: vec![then, otherwise],
+        });
+    }
+    let kw: Token![for] = input.parse()?;
+    let vars = idents(input)?;
+    input.parse::<Token![in]>()?;
+    let kind = if input.peek(LitInt) {
+        let start: LitInt = input.parse()?;
+        input.parse::<Token![..]>().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected a range such as `0..8` (a static trip count)",
+            )
+        })?;
+        let end: LitInt = input.parse()?;
+        let [iter] = <[Ident; 1]>::try_from(vars).map_err(|v| {
+            syn::Error::new(
+                v.first().map_or(kw.span, Ident::span),
+                "a counted `for` names one iteration number, as in `for i in 0..8`",
+            )
+        })?;
+        FlowKind::Loop { iter, start, end }
+    } else {
+        let seqs = idents(input)?;
+        FlowKind::Scan { slices: vars, seqs }
+    };
+    let mut carried = Vec::new();
+    if input.peek(Ident) && input.fork().parse::<Ident>()? == "with" {
+        input.parse::<Ident>()?;
+        let content;
+        parenthesized!(content in input);
+        while !content.is_empty() {
+            let name: Ident = content.parse()?;
+            content.parse::<Token![=]>()?;
+            carried.push((name, content.parse()?));
+            if content.is_empty() {
+                break;
+            }
+            content.parse::<Token![,]>()?;
+        }
+    }
+    Ok(Flow {
+        kw: kw.span,
+        kind,
+        carried,
+        bodies: vec![body(input)?],
+    })
 }
 
 /// A `;` must follow; a missing one is reported at the end of the item it belongs to.

@@ -8,6 +8,7 @@
 use tinyonnx::{Model, ModelInfo, RunF32, RunFn, RunTracedFn, onnx_model};
 
 mod cnn;
+mod control;
 pub mod custom;
 mod digits;
 mod lstm;
@@ -17,6 +18,7 @@ mod transformer;
 mod zoo;
 
 pub use cnn::Cnn;
+pub use control::{IfGate, LoopCell, ScanRnn};
 pub use custom::CustomZoo;
 pub use digits::Digits;
 pub use lstm::{LstmBatchFirst, LstmClassifier};
@@ -146,4 +148,7 @@ pub const MODELS: &[Example] = &[
     example::<Standardize>(),
     example::<Classify>(),
     example::<Pipeline>(),
+    example::<IfGate>(),
+    example::<LoopCell>(),
+    example::<ScanRnn>(),
 ];

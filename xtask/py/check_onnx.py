@@ -4,7 +4,9 @@ For every file: onnx.checker.check_model(full_check=True); then the model's valu
 and output shapes are removed, ONNX's strict shape inference recomputes them, and every
 shape tinyonnx wrote must agree with what ONNX inferred: equal dimensions, except where
 ONNX infers an unknown dimension (a generated `unk__N` name, or none), which tinyonnx may
-know more precisely (a `-1` in a Reshape of a symbolic batch, for instance). Those are
+know more precisely (a `-1` in a Reshape of a symbolic batch, for instance), or a
+tensor whose whole shape ONNX leaves unknown (a Loop's carried values) when the element
+types agree. Those are
 counted and printed; so are tensors whose shapes ONNX cannot infer because they follow a
 custom operator (a domain ONNX does not know). Exits 1 on the first bad file.
 """
@@ -56,6 +58,7 @@ def check(path):
     problems = []
     refined = 0
     opaque = 0
+    shapeless = 0
     for name, (elem, dims) in ours.items():
         if custom and (name not in theirs or theirs[name][1] is None):
             opaque += 1
@@ -64,6 +67,11 @@ def check(path):
             problems.append(f"{name}: ONNX inferred nothing for it")
             continue
         t_elem, t_dims = theirs[name]
+        if t_dims is None and elem == t_elem:
+            # ONNX infers no shape at all (a Loop's carried values: it does not
+            # unify them across iterations); the element type still has to agree.
+            shapeless += 1
+            continue
         agree = elem == t_elem and dims is not None and t_dims is not None and len(dims) == len(t_dims)
         if agree:
             for a, b in zip(dims, t_dims):
@@ -81,6 +89,8 @@ def check(path):
     if problems:
         raise SystemExit(f"FAIL {path}:\n  " + "\n  ".join(problems))
     note = f" ({refined} dims ONNX leaves unknown)" if refined else ""
+    if shapeless:
+        note += f" ({shapeless} tensors whose shape ONNX leaves unknown, element type agrees)"
     if opaque:
         note += f" ({opaque} tensors after custom operators ONNX cannot infer)"
     print(f"ok   {path}: checker (full_check) passed, {len(ours)} tensor shapes agree with ONNX's inference{note}")

@@ -15,6 +15,7 @@ mod binary;
 mod cast;
 mod concat;
 mod constant;
+pub mod control;
 pub mod conv;
 mod conv_transpose;
 pub mod custom;
@@ -199,6 +200,9 @@ pub struct ScratchCtx<'a> {
 /// The f32 scratch elements node `i` of `graph` needs (0: none).
 pub fn scratch_elems(graph: &crate::ir::Graph, i: usize) -> usize {
     let node = &graph.nodes[i];
+    if let Some(control) = &node.control {
+        return crate::control::scratch_bytes(graph, control).div_ceil(4);
+    }
     let cx = ScratchCtx {
         inputs: node
             .inputs
