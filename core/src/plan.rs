@@ -68,6 +68,7 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
     let mut buffer_of: HashMap<TensorId, usize> = HashMap::new();
     let mut scratch_buffer: Vec<Option<usize>> = vec![None; graph.nodes.len()];
     let mut inplace = vec![false; graph.nodes.len()];
+    let mut pinned: std::collections::HashSet<usize> = std::collections::HashSet::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         if let Some(&n) = scratch_elems.get(i)
             && n > 0
@@ -91,8 +92,10 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
                 .flatten()
                 .and_then(|j| node.inputs.get(j).copied().flatten())
                 .filter(|&src| {
-                    // (A control-flow body reads outer tensors it does not plan.)
-                    buffer_of.contains_key(&src)
+                    // (A control-flow body reads outer tensors it does not plan, and
+                    // its formal inputs keep their own buffers: the control-flow code
+                    // copies the body's outputs into them.)
+                    buffer_of.get(&src).is_some_and(|b| !pinned.contains(b))
                         && in_arena(graph, src)
                         && bytes(src) == bytes(o)
                         && graph.tensors[src].ty.dtype == graph.tensors[o].ty.dtype
@@ -118,6 +121,9 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
                     offset: 0,
                 });
                 buffer_of.insert(o, buffers.len() - 1);
+                if std::ptr::eq(node.op, &crate::ops::control::BODY_ENTRY) {
+                    pinned.insert(buffers.len() - 1);
+                }
             }
         }
     }
