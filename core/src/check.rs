@@ -777,6 +777,18 @@ impl<'m> Checker<'m> {
         if let Some(&def) = self.customs.get(&name) {
             return self.custom_call(def, call);
         }
+        if let Some(how) = match name.as_str() {
+            "If" => Some("if cond { ... } else { ... }"),
+            "Loop" => Some("for i in 0..n with (h = h0) { ... }"),
+            "Scan" => Some("for x_t in xs with (h = h0) { ... }"),
+            _ => None,
+        } {
+            self.error(
+                call.func.span(),
+                format!("{name} is written as a statement: `let y = {how};`, the body ending with `return ...;`"),
+            );
+            return None;
+        }
         let mut known: Vec<&str> = ops::REGISTRY.iter().map(|op| op.op_type).collect();
         known.extend(ALIASES.iter().map(|(a, _)| *a));
         known.extend(layers::LAYERS);

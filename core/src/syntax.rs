@@ -695,10 +695,10 @@ fn parse_flow(input: ParseStream) -> syn::Result<Flow> {
         let kw: Token![if] = input.parse()?;
         let cond: Expr = input.parse()?;
         let then = body(input)?;
-        input.parse::<Token![else]>().map_err(|e| {
+        input.parse::<Token![else]>().map_err(|_| {
             syn::Error::new(
-                e.span(),
-                "an `if` needs an `else` branch: both branches define the outputs",
+                then.close,
+                "an `if` needs an `else` branch after this: both branches define the outputs",
             )
         })?;
         let otherwise = body(input)?;

@@ -14,6 +14,15 @@ use crate::ops::{self, AttrValue, Attrs, OpSchema};
 use crate::syntax::{Flow, FlowBody, FlowKind, Pattern};
 use crate::types::{DType, Dim, MAX_DIM, Shape, TensorType};
 
+/// `1 tensor`, `2 tensors`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
+}
+
 /// A formal input of a body: the name it is bound to, and its tensor.
 struct Formal {
     name: Option<Ident>,
@@ -53,8 +62,8 @@ impl<'m> Checker<'m> {
             self.error(
                 span,
                 format!(
-                    "{what} has {} outputs, the pattern names {}",
-                    outs.len(),
+                    "{what} has {}, the pattern names {}",
+                    count(outs.len(), "output"),
                     names.len()
                 ),
             );
@@ -132,7 +141,10 @@ impl<'m> Checker<'m> {
                     let (n, m) = (then.returned.len(), other.returned.len());
                     self.error(
                         other.returned.first().map_or(other.close, |r| r.1),
-                        format!("the branches of `if` return {n} and {m} tensors: they must agree"),
+                        format!(
+                            "the then branch returns {} and the else branch {m}: they must agree",
+                            count(n, "tensor")
+                        ),
                     );
                     return None;
                 }
@@ -361,10 +373,14 @@ impl<'m> Checker<'m> {
             self.error(
                 body.returned.first().map_or(body.close, |r| r.1),
                 format!(
-                    "the body returns {} tensors; it returns the {} carried values first ({}), then any per-step outputs",
-                    body.returned.len(),
-                    carried.len(),
-                    carried.iter().map(|(n, _)| n.to_string()).collect::<Vec<_>>().join(", ")
+                    "the body returns {}; it returns the {} first ({}), then any per-step outputs",
+                    count(body.returned.len(), "tensor"),
+                    count(carried.len(), "carried value"),
+                    carried
+                        .iter()
+                        .map(|(n, _)| n.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             );
             return None;
@@ -456,7 +472,10 @@ impl<'m> Checker<'m> {
             }
             Some(_) => return None,
             None => {
-                self.error(def.close, "a body ends with `return (values...);`");
+                self.error(
+                    def.close,
+                    "this body does not end with `return`: it returns its outputs, as in `return (h, y);`",
+                );
                 return None;
             }
         };
