@@ -591,10 +591,26 @@ pub fn custom_ops(onnx: &[u8]) -> Vec<String> {
         .iter()
         .map(|f| (f.domain().to_string(), f.name().to_string()))
         .collect();
-    let mut out: Vec<String> = model
-        .graph
-        .iter()
-        .flat_map(|g| &g.node)
+    // The nodes of the graph and of the subgraphs in its nodes' attributes.
+    fn all_nodes<'a>(
+        g: &'a tinyonnx_proto::GraphProto,
+        out: &mut Vec<&'a tinyonnx_proto::NodeProto>,
+    ) {
+        for n in &g.node {
+            out.push(n);
+            for a in &n.attribute {
+                for sub in a.g.iter().chain(&a.graphs) {
+                    all_nodes(sub, out);
+                }
+            }
+        }
+    }
+    let mut nodes = Vec::new();
+    if let Some(g) = &model.graph {
+        all_nodes(g, &mut nodes);
+    }
+    let mut out: Vec<String> = nodes
+        .into_iter()
         .filter(|n| !n.domain().is_empty() && n.domain() != "ai.onnx")
         .filter(|n| !functions.contains(&(n.domain().to_string(), n.op_type().to_string())))
         .map(|n| format!("{}.{}", n.domain(), n.op_type()))

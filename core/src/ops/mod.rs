@@ -994,6 +994,16 @@ pub fn supported_ops_markdown() -> String {
         ));
     }
     s.push_str(&format!("\n{} operators.\n", REGISTRY.len()));
+    s.push_str(
+        "\n## Control flow\n\n\
+         Written as statements (see the README), not calls; every dtype above in their \
+         values; opsets 13-21.\n\n\
+         | operator | DSL | inputs | attributes |\n\
+         |---|---|---|---|\n\
+         | If | `let (a, b) = if c { ...; return (x, y); } else { ...; return (u, v); };` | cond (bool, one element) | then_branch, else_branch (graphs; equal output types and shapes) |\n\
+         | Loop | `let (h, hs) = for i in 0..n with (h = h0) { ...; return (h2, y); };` | M (the literal n, i64 initializer), cond omitted, carried initial values | body (graph: iteration number, condition, carried values -> condition, carried values, per-step outputs) |\n\
+         | Scan | `let (h, ys) = for (a_t, b_t) in (a, b) with (h = h0) { ...; return (h2, y); };` | carried initial values, scanned tensors (fixed first dimension) | body (graph), num_scan_inputs; axes 0, forward directions (the defaults) |\n",
+    );
     s
 }
 
