@@ -13,7 +13,7 @@
 //! branch's outputs; a `Loop` writes the iteration number and runs its body `trips`
 //! times, copying the carried values back into the formals and each per-step output
 //! into its row of the stacked output; a `Scan` copies row `t` of each scanned input
-//! into its slice formal before step `t`.
+//! (row `trips - 1 - t` of one scanned in reverse) into its slice formal before step `t`.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -208,12 +208,21 @@ pub fn lower(outer: &Graph, outer_plan: &Plan, i: usize, kernels: &Kernels) -> T
                 let dst = out(node.outputs[k - out0]);
                 copy(quote!((#dst)[__it * #n..(__it + 1) * #n]), result(k))
             });
+            let reversed = |j: usize| match node.attrs.get("scan_input_directions") {
+                Some(ops::AttrValue::Ints(d)) => d.get(j) == Some(&1),
+                _ => false,
+            };
             let slices = (0..scanned).map(|j| {
                 let n = g.device_numel(body.inputs[carried + j]);
                 let src = input(carried + j);
+                let row = if reversed(j) {
+                    quote!((#trips - 1 - __it))
+                } else {
+                    quote!(__it)
+                };
                 copy(
                     formal(carried + j),
-                    quote!(&(#src)[__it * #n..(__it + 1) * #n]),
+                    quote!(&(#src)[#row * #n..(#row + 1) * #n]),
                 )
             });
             let counters = match control.kind {

@@ -21,8 +21,9 @@
 //!                                              (in blocks and control-flow bodies only)
 //! flow   := "if" expr body "else" body                                 (ONNX If)
 //!         | "for" IDENT "in" INT ".." INT carry? body                  (ONNX Loop)
-//!         | "for" ( IDENT | "(" IDENT,* ")" ) "in" ( IDENT | "(" IDENT,* ")" )
+//!         | "for" ( IDENT | "(" IDENT,* ")" ) "in" ( seq | "(" seq,* ")" )
 //!           carry? body                                               (ONNX Scan)
+//! seq    := IDENT | "rev" "(" IDENT ")"            (scanned last row first)
 //! carry  := "with" "(" IDENT "=" expr ( "," IDENT "=" expr )* ","? ")"
 //! body   := "{" item* "}"
 //! pattern:= IDENT | "(" ( ( IDENT | "_" ) ( "," ( IDENT | "_" ) )* )? ")"
@@ -140,10 +141,11 @@ pub enum FlowKind {
         start: LitInt,
         end: LitInt,
     },
-    /// `for (a_t, b_t) in (a, b)`: one slice name per scanned tensor.
+    /// `for (a_t, b_t) in (a, rev(b))`: one slice name per scanned tensor, each
+    /// tensor with whether it is scanned in reverse.
     Scan {
         slices: Vec<Ident>,
-        seqs: Vec<Ident>,
+        seqs: Vec<(Ident, bool)>,
     },
 }
 
@@ -729,7 +731,25 @@ fn parse_flow(input: ParseStream) -> syn::Result<Flow> {
         })?;
         FlowKind::Loop { iter, start, end }
     } else {
-        let seqs = idents(input)?;
+        let seq = |input: ParseStream| -> syn::Result<(Ident, bool)> {
+            let name: Ident = input.parse()?;
+            if name == "rev" && input.peek(syn::token::Paren) {
+                let content;
+                parenthesized!(content in input);
+                return Ok((content.parse()?, true));
+            }
+            Ok((name, false))
+        };
+        let seqs = if input.peek(syn::token::Paren) {
+            let content;
+            parenthesized!(content in input);
+            content
+                .parse_terminated(seq, Token![,])?
+                .into_iter()
+                .collect()
+        } else {
+            vec![seq(input)?]
+        };
         FlowKind::Scan { slices: vars, seqs }
     };
     let mut carried = Vec::new();

@@ -28,14 +28,14 @@ tinyonnx::onnx_model! {
 tinyonnx::onnx_model! {
     /// A Scan whose body holds an If on the step's values and a Loop of 3 steps that
     /// carries an i64 counter and reads the scan's carried state; the scan also stacks
-    /// a bool and an i64 output; two tensors are scanned together.
+    /// a bool and an i64 output; two tensors are scanned together, one in reverse.
     model Nested {
         input xs: f32[5, 2, 3];
         input gs: f32[5, 3];
         input h0: f32[2, 3];
         weight w: f32[3, 3] = glorot_uniform(seed = 11);
         let scale = ReduceMean(gs, keepdims = 0);
-        let (h, ys, pos, counts) = for (x_t, g_t) in (xs, gs) with (h = h0) {
+        let (h, ys, pos, counts) = for (x_t, g_t) in (xs, rev(gs)) with (h = h0) {
             let z = Add(MatMul(x_t, w), Mul(h, g_t));
             let big = Greater(ReduceSum(z, keepdims = 0), 0.0);
             let picked = if big {

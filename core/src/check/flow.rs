@@ -264,7 +264,7 @@ impl<'m> Checker<'m> {
             FlowKind::Scan { slices, seqs } => {
                 if slices.len() != seqs.len() {
                     self.error(
-                        seqs.first().map_or(flow.kw, Ident::span),
+                        seqs.first().map_or(flow.kw, |(s, _)| s.span()),
                         format!(
                             "{} slice names for {} scanned tensors: name one slice per tensor",
                             slices.len(),
@@ -279,7 +279,7 @@ impl<'m> Checker<'m> {
                 }
                 let mut trips: Option<(usize, &Ident)> = None;
                 let mut seq_ids = Vec::new();
-                for seq in seqs {
+                for (seq, _) in seqs {
                     let Some(id) = self.lookup(seq) else {
                         ok = false;
                         continue;
@@ -339,8 +339,13 @@ impl<'m> Checker<'m> {
                 let mut inputs: Vec<Option<TensorId>> =
                     carried.iter().map(|&(_, id)| Some(id)).collect();
                 inputs.extend(seq_ids.iter().map(|&id| Some(id)));
+                let mut explicit = vec![("num_scan_inputs", AttrValue::Int(seq_ids.len() as i64))];
+                if seqs.iter().any(|(_, rev)| *rev) {
+                    let dirs = seqs.iter().map(|(_, rev)| i64::from(*rev)).collect();
+                    explicit.push(("scan_input_directions", AttrValue::Ints(dirs)));
+                }
                 let attrs = Attrs {
-                    explicit: vec![("num_scan_inputs", AttrValue::Int(seq_ids.len() as i64))],
+                    explicit,
                     defaults: Vec::new(),
                 };
                 Some(self.control_node(
