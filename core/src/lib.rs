@@ -302,6 +302,54 @@ mod tests {
     }
 
     #[test]
+    fn a_loop_body_is_a_subgraph_planned_in_its_node_region() {
+        use tinyonnx_proto::Message;
+        let c = super::compile(quote! {
+            model M {
+                input h0: f32[1, 6];
+                weight w: f32[6, 6] = glorot_uniform(seed = 1);
+                let (h, hs) = for i in 0..4 with (h = h0) {
+                    let next = Tanh(MatMul(h, w));
+                    return (next, Relu(next));
+                };
+                output y = Add(h, Cast(ReduceSum(hs, keepdims = 0), to = f32));
+            }
+        })
+        .unwrap();
+        let m = tinyonnx_proto::ModelProto::decode(c.onnx.as_slice()).unwrap();
+        let g = m.graph.unwrap();
+        let node = g.node.iter().find(|n| n.op_type() == "Loop").unwrap();
+        // M, the omitted condition and the initial h (the node is named after the
+        // pattern's first name); w is read from the outer scope.
+        assert_eq!(node.input, ["h.M", "", "h0"]);
+        let body = node.attribute[0].g.as_ref().unwrap();
+        let ops: Vec<&str> = body.node.iter().map(|n| n.op_type()).collect();
+        assert_eq!(ops, ["MatMul", "Tanh", "Relu", "Identity"]);
+        assert_eq!(body.input.len(), 3);
+        assert_eq!(body.output.len(), 3);
+        // The node lists w and h0 after its ONNX inputs, so both live until it runs.
+        let k = c
+            .graph
+            .nodes
+            .iter()
+            .position(|n| n.control.is_some())
+            .unwrap();
+        let node = &c.graph.nodes[k];
+        assert_eq!(node.inputs.len(), 4);
+        // The body's tensors lie inside the node's region, which is 8-byte aligned.
+        let base = c.plan.scratch[k].unwrap();
+        assert_eq!(base % 8, 0);
+        let (bg, bp, _) = crate::control::placed_body(&c.graph, &c.plan, k, 0);
+        let region = crate::ops::scratch_elems(&c.graph, k) * 4;
+        for n in &bg.nodes {
+            for &t in &n.outputs {
+                let off = bp.offsets[&t];
+                assert!(off >= base && off + bg.device_numel(t) * 4 <= base + region);
+            }
+        }
+    }
+
+    #[test]
     fn a_plain_chain_needs_exactly_its_lower_bound() {
         let c = super::compile(mlp()).unwrap();
         // h (8 floats) and the second linear's output (4 floats) are alive together.
