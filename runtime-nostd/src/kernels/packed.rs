@@ -165,7 +165,21 @@ fn block<const R: usize, const Q: usize>(
 ) {
     let mut acc = [[[0.0f32; NR]; Q]; R];
     let width = |q: usize| NR.min(n - (p0 + q) * NR);
-    if let Some(c) = init {
+    let full = (0..Q).all(|q| width(q) == NR);
+    if let Some(c) = init
+        && c.rows == 0
+        && c.cols == 1
+        && full
+    {
+        // One bias row for every row: contiguous copies.
+        for q in 0..Q {
+            let c0 = (p0 + q) * NR;
+            let bias: [f32; NR] = c.values[c0..c0 + NR].try_into().expect("NR values");
+            for row in acc.iter_mut() {
+                row[q] = bias;
+            }
+        }
+    } else if let Some(c) = init {
         for (r, row) in acc.iter_mut().enumerate() {
             for (q, part) in row.iter_mut().enumerate() {
                 let c0 = (p0 + q) * NR;
@@ -181,12 +195,30 @@ fn block<const R: usize, const Q: usize>(
     unsafe { tile::<R, Q>(k, a.as_ptr().add(r0 * a_rs), a_rs, panels, &mut acc) };
     // Column by column, rows innermost: when the output is stored transposed
     // (`y_rs = 1`, a convolution's NCHW), consecutive stores are adjacent.
+    let yp = y.as_mut_ptr();
+    #[cfg(target_arch = "x86_64")]
+    if y_rs == 1 && R % 4 == 0 && full && avx_fma() {
+        for q in 0..Q {
+            for r in (0..R).step_by(4) {
+                let rows = [&acc[r][q], &acc[r + 1][q], &acc[r + 2][q], &acc[r + 3][q]];
+                // Safety: the CPU has AVX (checked); rows `r0 + r .. r0 + r + 4 <= m`,
+                // columns `(p0 + q) * NR .. + NR <= n` (full panels): every store is
+                // inside the length `gemm_packed` asserted.
+                unsafe {
+                    store_columns_avx(rows, yp.add((p0 + q) * NR * y_cs + r0 + r), y_cs, relu)
+                };
+            }
+        }
+        return;
+    }
     for q in 0..Q {
         for j in 0..width(q) {
             let base = (p0 + q) * NR * y_cs + j * y_cs + r0 * y_rs;
             for (r, row) in acc.iter().enumerate() {
                 let v = row[q][j];
-                y[base + r * y_rs] = if relu { v.max(0.0) } else { v };
+                // Safety: row `r0 + r < m`, column `(p0 + q) * NR + j < n`: inside the
+                // length `gemm_packed` asserted.
+                unsafe { *yp.add(base + r * y_rs) = if relu { v.max(0.0) } else { v } };
             }
         }
     }
@@ -342,6 +374,45 @@ unsafe fn tile_fma<const R: usize, const Q: usize>(
             for (q, x) in row.iter().enumerate() {
                 _mm256_storeu_ps(acc[r][q].as_mut_ptr(), *x);
             }
+        }
+    }
+}
+
+/// Stores four accumulator rows of one panel transposed: column `j`'s four values at
+/// `y + j * y_cs .. + 4` (a 4 x 8 transpose in registers), with a Relu when `relu`.
+///
+/// # Safety
+/// The CPU must have AVX; `y + j * y_cs + i` must be valid for writes for `j < 8`,
+/// `i < 4`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn store_columns_avx(rows: [&[f32; NR]; 4], y: *mut f32, y_cs: usize, relu: bool) {
+    use core::arch::x86_64::{
+        _mm_storeu_ps, _mm256_castps256_ps128, _mm256_extractf128_ps, _mm256_loadu_ps,
+        _mm256_max_ps, _mm256_setzero_ps, _mm256_shuffle_ps, _mm256_unpackhi_ps,
+        _mm256_unpacklo_ps,
+    };
+    // Safety: the caller's contract (AVX; the 8 x 4 destination values).
+    unsafe {
+        let mut v = rows.map(|r| _mm256_loadu_ps(r.as_ptr()));
+        if relu {
+            v = v.map(|x| _mm256_max_ps(x, _mm256_setzero_ps()));
+        }
+        // t0 = [a0 b0 a1 b1 | a4 b4 a5 b5], t1 = [a2 b2 a3 b3 | a6 b6 a7 b7], ...
+        let t0 = _mm256_unpacklo_ps(v[0], v[1]);
+        let t1 = _mm256_unpackhi_ps(v[0], v[1]);
+        let t2 = _mm256_unpacklo_ps(v[2], v[3]);
+        let t3 = _mm256_unpackhi_ps(v[2], v[3]);
+        // Columns (0 | 4), (1 | 5), (2 | 6), (3 | 7) of the four rows.
+        let cols = [
+            _mm256_shuffle_ps::<0x44>(t0, t2),
+            _mm256_shuffle_ps::<0xEE>(t0, t2),
+            _mm256_shuffle_ps::<0x44>(t1, t3),
+            _mm256_shuffle_ps::<0xEE>(t1, t3),
+        ];
+        for (j, c) in cols.iter().enumerate() {
+            _mm_storeu_ps(y.add(j * y_cs), _mm256_castps256_ps128(*c));
+            _mm_storeu_ps(y.add((j + 4) * y_cs), _mm256_extractf128_ps::<1>(*c));
         }
     }
 }
