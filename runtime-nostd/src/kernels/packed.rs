@@ -197,7 +197,7 @@ fn block<const R: usize, const Q: usize>(
     // (`y_rs = 1`, a convolution's NCHW), consecutive stores are adjacent.
     let yp = y.as_mut_ptr();
     #[cfg(target_arch = "x86_64")]
-    if y_rs == 1 && R % 4 == 0 && full && avx_fma() {
+    if y_rs == 1 && R.is_multiple_of(4) && full && avx_fma() {
         for q in 0..Q {
             for r in (0..R).step_by(4) {
                 let rows = [&acc[r][q], &acc[r + 1][q], &acc[r + 2][q], &acc[r + 3][q]];
