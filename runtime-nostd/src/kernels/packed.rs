@@ -196,6 +196,19 @@ fn block<const R: usize, const Q: usize>(
     // Column by column, rows innermost: when the output is stored transposed
     // (`y_rs = 1`, a convolution's NCHW), consecutive stores are adjacent.
     let yp = y.as_mut_ptr();
+    if y_cs == 1 && full {
+        // Row-major output: each accumulator row of a panel is eight adjacent values.
+        for (r, row) in acc.iter().enumerate() {
+            for (q, part) in row.iter().enumerate() {
+                let at = (r0 + r) * y_rs + (p0 + q) * NR;
+                let dst = &mut y[at..at + NR];
+                for (d, &v) in dst.iter_mut().zip(part) {
+                    *d = if relu { v.max(0.0) } else { v };
+                }
+            }
+        }
+        return;
+    }
     #[cfg(target_arch = "x86_64")]
     if y_rs == 1 && R.is_multiple_of(4) && full && avx_fma() {
         for q in 0..Q {
@@ -511,17 +524,23 @@ mod tests {
                         cols: 1,
                     });
                     let bp = pack(k, n, &b);
-                    let mut y = [f32::NAN; 13 * MAXN];
-                    gemm_packed((m, k, n), &a, 8, &bp, init, &mut y, (1, m), relu);
-                    for r in 0..m {
-                        for j in 0..n {
-                            let mut s = if init.is_some() { c[j] } else { 0.0 };
-                            for kk in 0..k {
-                                s += a[r * 8 + kk] * b[kk * n + j];
+                    // Stored transposed (a convolution's NCHW) and row-major.
+                    for (y_rs, y_cs) in [(1, m), (n, 1)] {
+                        let mut y = [f32::NAN; 13 * MAXN];
+                        gemm_packed((m, k, n), &a, 8, &bp, init, &mut y, (y_rs, y_cs), relu);
+                        for r in 0..m {
+                            for j in 0..n {
+                                let mut s = if init.is_some() { c[j] } else { 0.0 };
+                                for kk in 0..k {
+                                    s += a[r * 8 + kk] * b[kk * n + j];
+                                }
+                                let want = if relu { s.max(0.0) } else { s };
+                                let got = y[r * y_rs + j * y_cs];
+                                assert!(
+                                    (got - want).abs() < 1e-5,
+                                    "m={m} k={k} n={n} ({r}, {j}) strides ({y_rs}, {y_cs})"
+                                );
                             }
-                            let want = if relu { s.max(0.0) } else { s };
-                            let got = y[j * m + r];
-                            assert!((got - want).abs() < 1e-5, "m={m} k={k} n={n} ({r}, {j})");
                         }
                     }
                 }
