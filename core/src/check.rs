@@ -348,13 +348,7 @@ impl<'m> Checker<'m> {
                 self.scope().returned = Some((ids, *tuple));
             }
             Item::Flow { doc, pattern, flow } => {
-                let first = self.graph.nodes.len();
-                self.flow_item(pattern, flow);
-                for node in &mut self.graph.nodes[first..] {
-                    if node.doc.is_empty() {
-                        node.doc = doc.clone();
-                    }
-                }
+                self.with_doc(doc, |cx| cx.flow_item(pattern, flow))
             }
             Item::Input { doc, name, ty } => {
                 let Some(ty) = self.tensor_type(ty, false) else {
@@ -372,15 +366,7 @@ impl<'m> Checker<'m> {
                 ty,
                 init,
             } => self.weight_item(doc, name, ty, init),
-            Item::Let { doc, pattern, expr } => {
-                let first = self.graph.nodes.len();
-                self.let_item(pattern, expr);
-                for node in &mut self.graph.nodes[first..] {
-                    if node.doc.is_empty() {
-                        node.doc = doc.clone();
-                    }
-                }
-            }
+            Item::Let { doc, pattern, expr } => self.with_doc(doc, |cx| cx.let_item(pattern, expr)),
             Item::Output { doc, name, expr } => self.output(doc, name, expr.as_ref()),
         }
     }
@@ -474,12 +460,28 @@ impl<'m> Checker<'m> {
                     poison_all(self);
                     return;
                 }
-                for (id, name) in outs.into_iter().zip(names) {
-                    if let Some(name) = name {
-                        self.name_tensor(id, name);
-                        self.bind(name, id);
-                    }
-                }
+                self.bind_outputs(outs, names.iter().map(Option::as_ref).collect());
+            }
+        }
+    }
+
+    /// Names and binds each output that has a name in a tuple pattern.
+    fn bind_outputs(&mut self, outs: Vec<TensorId>, names: Vec<Option<&Ident>>) {
+        for (id, name) in outs.into_iter().zip(names) {
+            if let Some(name) = name {
+                self.name_tensor(id, name);
+                self.bind(name, id);
+            }
+        }
+    }
+
+    /// Runs `f`, then gives the nodes it added that have no doc string `doc`.
+    fn with_doc(&mut self, doc: &str, f: impl FnOnce(&mut Self)) {
+        let first = self.graph.nodes.len();
+        f(self);
+        for node in &mut self.graph.nodes[first..] {
+            if node.doc.is_empty() {
+                node.doc = doc.to_string();
             }
         }
     }

@@ -70,12 +70,24 @@ impl<'m> Checker<'m> {
             poison_all(self);
             return;
         }
-        for (id, name) in outs.into_iter().zip(names) {
-            if let Some(name) = name {
-                self.name_tensor(id, name);
-                self.bind(name, id);
-            }
-        }
+        self.bind_outputs(outs, names);
+    }
+
+    /// The formal inputs of the carried values: their initial tensors' types, named in
+    /// the body.
+    fn carried_formals(&mut self, prefix: &str, carried: &[(&Ident, TensorId)]) -> Vec<Formal> {
+        carried
+            .iter()
+            .map(|&(name, init)| {
+                let ty = self.graph.tensors[init].ty.clone();
+                let id =
+                    self.new_tensor(format!("{prefix}{name}"), ty, TensorKind::Value, "", None);
+                Formal {
+                    name: Some(name.clone()),
+                    id,
+                }
+            })
+            .collect()
     }
 
     /// Checks a control-flow statement and adds its node; returns the node's outputs.
@@ -232,15 +244,7 @@ impl<'m> Checker<'m> {
                         ),
                     },
                 ];
-                for &(name, init) in &carried {
-                    let ty = self.graph.tensors[init].ty.clone();
-                    let id =
-                        self.new_tensor(format!("{prefix}{name}"), ty, TensorKind::Value, "", None);
-                    formals.push(Formal {
-                        name: Some(name.clone()),
-                        id,
-                    });
-                }
+                formals.extend(self.carried_formals(&prefix, &carried));
                 let cond_in = formals[1].id;
                 let mut body = self.body(&flow.bodies[0], &prefix, "body", formals)?;
                 let outs = self.loop_outputs(&full, &carried, &body, trips)?;
@@ -307,15 +311,7 @@ impl<'m> Checker<'m> {
                 let full = self.instance_name(layer, None, hint, flow.kw)?;
                 let prefix = format!("{full}.body.");
                 let mut formals = Vec::new();
-                for &(name, init) in &carried {
-                    let ty = self.graph.tensors[init].ty.clone();
-                    let id =
-                        self.new_tensor(format!("{prefix}{name}"), ty, TensorKind::Value, "", None);
-                    formals.push(Formal {
-                        name: Some(name.clone()),
-                        id,
-                    });
-                }
+                formals.extend(self.carried_formals(&prefix, &carried));
                 for (slice, &seq) in slices.iter().zip(&seq_ids) {
                     let ty = &self.graph.tensors[seq].ty;
                     let ty = TensorType {
