@@ -496,7 +496,6 @@ impl<'m> Checker<'m> {
         for (k, &(id, span)) in returned.iter().enumerate() {
             let produced = body.nodes.iter().any(|n| n.outputs.contains(&id));
             let id = if produced && !body.outputs.contains(&id) {
-                self.anonymous.remove(&id);
                 id
             } else {
                 self.body_identity(&mut body, id, format!("{prefix}return_{k}"))?
