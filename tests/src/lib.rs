@@ -464,18 +464,11 @@ pub fn layer_by_layer(
         .run(feeds)
         .map_err(|e| format!("ONNX Runtime failed to run the all-outputs model: {e}"))?;
     let mut traced: Vec<(String, Values)> = Vec::new();
-    let mut ours: Vec<Values> = info
-        .outputs
-        .iter()
-        .map(|t| Values::zeros(t.dtype, t.numel()))
-        .collect::<Result<_, _>>()?;
-    let refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
-    let mut outs: Vec<_> = ours.iter_mut().map(Values::as_mut).collect();
-    let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
-    (example.run_traced)(as_bytes(&mut arena), &refs, &mut outs, &mut |name, v| {
-        traced.push((name.to_string(), Values::from_ref(v)));
-    })
-    .map_err(|e| e.to_string())?;
+    run_with(example, &inputs, |arena, refs, outs| {
+        (example.run_traced)(arena, refs, outs, &mut |name, v| {
+            traced.push((name.to_string(), Values::from_ref(v)));
+        })
+    })?;
     // Tensors inside ONNX function calls are not graph values there: compared only
     // through the calls' outputs.
     let names: std::collections::HashSet<String> = {
@@ -636,6 +629,16 @@ pub fn run_ours(
     example: &tinyonnx_examples::Example,
     inputs: &[Values],
 ) -> Result<Vec<Values>, String> {
+    run_with(example, inputs, example.run_typed)
+}
+
+/// Zeroed output buffers, a fresh heap arena and typed input views for `example`; calls
+/// `run` with them and returns the outputs.
+fn run_with(
+    example: &tinyonnx_examples::Example,
+    inputs: &[Values],
+    run: impl FnOnce(&mut [u8], &[Ref<'_>], &mut [TensorMut<'_>]) -> Result<(), tinyonnx::RunError>,
+) -> Result<Vec<Values>, String> {
     let info = &example.info;
     let mut ours: Vec<Values> = info
         .outputs
@@ -645,7 +648,6 @@ pub fn run_ours(
     let refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
     let mut outs: Vec<_> = ours.iter_mut().map(Values::as_mut).collect();
     let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
-    (example.run_typed)(as_bytes(&mut arena), &refs, &mut outs)
-        .map_err(|e| format!("{}: {e}", info.name))?;
+    run(as_bytes(&mut arena), &refs, &mut outs).map_err(|e| format!("{}: {e}", info.name))?;
     Ok(ours)
 }
