@@ -147,6 +147,34 @@ pub fn binary<O: BinaryOp<T>, T: Copy, const R: usize>(
     y: &mut [O::Out],
     shape: &[usize; R],
 ) {
+    if R > 0 && !y.is_empty() {
+        // Row by row, the last axis as a loop over contiguous or broadcast operands.
+        let n = shape[R - 1];
+        super::for_rows2(shape, a_strides, b_strides, |row, ia, ib| {
+            let out = &mut y[row * n..(row + 1) * n];
+            match (a_strides[R - 1], b_strides[R - 1]) {
+                (1, 1) => binary_same::<O, T>(&a[ia..ia + n], &b[ib..ib + n], out),
+                (1, 0) => {
+                    let z = b[ib];
+                    for (o, &x) in out.iter_mut().zip(&a[ia..ia + n]) {
+                        *o = O::apply(x, z);
+                    }
+                }
+                (0, 1) => {
+                    let x = a[ia];
+                    for (o, &z) in out.iter_mut().zip(&b[ib..ib + n]) {
+                        *o = O::apply(x, z);
+                    }
+                }
+                (sa, sb) => {
+                    for (j, o) in out.iter_mut().enumerate() {
+                        *o = O::apply(a[ia + j * sa], b[ib + j * sb]);
+                    }
+                }
+            }
+        });
+        return;
+    }
     let mut idx = [0usize; R];
     let (mut ia, mut ib) = (0usize, 0usize);
     for out in y.iter_mut() {
@@ -164,6 +192,32 @@ pub fn binary_inplace<O: BinaryOp<T, Out = T>, T: Copy, const R: usize>(
     shape: &[usize; R],
 ) {
     let zeros = [0usize; R];
+    if R > 0 && !y.is_empty() {
+        // Row by row, the last axis as a loop over a contiguous or broadcast `b`.
+        let n = shape[R - 1];
+        super::for_rows2(shape, &zeros, b_strides, |row, _, ib| {
+            let out = &mut y[row * n..(row + 1) * n];
+            match b_strides[R - 1] {
+                0 => {
+                    let z = b[ib];
+                    for o in out.iter_mut() {
+                        *o = O::apply(*o, z);
+                    }
+                }
+                1 => {
+                    for (o, &z) in out.iter_mut().zip(&b[ib..ib + n]) {
+                        *o = O::apply(*o, z);
+                    }
+                }
+                sb => {
+                    for (j, o) in out.iter_mut().enumerate() {
+                        *o = O::apply(*o, b[ib + j * sb]);
+                    }
+                }
+            }
+        });
+        return;
+    }
     let mut idx = [0usize; R];
     let (mut unused, mut ib) = (0usize, 0usize);
     for out in y.iter_mut() {

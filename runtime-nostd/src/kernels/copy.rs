@@ -11,6 +11,22 @@ pub fn transpose<T: Copy, const R: usize>(
     strides: &[usize; R],
 ) {
     let zeros = [0usize; R];
+    if R > 0 && !y.is_empty() {
+        // Row by row: the last output axis is a copy when it stays innermost in `x`,
+        // a strided gather otherwise.
+        let (n, s) = (shape[R - 1], strides[R - 1]);
+        super::for_rows2(shape, strides, &zeros, |row, ix, _| {
+            let out = &mut y[row * n..(row + 1) * n];
+            if s == 1 {
+                out.copy_from_slice(&x[ix..ix + n]);
+            } else {
+                for (j, o) in out.iter_mut().enumerate() {
+                    *o = x[ix + j * s];
+                }
+            }
+        });
+        return;
+    }
     let mut idx = [0usize; R];
     let (mut ix, mut unused) = (0usize, 0usize);
     for out in y.iter_mut() {

@@ -125,6 +125,28 @@ pub(crate) fn init_state(state: &mut [f32], init: Option<&[f32]>, n: usize) {
     }
 }
 
+/// Walks the rows of a row-major tensor of `shape` (`R >= 1`, no empty axis): calls
+/// `f(row, ia, ib)` for each row of `shape[R - 1]` elements with the two strided offsets
+/// at its start, so callers run the last axis as a plain loop (contiguous or
+/// broadcast) instead of stepping a multi-index per element.
+#[inline(always)]
+pub(crate) fn for_rows2<const R: usize>(
+    shape: &[usize; R],
+    sa: &[usize; R],
+    sb: &[usize; R],
+    mut f: impl FnMut(usize, usize, usize),
+) {
+    let mut outer = *shape;
+    outer[R - 1] = 1;
+    let rows: usize = outer.iter().product();
+    let mut idx = [0usize; R];
+    let (mut ia, mut ib) = (0usize, 0usize);
+    for row in 0..rows {
+        f(row, ia, ib);
+        step2(&mut idx, &outer, sa, sb, &mut ia, &mut ib);
+    }
+}
+
 /// Advances a row-major multi-index over `shape`, moving two strided offsets along.
 #[inline(always)]
 pub(crate) fn step2<const R: usize>(

@@ -23,25 +23,30 @@ pub fn max_pool2d<
 ) {
     let x = &x[..NC * H * W];
     let y = &mut y[..NC * OH * OW];
-    for p in 0..NC {
-        let xp = &x[p * H * W..(p + 1) * H * W];
-        for oh in 0..OH {
-            for ow in 0..OW {
-                let mut m = f32::NEG_INFINITY;
-                for kh in 0..KH {
-                    let ih = (oh * SH + kh * DH) as isize - PT as isize;
-                    if ih < 0 || ih >= H as isize {
-                        continue;
-                    }
-                    for kw in 0..KW {
-                        let iw = (ow * SW + kw * DW) as isize - PL as isize;
-                        if iw < 0 || iw >= W as isize {
-                            continue;
-                        }
-                        m = m.max(xp[ih as usize * W + iw as usize]);
+    if H * W == 0 || OW == 0 {
+        // No input (every window is empty) or no output.
+        y.fill(f32::NEG_INFINITY);
+        return;
+    }
+    // Output rows are accumulated window tap by window tap: each tap is one pass over
+    // the row's outputs whose input falls inside, with no chain between outputs (a
+    // running max per window would be a serial chain of dependent compares).
+    for (xp, yp) in x.chunks_exact(H * W).zip(y.chunks_exact_mut(OH * OW)) {
+        for (oh, yrow) in yp.chunks_exact_mut(OW).enumerate() {
+            yrow.fill(f32::NEG_INFINITY);
+            for kh in 0..KH {
+                let ih = (oh * SH + kh * DH) as isize - PT as isize;
+                if ih < 0 || ih >= H as isize {
+                    continue;
+                }
+                let xrow = &xp[ih as usize * W..(ih as usize + 1) * W];
+                for kw in 0..KW {
+                    let off = (kw * DW) as isize - PL as isize;
+                    let (lo, hi) = super::conv::valid_range(OW, W, SW, off);
+                    for (ow, m) in yrow.iter_mut().enumerate().take(hi).skip(lo) {
+                        *m = m.max(xrow[((ow * SW) as isize + off) as usize]);
                     }
                 }
-                y[(p * OH + oh) * OW + ow] = m;
             }
         }
     }
