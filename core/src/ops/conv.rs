@@ -38,7 +38,7 @@ pub static CONV: OpSchema = OpSchema {
         let positions: usize = cx.outputs[0][2..].iter().product();
         let g = cx.attrs.int("group") as usize;
         let k: usize = w[1..].iter().product();
-        tile_positions(cx.consts[1], w[0] / g, k, positions).map_or(0, |pb| pb * k)
+        tile_positions(cx.consts[1], w[0] / g, k, positions).map_or(0, |pb| patch_len(k, pb))
     },
     packs: |cx| {
         let (_, c, m, g, [h, w]) = plan(cx);
@@ -54,13 +54,13 @@ pub static CONV: OpSchema = OpSchema {
 };
 
 /// Patch elements of scratch the im2col path aims at (a tile of positions times the
-/// patch length); a tile has at least eight positions.
+/// patch length); a tile has at least sixteen positions.
 const PATCH_BUDGET: usize = 4096;
 
-/// Output positions per im2col tile when a convolution runs as packed matrix products:
-/// its weights are known at compile time (they are packed then) and each group has at
-/// least four output channels (a depthwise convolution would fill an eighth of each
-/// panel; it keeps the direct kernel). `None` for the direct kernel.
+/// Output positions per im2col tile when a convolution runs as matrix products: its
+/// weights are known at compile time (they are the left-hand side, in flash) and each
+/// group has at least four output channels (a depthwise convolution would run one
+/// row at a time; it keeps the direct kernel). `None` for the direct kernel.
 fn tile_positions(
     weights_known: bool,
     per_group: usize,
@@ -70,9 +70,14 @@ fn tile_positions(
     if !weights_known || per_group < 4 || positions == 0 {
         return None;
     }
-    // A multiple of the host kernel's rows (four, or eight with AVX-512), at least eight.
-    let tile = (PATCH_BUDGET / k.max(1)).max(8) / 8 * 8;
+    // Whole pairs of panels (the host tile is two panels wide), at least one pair.
+    let tile = (PATCH_BUDGET / k.max(1)).max(2 * PANEL) / (2 * PANEL) * (2 * PANEL);
     Some(tile.min(positions))
+}
+
+/// Scratch values of a tile of `pb` positions: its panels, the last one padded.
+fn patch_len(k: usize, pb: usize) -> usize {
+    pb.div_ceil(PANEL) * PANEL * k
 }
 
 /// The resolved window of one spatial axis.
@@ -362,13 +367,9 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     ];
     let tile = tile_positions(weights.is_some(), m / g, k, h.output * w.output);
     if let (Some(pb), Some(weights), Some(scratch)) = (tile, weights, &cx.scratch) {
-        // Per group: the [K, M/G] matrix B(kk, j) = W[g * M/G + j][kk], packed.
-        let mg = m / g;
-        let mut packed = Vec::new();
-        for gi in 0..g {
-            packed.extend(pack_panels(k, mg, |kk, j| weights[(gi * mg + j) * k + kk]));
-        }
-        let (decl, wp) = node_static("wp", packed);
+        // The weights as they are ([M/G, K] per group, after any folding): the left-hand
+        // side of the products, the patches being packed at run time.
+        let (decl, wp) = node_static("wp", weights.to_vec());
         let sc = &scratch.expr;
         return quote! {
             #decl

@@ -96,12 +96,14 @@ pub fn conv2d<
     }
 }
 
-/// [`conv2d`] as matrix products: for each group and each tile of `PB` output
-/// positions, the input patches (`[PB][C/G * KH * KW]`, zeros where the window leaves
-/// the padded input) are gathered into `patches` (planned scratch), then multiplied by
-/// the weights the macro packed at compile time (`wp`: per group, the
-/// `[C/G * KH * KW, M/G]` matrix in panels, see [`super::packed`]). The output tile is
-/// stored back into NCHW.
+/// [`conv2d`] as matrix products, per group and per tile of `PB` output positions:
+/// the input patches of the tile are gathered into `patches` (planned scratch) as the
+/// right-hand side of [`super::packed::gemm_packed`], in panels of `NR` positions
+/// (`[C/G * KH * KW][NR]` each, zeros where a window leaves the padded input), and the
+/// group's weights `w` (`[M/G][C/G * KH * KW]`, the ONNX layout) are the left-hand
+/// side. Each output channel's row of the tile is then stored contiguously into NCHW,
+/// and a panel is one vector copy per weight tap wherever its positions lie in one
+/// output row inside the input.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub fn conv2d_packed<
@@ -125,44 +127,53 @@ pub fn conv2d_packed<
     const RELU: bool,
 >(
     x: &[f32],
-    wp: &[f32],
+    w: &[f32],
     b: Option<&[f32]>,
     y: &mut [f32],
     patches: &mut [f32],
 ) {
+    use super::packed::{NR, Strided, gemm_packed, packed_len};
     let cg = C / G;
     let mg = M / G;
     let k = cg * KH * KW;
     let positions = OH * OW;
-    let group_len = super::packed::packed_len(k, mg);
     let x = &x[..N * C * H * W];
-    let wp = &wp[..G * group_len];
+    let w = &w[..M * k];
     let y = &mut y[..N * M * positions];
-    let patches = &mut patches[..PB * k];
+    let patches = &mut patches[..packed_len(k, PB)];
     for n in 0..N {
         for g in 0..G {
-            let bias = b.map(|b| super::packed::Strided {
+            let bias = b.map(|b| Strided {
                 values: &b[g * mg..(g + 1) * mg],
-                rows: 0,
-                cols: 1,
+                rows: 1,
+                cols: 0,
             });
             let xg = &x[(n * C + g * cg) * H * W..(n * C + (g + 1) * cg) * H * W];
             let mut p0 = 0;
             while p0 < positions {
                 let pb = PB.min(positions - p0);
-                for (pp, patch) in patches.chunks_exact_mut(k).take(pb).enumerate() {
-                    let (oh, ow) = ((p0 + pp) / OW, (p0 + pp) % OW);
-                    gather::<H, W, KH, KW, SH, SW, DH, DW, PT, PL>(xg, oh, ow, patch);
+                for (i, panel) in patches
+                    .chunks_exact_mut(k * NR)
+                    .take(pb.div_ceil(NR))
+                    .enumerate()
+                {
+                    let first = p0 + i * NR;
+                    pack_panel::<H, W, KH, KW, OW, SH, SW, DH, DW, PT, PL>(
+                        xg,
+                        first,
+                        NR.min(p0 + pb - first),
+                        panel,
+                    );
                 }
                 let out = (n * M + g * mg) * positions + p0;
-                super::packed::gemm_packed(
-                    (pb, k, mg),
-                    patches,
+                gemm_packed(
+                    (mg, k, pb),
+                    &w[g * mg * k..(g + 1) * mg * k],
                     k,
-                    &wp[g * group_len..(g + 1) * group_len],
+                    patches,
                     bias,
                     &mut y[out..],
-                    (1, positions),
+                    (positions, 1),
                     RELU,
                 );
                 p0 += pb;
@@ -171,15 +182,17 @@ pub fn conv2d_packed<
     }
 }
 
-/// The input window of output position `(oh, ow)` over every channel of `xg`, in
-/// weight order (channel, kernel row, kernel column), zero outside the input.
+/// One panel of patches: for output positions `first..first + width` (`width <= NR`,
+/// the rest of the panel zero), `panel[kk * NR + j]` is input value `kk` (channel,
+/// kernel row, kernel column) of position `first + j`'s window, zero outside the input.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn gather<
+fn pack_panel<
     const H: usize,
     const W: usize,
     const KH: usize,
     const KW: usize,
+    const OW: usize,
     const SH: usize,
     const SW: usize,
     const DH: usize,
@@ -188,28 +201,58 @@ fn gather<
     const PL: usize,
 >(
     xg: &[f32],
-    oh: usize,
-    ow: usize,
-    patch: &mut [f32],
+    first: usize,
+    width: usize,
+    panel: &mut [f32],
 ) {
-    let mut rows = patch.chunks_exact_mut(KW);
+    use super::packed::NR;
+    let (oh0, ow0) = (first / OW, first % OW);
+    let mut taps = panel.chunks_exact_mut(NR);
+    if width == NR && ow0 + NR <= OW {
+        // All positions in output row `oh0`: per kernel row one input row (or zeros),
+        // per kernel column a run of input columns `ow0 * SW + kw * DW - PL + j * SW`.
+        for plane in xg.chunks_exact(H * W) {
+            for kh in 0..KH {
+                let ih = (oh0 * SH + kh * DH) as isize - PT as isize;
+                let xrow = (ih >= 0 && ih < H as isize)
+                    .then(|| &plane[ih as usize * W..(ih as usize + 1) * W]);
+                for kw in 0..KW {
+                    let Some(dst) = taps.next() else { return };
+                    let Some(xrow) = xrow else {
+                        dst.fill(0.0);
+                        continue;
+                    };
+                    let iw0 = (ow0 * SW + kw * DW) as isize - PL as isize;
+                    if SW == 1 && iw0 >= 0 && iw0 as usize + NR <= W {
+                        dst.copy_from_slice(&xrow[iw0 as usize..iw0 as usize + NR]);
+                    } else {
+                        for (j, v) in dst.iter_mut().enumerate() {
+                            let iw = iw0 + (j * SW) as isize;
+                            *v = if iw >= 0 && iw < W as isize {
+                                xrow[iw as usize]
+                            } else {
+                                0.0
+                            };
+                        }
+                    }
+                }
+            }
+        }
+        return;
+    }
+    // Positions across output rows, or a partial panel: element by element.
     for plane in xg.chunks_exact(H * W) {
         for kh in 0..KH {
-            let Some(out) = rows.next() else { return };
-            let ih = (oh * SH + kh * DH) as isize - PT as isize;
-            if ih < 0 || ih >= H as isize {
-                out.fill(0.0);
-                continue;
-            }
-            let xrow = &plane[ih as usize * W..(ih as usize + 1) * W];
-            let iw0 = (ow * SW) as isize - PL as isize;
-            if DW == 1 && iw0 >= 0 && iw0 as usize + KW <= W {
-                out.copy_from_slice(&xrow[iw0 as usize..iw0 as usize + KW]);
-            } else {
-                for (kw, v) in out.iter_mut().enumerate() {
-                    let iw = iw0 + (kw * DW) as isize;
-                    *v = if iw >= 0 && iw < W as isize {
-                        xrow[iw as usize]
+            for kw in 0..KW {
+                let Some(dst) = taps.next() else { return };
+                for (j, v) in dst.iter_mut().enumerate() {
+                    let (oh, ow) = ((first + j) / OW, (first + j) % OW);
+                    let ih = (oh * SH + kh * DH) as isize - PT as isize;
+                    let iw = (ow * SW + kw * DW) as isize - PL as isize;
+                    let inside =
+                        j < width && ih >= 0 && ih < H as isize && iw >= 0 && iw < W as isize;
+                    *v = if inside {
+                        plane[ih as usize * W + iw as usize]
                     } else {
                         0.0
                     };
@@ -282,5 +325,77 @@ pub fn conv_transpose2d<
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{conv2d, conv2d_packed};
+    use crate::kernels::packed::packed_len;
+
+    /// The packed path against the direct kernel (itself cross-checked against ONNX
+    /// Runtime) for one geometry; `PB` small enough that tiles split output rows.
+    #[allow(clippy::too_many_arguments)]
+    fn agree<
+        const N: usize,
+        const C: usize,
+        const H: usize,
+        const W: usize,
+        const M: usize,
+        const G: usize,
+        const KH: usize,
+        const KW: usize,
+        const OH: usize,
+        const OW: usize,
+        const SH: usize,
+        const SW: usize,
+        const DH: usize,
+        const DW: usize,
+        const PT: usize,
+        const PL: usize,
+        const PB: usize,
+    >() {
+        let x: [f32; 2 * 8 * 20 * 20] = core::array::from_fn(|i| (i as f32 * 0.37).sin());
+        let w: [f32; 16 * 8 * 9] = core::array::from_fn(|i| (i as f32 * 0.73).cos());
+        let b: [f32; 16] = core::array::from_fn(|i| i as f32 * 0.1 - 0.4);
+        let len = N * M * OH * OW;
+        let mut want = [0.0f32; 2 * 16 * 20 * 20];
+        let mut got = [f32::NAN; 2 * 16 * 20 * 20];
+        let mut patches = [f32::NAN; 4096];
+        assert!(packed_len(C / G * KH * KW, PB) <= patches.len());
+        conv2d::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, true>(
+            &x,
+            &w,
+            Some(&b),
+            &mut want,
+        );
+        conv2d_packed::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB, true>(
+            &x,
+            &w,
+            Some(&b),
+            &mut got,
+            &mut patches,
+        );
+        for i in 0..len {
+            assert!(
+                (got[i] - want[i]).abs() < 1e-4,
+                "element {i}: {} vs {}",
+                got[i],
+                want[i]
+            );
+        }
+    }
+
+    #[test]
+    fn packed_matches_direct() {
+        // 3x3 pad 1 over 20 wide rows: whole panels inside a row, panels across rows,
+        // window columns in the padding.
+        agree::<2, 8, 20, 20, 16, 1, 3, 3, 20, 20, 1, 1, 1, 1, 1, 1, 48>();
+        // Stride 2 with padding, a partial last tile.
+        agree::<1, 8, 20, 20, 12, 1, 3, 3, 10, 10, 2, 2, 1, 1, 1, 1, 32>();
+        // Groups of four output channels, dilation, asymmetric window.
+        agree::<1, 8, 20, 20, 8, 2, 2, 3, 18, 16, 1, 1, 2, 2, 0, 1, 16>();
+        // 1x1, fewer positions than a panel.
+        agree::<1, 8, 2, 3, 16, 1, 1, 1, 2, 3, 1, 1, 1, 1, 0, 0, 6>();
     }
 }

@@ -97,6 +97,14 @@ pub fn gemm_packed(
             r0 += MR;
         }
     }
+    if avx && MR == 4 {
+        // Six rows by two panels: twelve accumulators, two panel loads and one
+        // broadcast in the sixteen AVX registers.
+        while r0 + 6 <= m {
+            rows::<6, 2>(r0, args, y, out, relu);
+            r0 += 6;
+        }
+    }
     while r0 + 4 <= m {
         if avx {
             rows::<4, 2>(r0, args, y, out, relu);
@@ -180,6 +188,15 @@ fn block<const R: usize, const Q: usize>(
             for row in acc.iter_mut() {
                 row[q] = bias;
             }
+        }
+    } else if let Some(c) = init
+        && c.rows == 1
+        && c.cols == 0
+        && full
+    {
+        // One value per row (a convolution's bias): broadcast.
+        for (r, row) in acc.iter_mut().enumerate() {
+            *row = [[c.values[r0 + r]; NR]; Q];
         }
     } else if let Some(c) = init {
         for (r, row) in acc.iter_mut().enumerate() {
@@ -520,10 +537,11 @@ mod tests {
             for k in [1, 3, MAXK] {
                 for n in 1..=MAXN {
                     let relu = n % 2 == 0;
-                    let init = (n % 3 != 0).then_some(Strided {
+                    // No init, a bias per column (Gemm) or one per row (Conv).
+                    let init = (n % 3 != 0).then(|| Strided {
                         values: &c,
-                        rows: 0,
-                        cols: 1,
+                        rows: n % 3 - 1,
+                        cols: 2 - n % 3,
                     });
                     let bp = pack(k, n, &b);
                     // Stored transposed (a convolution's NCHW) and row-major.
@@ -532,7 +550,7 @@ mod tests {
                         gemm_packed((m, k, n), &a, 8, &bp, init, &mut y, (y_rs, y_cs), relu);
                         for r in 0..m {
                             for j in 0..n {
-                                let mut s = if init.is_some() { c[j] } else { 0.0 };
+                                let mut s = init.map_or(0.0, |i| c[r * i.rows + j * i.cols]);
                                 for kk in 0..k {
                                     s += a[r * 8 + kk] * b[kk * n + j];
                                 }
