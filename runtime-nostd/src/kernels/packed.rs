@@ -122,7 +122,13 @@ pub fn gemm_packed(
         r0 += 2;
     }
     if r0 < m {
-        rows::<1, 4>(r0, args, y, out, relu);
+        if avx {
+            // One row (a batch-1 Gemm, an LSTM step): eight panels for eight independent
+            // accumulator chains, as four would leave the FMA units half idle.
+            rows::<1, 8>(r0, args, y, out, relu);
+        } else {
+            rows::<1, 4>(r0, args, y, out, relu);
+        }
     }
 }
 
