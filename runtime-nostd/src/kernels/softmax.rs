@@ -15,22 +15,27 @@ pub fn softmax_inplace<
     y: &mut [T],
 ) {
     let y = &mut y[..OUTER * N * INNER];
-    for o in 0..OUTER {
-        let block = &mut y[o * N * INNER..(o + 1) * N * INNER];
-        if INNER == 1 && !LOG {
-            // A contiguous row: the exponentials in one loop the compiler vectorizes, their
-            // sum in eight independent chains.
+    if INNER == 1 && !LOG && N > 0 {
+        // Contiguous rows: each row shifted by its max, then every exponential of the
+        // tensor in one loop the compiler vectorizes (rows are often shorter than a few
+        // vectors: ten keys of attention), then sums in eight independent chains.
+        for row in y.chunks_exact_mut(N) {
             let mut max = T::LOWEST;
-            for &v in block.iter() {
+            for &v in row.iter() {
                 if v > max {
                     max = v;
                 }
             }
-            for v in block.iter_mut() {
-                *v = (*v - max).exp_fast();
+            for v in row.iter_mut() {
+                *v = *v - max;
             }
+        }
+        for v in y.iter_mut() {
+            *v = v.exp_fast();
+        }
+        for row in y.chunks_exact_mut(N) {
             let mut acc = [T::ZERO; 8];
-            let chunks = block.chunks_exact(8);
+            let chunks = row.chunks_exact(8);
             let rest = chunks.remainder();
             for c in chunks {
                 for (a, &v) in acc.iter_mut().zip(c) {
@@ -43,11 +48,14 @@ pub fn softmax_inplace<
                 sum = sum + v;
             }
             let inv = T::ONE / sum;
-            for v in block.iter_mut() {
+            for v in row.iter_mut() {
                 *v = *v * inv;
             }
-            continue;
         }
+        return;
+    }
+    for o in 0..OUTER {
+        let block = &mut y[o * N * INNER..(o + 1) * N * INNER];
         for i in 0..INNER {
             let mut max = T::LOWEST;
             for n in 0..N {
