@@ -101,13 +101,13 @@ pub fn gemm_packed(
         // Six rows by two panels: twelve accumulators, two panel loads and one
         // broadcast in the sixteen AVX registers.
         while r0 + 6 <= m {
-            rows::<6, 2>(r0, args, y, out, relu);
+            rows_avx::<6, 2>(r0, args, y, out, relu);
             r0 += 6;
         }
     }
     while r0 + 4 <= m {
         if avx {
-            rows::<4, 2>(r0, args, y, out, relu);
+            rows_avx::<4, 2>(r0, args, y, out, relu);
         } else {
             rows::<4, 1>(r0, args, y, out, relu);
         }
@@ -115,7 +115,7 @@ pub fn gemm_packed(
     }
     if r0 + 2 <= m {
         if avx {
-            rows::<2, 4>(r0, args, y, out, relu);
+            rows_avx::<2, 4>(r0, args, y, out, relu);
         } else {
             rows::<2, 2>(r0, args, y, out, relu);
         }
@@ -125,7 +125,7 @@ pub fn gemm_packed(
         if avx {
             // One row (a batch-1 Gemm, an LSTM step): eight panels for eight independent
             // accumulator chains, as four would leave the FMA units half idle.
-            rows::<1, 8>(r0, args, y, out, relu);
+            rows_avx::<1, 8>(r0, args, y, out, relu);
         } else {
             rows::<1, 4>(r0, args, y, out, relu);
         }
@@ -142,6 +142,40 @@ type Args<'a> = (
     &'a [f32],
     Option<Strided<'a>>,
 );
+
+/// [`rows`] where the CPU has AVX and FMA (the caller checked [`avx_fma`]): compiled
+/// with those features so that the tile's accumulators stay in registers from their
+/// start (the bias) to their stores. Without them in the caller, the AVX tile could
+/// not be inlined and its accumulators would go through memory on every block.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn rows_avx<const R: usize, const Q: usize>(
+    r0: usize,
+    args: Args<'_>,
+    y: &mut [f32],
+    out: (usize, usize),
+    relu: bool,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx,fma")]
+        #[allow(clippy::too_many_arguments)]
+        fn rows_compiled<const R: usize, const Q: usize>(
+            r0: usize,
+            args: Args<'_>,
+            y: &mut [f32],
+            out: (usize, usize),
+            relu: bool,
+        ) {
+            rows::<R, Q>(r0, args, y, out, relu);
+        }
+        debug_assert!(avx_fma());
+        // Safety: only called when `avx_fma()` holds (every call site checks it).
+        unsafe { rows_compiled::<R, Q>(r0, args, y, out, relu) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    rows::<R, Q>(r0, args, y, out, relu);
+}
 
 /// Rows `r0..r0 + R` against every panel, `Q` panels at a time (then one at a time).
 #[allow(clippy::too_many_arguments)]
