@@ -40,15 +40,6 @@ pub fn max_pool2d<
                     continue;
                 }
                 let xrow = &xp[ih as usize * W..(ih as usize + 1) * W];
-                if KW == 2 && SW == 2 && DW == 1 && PL == 0 && 2 * OW <= W {
-                    // The common 2x2 stride-2 window: adjacent pairs, loops the compiler
-                    // vectorizes (NaN never wins, as below).
-                    for (m, pair) in yrow.iter_mut().zip(xrow.chunks_exact(2)) {
-                        let a = if pair[0] > *m { pair[0] } else { *m };
-                        *m = if pair[1] > a { pair[1] } else { a };
-                    }
-                    continue;
-                }
                 for kw in 0..KW {
                     let off = (kw * DW) as isize - PL as isize;
                     let (lo, hi) = super::conv::valid_range(OW, W, SW, off);
@@ -56,6 +47,10 @@ pub fn max_pool2d<
                         continue;
                     }
                     let start = ((lo * SW) as isize + off) as usize;
+                    if SW == 2 {
+                        max_every_other(&mut yrow[lo..hi], &xrow[start..]);
+                        continue;
+                    }
                     let taps = xrow[start..].iter().step_by(SW);
                     for (m, &v) in yrow[lo..hi].iter_mut().zip(taps) {
                         // NaN never wins (as `f32::max`), and no select on NaN is needed.
@@ -63,6 +58,37 @@ pub fn max_pool2d<
                     }
                 }
             }
+        }
+    }
+}
+
+/// `m[j] = max(m[j], x[2 j])` where `x[2 j]` is a number (NaN never wins). On x86-64,
+/// SSE shuffles pick the even elements four at a time: left to the compiler, the
+/// stride-2 loop became AVX-512 gathers in native builds, slower than scalar code.
+#[inline]
+fn max_every_other(m: &mut [f32], x: &[f32]) {
+    let mut done = 0;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_loadu_ps, _mm_max_ps, _mm_shuffle_ps, _mm_storeu_ps};
+        while done + 4 <= m.len() && 2 * done + 8 <= x.len() {
+            // Safety: SSE is part of x86-64; the loads read `x[2 done .. 2 done + 8]`
+            // and `m[done .. done + 4]`, the store writes the latter, all checked above.
+            unsafe {
+                let lo = _mm_loadu_ps(x.as_ptr().add(2 * done));
+                let hi = _mm_loadu_ps(x.as_ptr().add(2 * done + 4));
+                let even = _mm_shuffle_ps::<0b10_00_10_00>(lo, hi);
+                // `maxps(a, b)` is `a > b ? a : b`: a NaN in `a` keeps `b`.
+                let v = _mm_max_ps(even, _mm_loadu_ps(m.as_ptr().add(done)));
+                _mm_storeu_ps(m.as_mut_ptr().add(done), v);
+            }
+            done += 4;
+        }
+    }
+    for (j, v) in m.iter_mut().enumerate().skip(done) {
+        let t = x[2 * j];
+        if t > *v {
+            *v = t;
         }
     }
 }
@@ -146,5 +172,60 @@ pub fn global_max_pool<const NC: usize, const S: usize>(x: &[f32], y: &mut [f32]
                     m
                 }
             });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::max_pool2d;
+
+    /// Stride 2 (the shuffled path, 3x3 pad 1 and 2x2) against a direct per-window
+    /// max, with NaNs among the inputs (they never win, as with `f32::max`).
+    #[test]
+    fn stride_two_matches_windows() {
+        const H: usize = 9;
+        const W: usize = 22;
+        let x: [f32; 2 * H * W] = core::array::from_fn(|i| {
+            if i % 13 == 5 {
+                f32::NAN
+            } else {
+                (i as f32 * 0.61).sin()
+            }
+        });
+        fn want(x: &[f32], k: usize, pad: usize, oh: usize, ow: usize, p: usize) -> f32 {
+            let mut m = f32::NEG_INFINITY;
+            for kh in 0..k {
+                for kw in 0..k {
+                    let (ih, iw) = (
+                        (oh * 2 + kh) as isize - pad as isize,
+                        (ow * 2 + kw) as isize - pad as isize,
+                    );
+                    if ih >= 0 && ih < H as isize && iw >= 0 && iw < W as isize {
+                        m = m.max(x[p * H * W + ih as usize * W + iw as usize]);
+                    }
+                }
+            }
+            m
+        }
+        let mut y = [0.0f32; 2 * 5 * 11];
+        max_pool2d::<2, H, W, 3, 3, 5, 11, 2, 2, 1, 1, 1, 1>(&x, &mut y);
+        for (i, &v) in y.iter().enumerate() {
+            let (p, oh, ow) = (i / 55, i / 11 % 5, i % 11);
+            assert_eq!(
+                v.to_bits(),
+                want(&x, 3, 1, oh, ow, p).to_bits(),
+                "3x3 at {i}"
+            );
+        }
+        let mut y = [0.0f32; 2 * 4 * 11];
+        max_pool2d::<2, H, W, 2, 2, 4, 11, 2, 2, 1, 1, 0, 0>(&x, &mut y);
+        for (i, &v) in y.iter().enumerate() {
+            let (p, oh, ow) = (i / 44, i / 11 % 4, i % 11);
+            assert_eq!(
+                v.to_bits(),
+                want(&x, 2, 0, oh, ow, p).to_bits(),
+                "2x2 at {i}"
+            );
+        }
     }
 }
