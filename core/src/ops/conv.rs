@@ -70,8 +70,9 @@ fn tile_positions(
     if !weights_known || per_group < 4 || positions == 0 {
         return None;
     }
-    // Whole pairs of panels (the host tile is two panels wide), at least one pair.
-    let tile = (PATCH_BUDGET / k.max(1)).max(2 * PANEL) / (2 * PANEL) * (2 * PANEL);
+    // Whole pairs of panels (the host tile is two panels wide), rounded up: at least
+    // one pair, and a 7x7 stem (k = 147) gets two (one pair re-read its weights too often).
+    let tile = (PATCH_BUDGET / k.max(1)).max(1).div_ceil(2 * PANEL) * (2 * PANEL);
     Some(tile.min(positions))
 }
 

@@ -225,6 +225,9 @@ fn pack_panel<
                     let iw0 = (ow0 * SW + kw * DW) as isize - PL as isize;
                     if SW == 1 && iw0 >= 0 && iw0 as usize + NR <= W {
                         dst.copy_from_slice(&xrow[iw0 as usize..iw0 as usize + NR]);
+                    } else if SW == 2 && iw0 >= 0 && iw0 as usize + 2 * NR <= W {
+                        let src = &xrow[iw0 as usize..iw0 as usize + 2 * NR];
+                        every_other(dst, src.try_into().expect("2 NR values"));
                     } else {
                         for (j, v) in dst.iter_mut().enumerate() {
                             let iw = iw0 + (j * SW) as isize;
@@ -259,6 +262,32 @@ fn pack_panel<
                 }
             }
         }
+    }
+}
+
+/// `dst[j] = src[2 j]` for a stride-2 panel: on x86-64 through SSE shuffles (the
+/// element-by-element loop costs more than the products of a 7x7 stride-2 stem; left
+/// to the compiler, a stride-2 loop becomes AVX-512 gathers in native builds).
+#[inline(always)]
+fn every_other(dst: &mut [f32], src: &[f32; 16]) {
+    let dst: &mut [f32; 8] = dst.try_into().expect("eight values");
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_loadu_ps, _mm_shuffle_ps, _mm_storeu_ps};
+        // Safety: SSE is part of x86-64; the loads read the 16 values of `src`, the
+        // stores write the 8 of `dst`.
+        unsafe {
+            for half in 0..2 {
+                let lo = _mm_loadu_ps(src.as_ptr().add(8 * half));
+                let hi = _mm_loadu_ps(src.as_ptr().add(8 * half + 4));
+                let even = _mm_shuffle_ps::<0b10_00_10_00>(lo, hi);
+                _mm_storeu_ps(dst.as_mut_ptr().add(4 * half), even);
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for (j, v) in dst.iter_mut().enumerate() {
+        *v = src[2 * j];
     }
 }
 

@@ -125,6 +125,25 @@ pub(crate) fn init_state(state: &mut [f32], init: Option<&[f32]>, n: usize) {
     }
 }
 
+/// `sum f(v)` over `values` in eight interleaved partial sums (independent add chains
+/// the compiler turns into one vector register), then added pairwise.
+#[inline(always)]
+pub(crate) fn lane_sum(values: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let chunks = values.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a += f(v);
+        }
+    }
+    let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for &v in rest {
+        s += f(v);
+    }
+    s
+}
+
 /// Walks the rows of a row-major tensor of `shape` (`R >= 1`, no empty axis): calls
 /// `f(row, ia, ib)` for each row of `shape[R - 1]` elements with the two strided offsets
 /// at its start, so callers run the last axis as a plain loop (contiguous or

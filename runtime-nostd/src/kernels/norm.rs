@@ -55,29 +55,10 @@ pub fn layer_norm_inplace<const OUTER: usize, const INNER: usize>(
     }
 }
 
-/// `sum f(v)` over `values` in eight interleaved partial sums (independent add chains
-/// the compiler turns into one vector register), then added pairwise.
-#[inline(always)]
-fn lane_sum(values: &[f32], f: impl Fn(f32) -> f32) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let chunks = values.chunks_exact(8);
-    let rest = chunks.remainder();
-    for c in chunks {
-        for (a, &v) in acc.iter_mut().zip(c) {
-            *a += f(v);
-        }
-    }
-    let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-    for &v in rest {
-        s += f(v);
-    }
-    s
-}
-
 fn normalize_row(row: &mut [f32], scale: &[f32], b: Option<&[f32]>, eps: f32) {
     let n = row.len() as f32;
-    let mean = lane_sum(row, |v| v) / n;
-    let var = lane_sum(row, |v| (v - mean) * (v - mean)) / n;
+    let mean = super::lane_sum(row, |v| v) / n;
+    let var = super::lane_sum(row, |v| (v - mean) * (v - mean)) / n;
     let inv = 1.0 / libm::sqrtf(var + eps);
     match b {
         // Per-element scale and bias (the common case): one straight loop.
@@ -125,8 +106,8 @@ pub fn instance_norm<const N: usize, const C: usize, const S: usize>(
     for p in 0..N * C {
         let c = p % C;
         let plane = &x[p * S..(p + 1) * S];
-        let mean = lane_sum(plane, |v| v) / S as f32;
-        let var = lane_sum(plane, |v| (v - mean) * (v - mean)) / S as f32;
+        let mean = super::lane_sum(plane, |v| v) / S as f32;
+        let var = super::lane_sum(plane, |v| (v - mean) * (v - mean)) / S as f32;
         let k = scale[c] / libm::sqrtf(var + eps);
         for (o, &v) in y[p * S..(p + 1) * S].iter_mut().zip(plane) {
             *o = (v - mean) * k + b[c];

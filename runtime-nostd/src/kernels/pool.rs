@@ -152,7 +152,8 @@ pub fn avg_pool2d<
 pub fn global_avg_pool<const NC: usize, const S: usize>(x: &[f32], y: &mut [f32]) {
     let x = &x[..NC * S];
     for (p, out) in y[..NC].iter_mut().enumerate() {
-        *out = x[p * S..(p + 1) * S].iter().sum::<f32>() / S as f32;
+        // Eight partial sums: a serial sum is one long chain of dependent adds.
+        *out = super::lane_sum(&x[p * S..(p + 1) * S], |v| v) / S as f32;
     }
 }
 
