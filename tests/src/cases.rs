@@ -1245,6 +1245,11 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `Conv`.
+    pub model ConvCase6 { opset = 18; input x: f32[2, 8, 9, 11]; weight w: f32[6, 8, 3, 3] = he_normal(seed = 7); weight b: f32[6] = uniform(low = -0.5, high = 0.5, seed = 8); output y = Conv(x, w, b, pads = [1, 0, 2, 1]); output z = Relu(Conv(x, w, b)); }
+}
+
+onnx_model! {
     /// A cross-check case of `ConvTranspose`.
     pub model ConvTransposeCase0 { opset = 18; input x: f32[1, 4, 5, 6]; weight w: f32[4, 3, 3, 3] = he_normal(seed = 1); output y = ConvTranspose(x, w, strides = [2, 2], pads = [1, 0, 0, 1], output_padding = [1, 1]); output z = ConvTranspose(x, w, strides = [2, 3], auto_pad = "SAME_UPPER"); }
 }
@@ -1999,6 +2004,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("Conv", example::<ConvCase3>()),
     ("Conv", example::<ConvCase4>()),
     ("Conv", example::<ConvCase5>()),
+    ("Conv", example::<ConvCase6>()),
     ("ConvTranspose", example::<ConvTransposeCase0>()),
     ("ConvTranspose", example::<ConvTransposeCase1>()),
     ("ConvTranspose", example::<ConvTransposeCase2>()),

@@ -16,6 +16,9 @@ pub static CONV: OpSchema = OpSchema {
             "input x: f32[1, 8, 4, 4]; weight w: f32[16, 8, 1, 1] = he_normal(seed = 5); output y = Conv(x, w);",
             "input x: f32[2, 3, 12]; weight w: f32[5, 3, 4] = he_normal(seed = 6); output y = Conv(x, w, strides = [3], pads = [2, 1], dilations = [2]);",
             "input x: f32[1, 2, 5, 5]; input w: f32[3, 2, 2, 2]; output y = Conv(x, w, pads = [1, 1, 1, 1]);",
+            // 3x3 stride 1 with eight or more input channels: the Winograd kernel, with
+            // asymmetric pads, odd output sizes and two images.
+            "input x: f32[2, 8, 9, 11]; weight w: f32[6, 8, 3, 3] = he_normal(seed = 7); weight b: f32[6] = uniform(low = -0.5, high = 0.5, seed = 8); output y = Conv(x, w, b, pads = [1, 0, 2, 1]); output z = Relu(Conv(x, w, b));",
         ])
     },
     op_type: "Conv",
@@ -32,11 +35,16 @@ pub static CONV: OpSchema = OpSchema {
     lower,
     macs,
     scratch: |cx| {
-        let Some(w) = cx.inputs[1].as_ref() else {
+        let (Some(x), Some(w)) = (cx.inputs[0].as_ref(), cx.inputs[1].as_ref()) else {
             return 0;
         };
-        let positions: usize = cx.outputs[0][2..].iter().product();
         let g = cx.attrs.int("group") as usize;
+        if let Ok(axes) = geometry("Conv", cx.attrs, &x[2..], &w[2..], false)
+            && let Some(tb) = winograd_tiles(cx.consts[1], x[1], w[0], g, as_2d(&axes))
+        {
+            return winograd_scratch(x[1], w[0], as_2d(&axes), tb);
+        }
+        let positions: usize = cx.outputs[0][2..].iter().product();
         let k: usize = w[1..].iter().product();
         tile_positions(cx.consts[1], w[0] / g, k, positions).map_or(0, |pb| patch_len(k, pb))
     },
@@ -44,7 +52,9 @@ pub static CONV: OpSchema = OpSchema {
         let (_, c, m, g, [h, w]) = plan(cx);
         let k = c / g * h.kernel * w.kernel;
         let known = cx.input_consts.get(1).copied().flatten().is_some();
-        if tile_positions(known, m / g, k, h.output * w.output).is_some() {
+        if tile_positions(known, m / g, k, h.output * w.output).is_some()
+            || winograd_tiles(known, c, m, g, [h, w]).is_some()
+        {
             vec![1]
         } else {
             Vec::new()
@@ -79,6 +89,68 @@ fn tile_positions(
 /// Scratch values of a tile of `pb` positions: its panels, the last one padded.
 fn patch_len(k: usize, pb: usize) -> usize {
     pb.div_ceil(PANEL) * PANEL * k
+}
+
+/// Scratch values the Winograd path aims at (its transformed inputs and products for a
+/// block of tiles); a block has at least sixteen tiles.
+const WINOGRAD_BUDGET: usize = 65536;
+
+/// Tiles (2x2 outputs) per block when a convolution runs as Winograd F(2x2, 3x3)
+/// (`kernels::winograd`): a 3x3 kernel at stride 1 and dilation 1, one group, weights
+/// known at compile time (the macro transforms them), and at least eight input and
+/// four output channels (with fewer, the transforms cost more than the products save).
+/// Blocks split the tiles evenly, in whole pairs of panels. `None` otherwise.
+fn winograd_tiles(
+    weights_known: bool,
+    c: usize,
+    m: usize,
+    g: usize,
+    [h, w]: [Axis; 2],
+) -> Option<usize> {
+    let unit = |a: Axis| a.kernel == 3 && a.stride == 1 && a.dilation == 1;
+    if !weights_known || g != 1 || c < 8 || m < 4 || !unit(h) || !unit(w) {
+        return None;
+    }
+    let tiles = h.output.div_ceil(2) * w.output.div_ceil(2);
+    let most = (WINOGRAD_BUDGET / (16 * (c + m)) / (2 * PANEL)).max(1) * (2 * PANEL);
+    let blocks = tiles.div_ceil(most);
+    Some(tiles.div_ceil(blocks).div_ceil(2 * PANEL) * (2 * PANEL)).map(|tb| tb.min(tiles))
+}
+
+/// Scratch values of the Winograd path (`kernels::winograd::scratch_len`): 16
+/// transformed input blocks `[C, TB]` (in panels) and 16 product blocks `[M, TB]`
+/// (rows padded to whole panels), each 16 values apart, and the input zero-padded to
+/// `[C, 2 th + 2, 2 tw + 2]` for `th x tw` tiles, with `2 PANEL + 4` values either side.
+fn winograd_scratch(c: usize, m: usize, [h, w]: [Axis; 2], tb: usize) -> usize {
+    let (vs, os) = (patch_len(c, tb) + 16, m * tb.div_ceil(PANEL) * PANEL + 16);
+    let (hp, wp) = (2 * h.output.div_ceil(2) + 2, 2 * w.output.div_ceil(2) + 2);
+    16 * (vs + os) + c * hp * wp + 2 * (2 * PANEL + 4)
+}
+
+/// `U = G g Gt` of every `[M][C][3][3]` kernel, in the `[16][M][C]` order the Winograd
+/// kernel reads (element `e = 4 a + b` of the 4x4 result), computed in f64:
+/// `G = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]]`.
+fn winograd_kernel(w: &[f32], m: usize, c: usize) -> Vec<f32> {
+    const G: [[f64; 3]; 4] = [
+        [1.0, 0.0, 0.0],
+        [0.5, 0.5, 0.5],
+        [0.5, -0.5, 0.5],
+        [0.0, 0.0, 1.0],
+    ];
+    let mut u = vec![0.0; 16 * m * c];
+    for (mc, g) in w.chunks_exact(9).take(m * c).enumerate() {
+        for e in 0..16 {
+            let (a, b) = (e / 4, e % 4);
+            let mut s = 0.0;
+            for i in 0..3 {
+                for j in 0..3 {
+                    s += G[a][i] * f64::from(g[3 * i + j]) * G[b][j];
+                }
+            }
+            u[e * m * c + mc] = s as f32;
+        }
+    }
+    u
 }
 
 /// The resolved window of one spatial axis.
@@ -366,6 +438,20 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         h.pad_begin,
         w.pad_begin,
     ];
+    if let (Some(tb), Some(weights), Some(scratch)) = (
+        winograd_tiles(weights.is_some(), c, m, g, [h, w]),
+        weights,
+        &cx.scratch,
+    ) {
+        let (decl, wu) = node_static("wu", winograd_kernel(weights, m, c));
+        let sc = &scratch.expr;
+        let (pt, pl) = (h.pad_begin, w.pad_begin);
+        let dims = [n, c, h.input, w.input, m, h.output, w.output, pt, pl, tb];
+        return quote! {
+            #decl
+            #kernels::winograd::conv3x3_winograd::<#(#dims),*, #relu>(#xs, #wu, #b, #y, #sc);
+        };
+    }
     let tile = tile_positions(weights.is_some(), m / g, k, h.output * w.output);
     if let (Some(pb), Some(weights), Some(scratch)) = (tile, weights, &cx.scratch) {
         // The weights as they are ([M/G, K] per group, after any folding): the left-hand

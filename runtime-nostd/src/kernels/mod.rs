@@ -21,6 +21,7 @@ pub mod reduce;
 pub mod rnn;
 pub mod softmax;
 pub mod unary;
+pub mod winograd;
 
 /// `y[i] += a * x[i]` over the shorter of the two slices: the inner loop of the Gemm and
 /// Conv kernels. With the `fma-vfp4` feature on ARM it runs a hand-written loop of fused
