@@ -9,7 +9,7 @@ use proc_macro2::Span;
 use syn::Ident;
 
 use crate::init;
-use crate::ir::{Data, Graph, Node, Tensor, TensorId, TensorKind};
+use crate::ir::{Data, Graph, Node, Tensor, TensorId, TensorKind, Winograd};
 use crate::layers;
 use crate::ops::{
     self, At, AttrDefault, AttrKind, AttrSpec, AttrValue, Attrs, InTy, InferCtx, OpSchema,
@@ -56,6 +56,7 @@ pub fn check(model: &ModelDef) -> Result<Checked, Vec<syn::Error>> {
             model_version: None,
             domain: None,
             metadata: Vec::new(),
+            winograd: Winograd::Auto,
             instances: Vec::new(),
             device_dims: BTreeMap::new(),
             tensors: Vec::new(),
@@ -176,6 +177,7 @@ impl<'m> Checker<'m> {
     /// `opset` and `dim` items, read before the rest so their order does not matter.
     fn settings(&mut self, model: &ModelDef) {
         let mut opset_seen = false;
+        let mut winograd_seen = false;
         for item in &model.items {
             match item {
                 Item::Opset { kw, value } => {
@@ -211,6 +213,25 @@ impl<'m> Checker<'m> {
                             "model_version must be a non-negative integer (ONNX int64)",
                         ),
                     }
+                }
+                Item::Winograd { kw, value } => {
+                    if winograd_seen {
+                        self.error(kw.span(), "winograd is set twice");
+                        continue;
+                    }
+                    winograd_seen = true;
+                    self.graph.winograd = match value.to_string().as_str() {
+                        "auto" => Winograd::Auto,
+                        "always" => Winograd::Always,
+                        "never" => Winograd::Never,
+                        other => {
+                            self.error(
+                                value.span(),
+                                format!("unknown winograd setting `{other}`: expected `auto` (where the arena does not grow), `always` or `never`"),
+                            );
+                            continue;
+                        }
+                    };
                 }
                 Item::Domain { kw, value } => {
                     if self.graph.domain.is_some() {
@@ -296,14 +317,21 @@ impl<'m> Checker<'m> {
             Item::Opset { kw, .. } if in_block => {
                 self.error(kw.span(), "`opset` is set in the model, not in a block")
             }
-            Item::ModelVersion { kw, .. } | Item::Domain { kw, .. } if in_block => self.error(
-                kw.span(),
-                format!("`{kw}` is set in the model, not in a block"),
-            ),
+            Item::ModelVersion { kw, .. } | Item::Domain { kw, .. } | Item::Winograd { kw, .. }
+                if in_block =>
+            {
+                self.error(
+                    kw.span(),
+                    format!("`{kw}` is set in the model, not in a block"),
+                )
+            }
             Item::Meta { key_span, .. } if in_block => {
                 self.error(*key_span, "`meta` is set in the model, not in a block")
             }
-            Item::ModelVersion { .. } | Item::Domain { .. } | Item::Meta { .. } => {}
+            Item::ModelVersion { .. }
+            | Item::Domain { .. }
+            | Item::Winograd { .. }
+            | Item::Meta { .. } => {}
             Item::Dim { name, .. } if in_block => {
                 self.error(name.span(), "`dim` is set in the model, not in a block")
             }
@@ -1067,6 +1095,7 @@ impl<'m> Checker<'m> {
             outputs: outputs.clone(),
             attrs,
             control: None,
+            winograd: false,
         });
         Some(outputs)
     }

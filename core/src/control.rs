@@ -37,6 +37,7 @@ pub fn body_graph(outer: &Graph, body: &Body) -> Graph {
         outputs,
         attrs: Attrs::default(),
         control: None,
+        winograd: false,
     };
     let mut nodes = vec![mark(
         format!("{}.entry", body.name),
@@ -58,6 +59,7 @@ pub fn body_graph(outer: &Graph, body: &Body) -> Graph {
         model_version: None,
         domain: None,
         metadata: Vec::new(),
+        winograd: outer.winograd,
         instances: Vec::new(),
         device_dims: outer.device_dims.clone(),
         tensors: outer.tensors.clone(),

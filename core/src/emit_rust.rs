@@ -146,6 +146,7 @@ fn lower_ctx<'g>(graph: &'g Graph, plan: &Plan, schedule: &'g Schedule, i: usize
             .bias
             .and_then(|t| graph.tensors[t].value.as_ref())
             .and_then(Data::as_f32),
+        winograd: node.winograd,
     }
 }
 

@@ -23,6 +23,8 @@ const DSL_WORDS: &[&str] = &[
     "let",
     "output",
     "opset",
+    "winograd",
+    "always",
     "dim",
     "block",
     "return",

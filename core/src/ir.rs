@@ -20,6 +20,8 @@ pub struct Graph {
     pub model_version: Option<i64>,
     pub domain: Option<String>,
     pub metadata: Vec<(String, String)>,
+    /// The `winograd = ...;` setting.
+    pub winograd: Winograd,
     /// Instances of `function` blocks: the nodes tagged with one become one call of an
     /// ONNX function.
     pub instances: Vec<Instance>,
@@ -30,6 +32,18 @@ pub struct Graph {
     pub weights: Vec<TensorId>,
     pub nodes: Vec<Node>,
     pub outputs: Vec<TensorId>,
+}
+
+/// When a 3x3 stride-1 convolution runs as Winograd F(2x2, 3x3) (fewer products,
+/// more scratch), the model's `winograd = auto | always | never;`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Winograd {
+    /// Wherever the arena does not grow.
+    #[default]
+    Auto,
+    /// Wherever the convolution allows it.
+    Always,
+    Never,
 }
 
 /// A named value of the graph.
@@ -202,6 +216,9 @@ pub struct Node {
     pub attrs: Attrs,
     /// The subgraphs of a control-flow node (`If`, `Loop`, `Scan`).
     pub control: Option<Box<Control>>,
+    /// Whether the kernel may take a faster path with more scratch (a `Conv` as
+    /// Winograd), set by the planner from [`Graph::winograd`].
+    pub winograd: bool,
 }
 
 impl Node {

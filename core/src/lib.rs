@@ -54,7 +54,7 @@ pub fn compile(tokens: TokenStream) -> Result<Compiled, Box<Failure>> {
 
 /// Plans the declared node order and a memory-aware one ([`plan::greedy_order`]) and
 /// keeps the order with the smaller arena (the declared one on a tie), reordering
-/// `graph.nodes` to it.
+/// `graph.nodes` to it; then chooses the Winograd convolutions (`graph.winograd`).
 fn schedule_and_plan(graph: &mut ir::Graph) -> plan::Plan {
     let plan_of = |g: &ir::Graph| {
         let scratch: Vec<usize> = (0..g.nodes.len())
@@ -62,6 +62,37 @@ fn schedule_and_plan(graph: &mut ir::Graph) -> plan::Plan {
             .collect();
         plan::plan(g, &scratch)
     };
+    if graph.winograd == ir::Winograd::Always {
+        for node in &mut graph.nodes {
+            node.winograd = true;
+        }
+    }
+    let plan = order_and_plan(graph, &plan_of);
+    if graph.winograd != ir::Winograd::Auto {
+        return plan;
+    }
+    // Winograd convolutions where their scratch fits in the arena as planned: one node
+    // at a time, kept when the arena does not grow.
+    let mut plan = plan;
+    for i in 0..graph.nodes.len() {
+        let before = ops::scratch_elems(graph, i);
+        graph.nodes[i].winograd = true;
+        if ops::scratch_elems(graph, i) == before {
+            graph.nodes[i].winograd = false;
+            continue;
+        }
+        let trial = plan_of(graph);
+        if trial.arena_bytes <= plan.arena_bytes {
+            plan = trial;
+        } else {
+            graph.nodes[i].winograd = false;
+        }
+    }
+    plan
+}
+
+/// The declared order or the memory-aware one, whichever plans the smaller arena.
+fn order_and_plan(graph: &mut ir::Graph, plan_of: &dyn Fn(&ir::Graph) -> plan::Plan) -> plan::Plan {
     let declared = plan_of(graph);
     let order = plan::greedy_order(graph);
     if order.iter().enumerate().all(|(i, &k)| i == k) {
@@ -357,6 +388,54 @@ mod tests {
         assert_eq!(c.plan.arena_bytes, c.plan.lower_bound_bytes);
         // Relu runs in place over the first Gemm's output.
         assert!(c.plan.inplace[1]);
+    }
+
+    /// Which nodes the planner let run as Winograd.
+    fn winograd_nodes(c: &super::Compiled) -> Vec<&str> {
+        let nodes = c.graph.nodes.iter();
+        nodes.filter(|n| n.winograd).map(|n| n.op.op_type).collect()
+    }
+
+    #[test]
+    fn winograd_auto_takes_only_arena_that_is_free() {
+        // The 1x1 convolution's 256 KB output sets the arena; the 3x3 one after the
+        // pooling has room for its Winograd scratch.
+        let pooled = |setting: proc_macro2::TokenStream| {
+            super::compile(quote! {
+                model M {
+                    #setting
+                    input x: f32[1, 8, 32, 32];
+                    weight w1: f32[64, 8, 1, 1] = he_normal(seed = 1);
+                    weight w3: f32[64, 64, 3, 3] = he_normal(seed = 2);
+                    let wide = Conv(x, w1);
+                    let small = MaxPool(wide, kernel_shape = [4, 4], strides = [4, 4]);
+                    output y = Conv(small, w3, pads = [1, 1, 1, 1]);
+                }
+            })
+            .unwrap()
+        };
+        let (auto, never) = (pooled(quote!()), pooled(quote!(winograd = never;)));
+        assert_eq!(winograd_nodes(&auto), ["Conv"]);
+        assert!(winograd_nodes(&never).is_empty());
+        assert_eq!(auto.plan.arena_bytes, never.plan.arena_bytes);
+        // A lone 3x3 convolution: its Winograd scratch would grow the arena.
+        let lone = |setting: proc_macro2::TokenStream| {
+            super::compile(quote! {
+                model M {
+                    #setting
+                    input x: f32[1, 8, 16, 16];
+                    weight w: f32[8, 8, 3, 3] = he_normal(seed = 1);
+                    output y = Conv(x, w, pads = [1, 1, 1, 1]);
+                }
+            })
+            .unwrap()
+        };
+        let auto = lone(quote!());
+        assert!(winograd_nodes(&auto).is_empty());
+        let always = lone(quote!(winograd = always;));
+        assert_eq!(winograd_nodes(&always), ["Conv"]);
+        assert!(always.plan.arena_bytes > auto.plan.arena_bytes);
+        assert!(winograd_nodes(&lone(quote!(winograd = never;))).is_empty());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //!                | "dim" IDENT "=" INT ";"
 //!                | "model_version" "=" INT ";"
 //!                | "domain" "=" STRING ";"
+//!                | "winograd" "=" IDENT ";"
 //!                | "meta" ( IDENT | STRING ) "=" STRING ";"
 //!                | "input" IDENT ":" type ";"
 //!                | "weight" IDENT ":" type "=" expr ";"
@@ -66,6 +67,11 @@ pub enum Item {
     ModelVersion {
         kw: Ident,
         value: LitInt,
+    },
+    /// `winograd = auto | always | never;`: when 3x3 convolutions run as Winograd.
+    Winograd {
+        kw: Ident,
+        value: Ident,
     },
     /// `domain = "...";`: `ModelProto.domain`.
     Domain {
@@ -453,7 +459,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
     let kw: Ident = input.parse().map_err(|e| {
         syn::Error::new(
             e.span(),
-            "expected an item: `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain` or `meta`",
+            "expected an item: `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain`, `winograd` or `meta`",
         )
     })?;
     let item = match kw.to_string().as_str() {
@@ -477,6 +483,18 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
             Item::ModelVersion {
                 kw,
                 value: input.parse()?,
+            }
+        }
+        "winograd" => {
+            input.parse::<Token![=]>()?;
+            Item::Winograd {
+                kw,
+                value: input.parse().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "expected `auto`, `always` or `never`, as in `winograd = always;`",
+                    )
+                })?,
             }
         }
         "domain" => {
@@ -643,7 +661,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
             return Err(syn::Error::new(
                 kw.span(),
                 format!(
-                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain` or `meta`"
+                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain`, `winograd` or `meta`"
                 ),
             ));
         }
@@ -653,6 +671,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
             value.span()
         }
         Item::Domain { value, .. } | Item::Meta { value, .. } => value.span(),
+        Item::Winograd { value, .. } => value.span(),
         Item::Input { ty, .. } => ty.bracket,
         Item::Weight { init, .. } => init.end_span(),
         Item::Output { name, expr, .. } => expr.as_ref().map_or(name.span(), Expr::end_span),

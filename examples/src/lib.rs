@@ -17,7 +17,7 @@ mod torch_lstm;
 mod transformer;
 mod zoo;
 
-pub use cnn::Cnn;
+pub use cnn::{Cnn, CnnWinograd};
 pub use control::{IfGate, LoopCell, ScanRnn};
 pub use custom::CustomZoo;
 pub use digits::Digits;
@@ -123,6 +123,7 @@ pub const MODELS: &[Example] = &[
     example::<Mlp>(),
     example::<MlpRaw>(),
     example::<Cnn>(),
+    example::<CnnWinograd>(),
     example::<ResNet>(),
     example::<LstmClassifier>(),
     example::<LstmBatchFirst>(),

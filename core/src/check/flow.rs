@@ -577,6 +577,7 @@ impl<'m> Checker<'m> {
                 explicit,
                 bodies,
             })),
+            winograd: false,
         });
         outs
     }

@@ -40,7 +40,8 @@ pub static CONV: OpSchema = OpSchema {
         };
         let g = cx.attrs.int("group") as usize;
         if let Ok(axes) = geometry("Conv", cx.attrs, &x[2..], &w[2..], false)
-            && let Some(tb) = winograd_tiles(cx.consts[1], x[1], w[0], g, as_2d(&axes))
+            && let Some(tb) =
+                winograd_tiles(cx.winograd && cx.consts[1], x[1], w[0], g, as_2d(&axes))
         {
             return winograd_scratch(x[1], w[0], as_2d(&axes), tb);
         }
@@ -53,7 +54,7 @@ pub static CONV: OpSchema = OpSchema {
         let k = c / g * h.kernel * w.kernel;
         let known = cx.input_consts.get(1).copied().flatten().is_some();
         if tile_positions(known, m / g, k, h.output * w.output).is_some()
-            || winograd_tiles(known, c, m, g, [h, w]).is_some()
+            || winograd_tiles(cx.winograd && known, c, m, g, [h, w]).is_some()
         {
             vec![1]
         } else {
@@ -96,19 +97,14 @@ fn patch_len(k: usize, pb: usize) -> usize {
 const WINOGRAD_BUDGET: usize = 65536;
 
 /// Tiles (2x2 outputs) per block when a convolution runs as Winograd F(2x2, 3x3)
-/// (`kernels::winograd`): a 3x3 kernel at stride 1 and dilation 1, one group, weights
-/// known at compile time (the macro transforms them), and at least eight input and
-/// four output channels (with fewer, the transforms cost more than the products save).
-/// Blocks split the tiles evenly, in whole pairs of panels. `None` otherwise.
-fn winograd_tiles(
-    weights_known: bool,
-    c: usize,
-    m: usize,
-    g: usize,
-    [h, w]: [Axis; 2],
-) -> Option<usize> {
+/// (`kernels::winograd`): `allowed` (the planner's choice, see `ir::Winograd`, and the
+/// weights known at compile time: the macro transforms them), a 3x3 kernel at stride 1
+/// and dilation 1, one group, and at least eight input and four output channels (with
+/// fewer, the transforms cost more than the products save). Blocks split the tiles
+/// evenly, in whole pairs of panels. `None` otherwise.
+fn winograd_tiles(allowed: bool, c: usize, m: usize, g: usize, [h, w]: [Axis; 2]) -> Option<usize> {
     let unit = |a: Axis| a.kernel == 3 && a.stride == 1 && a.dilation == 1;
-    if !weights_known || g != 1 || c < 8 || m < 4 || !unit(h) || !unit(w) {
+    if !allowed || g != 1 || c < 8 || m < 4 || !unit(h) || !unit(w) {
         return None;
     }
     let tiles = h.output.div_ceil(2) * w.output.div_ceil(2);
@@ -439,7 +435,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         w.pad_begin,
     ];
     if let (Some(tb), Some(weights), Some(scratch)) = (
-        winograd_tiles(weights.is_some(), c, m, g, [h, w]),
+        winograd_tiles(cx.winograd && weights.is_some(), c, m, g, [h, w]),
         weights,
         &cx.scratch,
     ) {

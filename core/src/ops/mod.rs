@@ -195,6 +195,8 @@ pub struct ScratchCtx<'a> {
     pub attrs: &'a Attrs,
     /// Whether each input's values are known at compile time.
     pub consts: Vec<bool>,
+    /// The node may take its faster path with more scratch ([`crate::ir::Node::winograd`]).
+    pub winograd: bool,
 }
 
 /// The f32 scratch elements node `i` of `graph` needs (0: none).
@@ -220,6 +222,7 @@ pub fn scratch_elems(graph: &crate::ir::Graph, i: usize) -> usize {
             .iter()
             .map(|t| t.is_some_and(|id| graph.tensors[id].value.is_some()))
             .collect(),
+        winograd: node.winograd,
     };
     (node.op.scratch)(&cx)
 }
@@ -713,6 +716,8 @@ pub struct LowerCtx<'a> {
     pub epilogue: &'a Epilogue,
     /// The values of `epilogue.bias`.
     pub epilogue_bias: Option<&'a [f32]>,
+    /// As [`ScratchCtx::winograd`].
+    pub winograd: bool,
 }
 
 /// Element-wise work the planner fused into a node's kernel.

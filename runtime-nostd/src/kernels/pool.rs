@@ -67,6 +67,8 @@ pub fn max_pool2d<
 /// stride-2 loop became AVX-512 gathers in native builds, slower than scalar code.
 #[inline]
 fn max_every_other(m: &mut [f32], x: &[f32]) {
+    // Only the SSE loop below advances it.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut done = 0;
     #[cfg(target_arch = "x86_64")]
     {
