@@ -269,7 +269,7 @@ fn pack_panel<
 /// element-by-element loop costs more than the products of a 7x7 stride-2 stem; left
 /// to the compiler, a stride-2 loop becomes AVX-512 gathers in native builds).
 #[inline(always)]
-pub(crate) fn every_other(dst: &mut [f32], src: &[f32; 16]) {
+fn every_other(dst: &mut [f32], src: &[f32; 16]) {
     let dst: &mut [f32; 8] = dst.try_into().expect("eight values");
     #[cfg(target_arch = "x86_64")]
     {

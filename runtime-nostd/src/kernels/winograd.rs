@@ -107,14 +107,15 @@ pub fn conv3x3_winograd<
                 // Safety: the CPU has AVX and FMA.
                 unsafe { inputs_avx::<C>(padded, v, geometry, tiles) };
             } else {
-                inputs::<C>(padded, v, geometry, tiles);
+                inputs::<C, false>(padded, v, geometry, tiles);
             }
             #[cfg(not(target_arch = "x86_64"))]
-            inputs::<C>(padded, v, geometry, tiles);
-            // Sixteen products O_e = U_e V_e.
+            inputs::<C, false>(padded, v, geometry, tiles);
+            // Sixteen products O_e = U_e V_e, over whole panels (a partial panel's
+            // tiles are not its first lanes, see `LANE_TILE`).
             for e in 0..16 {
                 gemm_packed(
-                    (M, C, tiles.1),
+                    (M, C, tiles.1.div_ceil(NR) * NR),
                     &u[e * M * C..(e + 1) * M * C],
                     C,
                     &v[e * vs..(e + 1) * vs],
@@ -129,10 +130,10 @@ pub fn conv3x3_winograd<
                 // Safety: the CPU has AVX and FMA.
                 unsafe { outputs_avx::<M, OH, OW, RELU>(o, (os, ors), b, yn, tiles) };
             } else {
-                outputs::<M, OH, OW, RELU>(o, (os, ors), b, yn, tiles);
+                outputs::<M, OH, OW, RELU, false>(o, (os, ors), b, yn, tiles);
             }
             #[cfg(not(target_arch = "x86_64"))]
-            outputs::<M, OH, OW, RELU>(o, (os, ors), b, yn, tiles);
+            outputs::<M, OH, OW, RELU, false>(o, (os, ors), b, yn, tiles);
             t0 += TB;
         }
     }
@@ -174,14 +175,14 @@ fn inputs_avx<const C: usize>(
     geometry: (usize, usize, usize),
     block: Block,
 ) {
-    inputs::<C>(padded, v, geometry, block);
+    inputs::<C, true>(padded, v, geometry, block);
 }
 
 /// The input transform of a block, a panel of `NR` tiles and one channel at a time:
 /// `v[e * vs..]` is element `e` of `Bt d B`, `[C, tiles]` in panels, from the padded
 /// input (`hp x wp` planes).
 #[inline(always)]
-fn inputs<const C: usize>(
+fn inputs<const C: usize, const AVX: bool>(
     padded: &[f32],
     v: &mut [f32],
     (vs, hp, wp): (usize, usize, usize),
@@ -191,7 +192,7 @@ fn inputs<const C: usize>(
         let first = t0 + p * NR;
         let width = NR.min(t0 + tb - first);
         for c in 0..C {
-            let d = windows(padded, SLACK + c * hp * wp, wp, first, width, tiles_w);
+            let d = windows::<AVX>(padded, SLACK + c * hp * wp, wp, first, width, tiles_w);
             let at = p * C * NR + c * NR;
             for (e, lanes) in input_transform(&d).iter().enumerate() {
                 v[e * vs + at..e * vs + at + NR].copy_from_slice(lanes);
@@ -210,14 +211,14 @@ fn outputs_avx<const M: usize, const OH: usize, const OW: usize, const RELU: boo
     yn: &mut [f32],
     block: Block,
 ) {
-    outputs::<M, OH, OW, RELU>(o, ors, b, yn, block);
+    outputs::<M, OH, OW, RELU, true>(o, ors, b, yn, block);
 }
 
 /// The output transform of a block, bias and activation, one output channel and a
 /// panel of tiles at a time, from the products `o` (block `e` at `e * os`, rows `ors`
 /// apart).
 #[inline(always)]
-fn outputs<const M: usize, const OH: usize, const OW: usize, const RELU: bool>(
+fn outputs<const M: usize, const OH: usize, const OW: usize, const RELU: bool, const AVX: bool>(
     o: &[f32],
     (os, ors): (usize, usize),
     b: Option<&[f32]>,
@@ -263,18 +264,19 @@ fn outputs<const M: usize, const OH: usize, const OW: usize, const RELU: bool>(
                     }
                 }
             }
-            store::<OH, OW>(out, &ys, first, width, tiles_w);
+            store::<OH, OW, AVX>(out, &ys, first, width, tiles_w);
         }
     }
 }
 
 /// The 4x4 input windows of tiles `first..first + width` of one padded channel plane
 /// (starting at `padded[base]`, rows `wp` apart), as 16 lanes (`[4 i + j][l]`: row `i`,
-/// column `j` of tile `first + l`'s window; lanes past `width` zero). Per tile row the
+/// column `j` of tile `first + LANE_TILE[l]`'s window; lanes of tiles past `width`
+/// zero). Per tile row the
 /// panel touches, each window row is one run of columns split into four stride-2 lane
 /// vectors; a panel across tile rows merges its runs lane by lane.
 #[inline(always)]
-fn windows(
+fn windows<const AVX: bool>(
     padded: &[f32],
     base: usize,
     wp: usize,
@@ -293,17 +295,20 @@ fn windows(
         if ls == 0 && le == NR {
             for i in 0..4 {
                 for j in 0..4 {
-                    super::conv::every_other(&mut d[4 * i + j], run(ty, tx, 0, i, j));
+                    d[4 * i + j] = every_other::<AVX>(run(ty, tx, 0, i, j));
                 }
             }
             continue;
         }
         for i in 0..4 {
             for j in 0..4 {
-                let mut lanes = [0.0; NR];
-                super::conv::every_other(&mut lanes, run(ty, tx, ls, i, j));
+                let lanes = every_other::<AVX>(run(ty, tx, ls, i, j));
                 for (l, (v, new)) in d[4 * i + j].iter_mut().zip(lanes).enumerate() {
-                    *v = if l >= ls && l < le { new } else { *v };
+                    *v = if LANE_TILE[l] >= ls && LANE_TILE[l] < le {
+                        new
+                    } else {
+                        *v
+                    };
                 }
             }
         }
@@ -398,7 +403,7 @@ fn output_transform(o: [&Lanes; 16]) -> [Lanes; 4] {
 /// Writes the 2x2 outputs of tiles `first..first + width` into one output plane,
 /// leaving out those past the bottom or right edge.
 #[inline(always)]
-fn store<const OH: usize, const OW: usize>(
+fn store<const OH: usize, const OW: usize, const AVX: bool>(
     out: &mut [f32],
     ys: &[Lanes; 4],
     first: usize,
@@ -416,10 +421,10 @@ fn store<const OH: usize, const OW: usize>(
             let at = oh * OW + 2 * tx;
             if cols == 2 * NR {
                 let dst: &mut [f32; 2 * NR] = (&mut out[at..at + 2 * NR]).try_into().expect("2 NR");
-                interleave(dst, &ys[2 * p], &ys[2 * p + 1]);
+                interleave::<AVX>(dst, &ys[2 * p], &ys[2 * p + 1]);
             } else {
                 let mut run = [0.0; 2 * NR];
-                interleave(&mut run, &ys[2 * p], &ys[2 * p + 1]);
+                interleave::<AVX>(&mut run, &ys[2 * p], &ys[2 * p + 1]);
                 for (o, v) in out[at..at + cols].iter_mut().zip(&run[2 * ls..]) {
                     *o = *v;
                 }
@@ -428,28 +433,92 @@ fn store<const OH: usize, const OW: usize>(
     }
 }
 
-/// `dst[2 l] = a[l]`, `dst[2 l + 1] = b[l]`: on x86-64 through SSE unpacks (stores of
-/// single values then wide loads would stall store forwarding).
+/// The tile (offset from the panel's first) each lane holds. Not in order: this order
+/// makes the stride-2 split of a window row one AVX shuffle (`every_other`) and the
+/// output interleave two AVX unpacks (`interleave`); the products do not care.
+const LANE_TILE: [usize; NR] = [0, 1, 4, 5, 2, 3, 6, 7];
+
+/// `lanes[l] = src[2 LANE_TILE[l]]`: the even values of a run, in lane order. With `AVX`
+/// (the caller is compiled with it) one 256-bit shuffle, else two SSE ones on x86-64.
 #[inline(always)]
-fn interleave(dst: &mut [f32; 2 * NR], a: &Lanes, b: &Lanes) {
+fn every_other<const AVX: bool>(src: &[f32; 2 * NR]) -> Lanes {
+    let mut lanes = [0.0; NR];
     #[cfg(target_arch = "x86_64")]
     {
-        use core::arch::x86_64::{_mm_loadu_ps, _mm_storeu_ps, _mm_unpackhi_ps, _mm_unpacklo_ps};
-        // Safety: SSE is part of x86-64; the loads read NR values of `a` and `b`, the
-        // stores write the 2 NR of `dst`.
-        unsafe {
-            for q in 0..NR / 4 {
-                let x = _mm_loadu_ps(a.as_ptr().add(4 * q));
-                let y = _mm_loadu_ps(b.as_ptr().add(4 * q));
-                _mm_storeu_ps(dst.as_mut_ptr().add(8 * q), _mm_unpacklo_ps(x, y));
-                _mm_storeu_ps(dst.as_mut_ptr().add(8 * q + 4), _mm_unpackhi_ps(x, y));
+        use core::arch::x86_64::*;
+        if AVX {
+            #[target_feature(enable = "avx")]
+            #[inline]
+            fn split(src: &[f32; 2 * NR], lanes: &mut Lanes) {
+                // Safety: the loads read the 16 values of `src`, the store the 8 of `lanes`.
+                unsafe {
+                    let lo = _mm256_loadu_ps(src.as_ptr());
+                    let hi = _mm256_loadu_ps(src.as_ptr().add(8));
+                    _mm256_storeu_ps(lanes.as_mut_ptr(), _mm256_shuffle_ps::<0x88>(lo, hi));
+                }
+            }
+            // Safety: `AVX` is only set in code compiled for (and run on) AVX.
+            unsafe { split(src, &mut lanes) };
+        } else {
+            // Safety: SSE is part of x86-64; the loads read the 16 values of `src`.
+            unsafe {
+                for half in 0..2 {
+                    let lo = _mm_loadu_ps(src.as_ptr().add(4 * half));
+                    let hi = _mm_loadu_ps(src.as_ptr().add(4 * half + 8));
+                    let even = _mm_shuffle_ps::<0x88>(lo, hi);
+                    _mm_storeu_ps(lanes.as_mut_ptr().add(4 * half), even);
+                }
             }
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    for l in 0..NR {
-        dst[2 * l] = a[l];
-        dst[2 * l + 1] = b[l];
+    for (v, t) in lanes.iter_mut().zip(LANE_TILE) {
+        *v = src[2 * t];
+    }
+    lanes
+}
+
+/// `dst[2 t] = a[lane of t]`, `dst[2 t + 1] = b[lane of t]` for tiles `t` in order:
+/// with `AVX` two 256-bit unpacks, else four SSE ones on x86-64 (stores of single
+/// values then wide loads would stall store forwarding).
+#[inline(always)]
+fn interleave<const AVX: bool>(dst: &mut [f32; 2 * NR], a: &Lanes, b: &Lanes) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::*;
+        if AVX {
+            #[target_feature(enable = "avx")]
+            #[inline]
+            fn merge(dst: &mut [f32; 2 * NR], a: &Lanes, b: &Lanes) {
+                // Safety: the loads read the 8 values of `a` and `b`, the stores write
+                // the 16 of `dst`.
+                unsafe {
+                    let x = _mm256_loadu_ps(a.as_ptr());
+                    let y = _mm256_loadu_ps(b.as_ptr());
+                    _mm256_storeu_ps(dst.as_mut_ptr(), _mm256_unpacklo_ps(x, y));
+                    _mm256_storeu_ps(dst.as_mut_ptr().add(8), _mm256_unpackhi_ps(x, y));
+                }
+            }
+            // Safety: `AVX` is only set in code compiled for (and run on) AVX.
+            unsafe { merge(dst, a, b) };
+        } else {
+            // Safety: SSE is part of x86-64; the loads read the 8 values of `a` and `b`,
+            // the stores write the 16 of `dst`.
+            unsafe {
+                for half in 0..2 {
+                    let x = _mm_loadu_ps(a.as_ptr().add(4 * half));
+                    let y = _mm_loadu_ps(b.as_ptr().add(4 * half));
+                    // Lanes 4 h.. hold tiles 2 h, 2 h + 1, 2 h + 4, 2 h + 5.
+                    _mm_storeu_ps(dst.as_mut_ptr().add(4 * half), _mm_unpacklo_ps(x, y));
+                    _mm_storeu_ps(dst.as_mut_ptr().add(4 * half + 8), _mm_unpackhi_ps(x, y));
+                }
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for (l, t) in LANE_TILE.into_iter().enumerate() {
+        dst[2 * t] = a[l];
+        dst[2 * t + 1] = b[l];
     }
 }
 
