@@ -265,30 +265,13 @@ fn pack_panel<
     }
 }
 
-/// `dst[j] = src[2 j]` for a stride-2 panel: on x86-64 through SSE shuffles (the
-/// element-by-element loop costs more than the products of a 7x7 stride-2 stem; left
-/// to the compiler, a stride-2 loop becomes AVX-512 gathers in native builds).
+/// `dst[j] = src[2 j]` for a stride-2 panel, through [`super::evens`] (the
+/// element-by-element loop costs more than the products of a 7x7 stride-2 stem).
 #[inline(always)]
 fn every_other(dst: &mut [f32], src: &[f32; 16]) {
-    let dst: &mut [f32; 8] = dst.try_into().expect("eight values");
-    #[cfg(target_arch = "x86_64")]
-    {
-        use core::arch::x86_64::{_mm_loadu_ps, _mm_shuffle_ps, _mm_storeu_ps};
-        // Safety: SSE is part of x86-64; the loads read the 16 values of `src`, the
-        // stores write the 8 of `dst`.
-        unsafe {
-            for half in 0..2 {
-                let lo = _mm_loadu_ps(src.as_ptr().add(8 * half));
-                let hi = _mm_loadu_ps(src.as_ptr().add(8 * half + 4));
-                let even = _mm_shuffle_ps::<0b10_00_10_00>(lo, hi);
-                _mm_storeu_ps(dst.as_mut_ptr().add(4 * half), even);
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    for (j, v) in dst.iter_mut().enumerate() {
-        *v = src[2 * j];
-    }
+    use super::{evens, four};
+    dst[..4].copy_from_slice(&evens(four(src, 0), four(src, 4)));
+    dst[4..8].copy_from_slice(&evens(four(src, 8), four(src, 12)));
 }
 
 /// `ConvTranspose`, NCHW: `y = b` then every input value `x[n, c, ih, iw]` adds

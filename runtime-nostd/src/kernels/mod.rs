@@ -126,6 +126,36 @@ pub(crate) fn init_state(state: &mut [f32], init: Option<&[f32]>, n: usize) {
     }
 }
 
+/// `[lo[0], lo[2], hi[0], hi[2]]`, the even values of eight: on x86-64 one SSE shuffle
+/// (left to the compiler, stride-2 loops became AVX-512 gathers in native builds, slower
+/// than scalar code). For strided convolution panels, pooling and Winograd windows.
+#[inline(always)]
+pub(crate) fn evens(lo: &[f32; 4], hi: &[f32; 4]) -> [f32; 4] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_loadu_ps, _mm_shuffle_ps, _mm_storeu_ps};
+        let mut out = [0.0; 4];
+        // Safety: SSE is part of x86-64; the loads read the four values of `lo` and
+        // `hi`, the store writes the four of `out`.
+        unsafe {
+            let even = _mm_shuffle_ps::<0b10_00_10_00>(
+                _mm_loadu_ps(lo.as_ptr()),
+                _mm_loadu_ps(hi.as_ptr()),
+            );
+            _mm_storeu_ps(out.as_mut_ptr(), even);
+        }
+        out
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    [lo[0], lo[2], hi[0], hi[2]]
+}
+
+/// Four values of a slice as an array (`at..at + 4`).
+#[inline(always)]
+pub(crate) fn four(s: &[f32], at: usize) -> &[f32; 4] {
+    s[at..at + 4].try_into().expect("four values")
+}
+
 /// `sum f(v)` over `values` in eight interleaved partial sums (independent add chains
 /// the compiler turns into one vector register), then added pairwise.
 #[inline(always)]

@@ -62,30 +62,18 @@ pub fn max_pool2d<
     }
 }
 
-/// `m[j] = max(m[j], x[2 j])` where `x[2 j]` is a number (NaN never wins). On x86-64,
-/// SSE shuffles pick the even elements four at a time: left to the compiler, the
-/// stride-2 loop became AVX-512 gathers in native builds, slower than scalar code.
+/// `m[j] = max(m[j], x[2 j])` where `x[2 j]` is a number (NaN never wins), the even
+/// elements four at a time through [`super::evens`].
 #[inline]
 fn max_every_other(m: &mut [f32], x: &[f32]) {
-    // Only the SSE loop below advances it.
-    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut done = 0;
-    #[cfg(target_arch = "x86_64")]
-    {
-        use core::arch::x86_64::{_mm_loadu_ps, _mm_max_ps, _mm_shuffle_ps, _mm_storeu_ps};
-        while done + 4 <= m.len() && 2 * done + 8 <= x.len() {
-            // Safety: SSE is part of x86-64; the loads read `x[2 done .. 2 done + 8]`
-            // and `m[done .. done + 4]`, the store writes the latter, all checked above.
-            unsafe {
-                let lo = _mm_loadu_ps(x.as_ptr().add(2 * done));
-                let hi = _mm_loadu_ps(x.as_ptr().add(2 * done + 4));
-                let even = _mm_shuffle_ps::<0b10_00_10_00>(lo, hi);
-                // `maxps(a, b)` is `a > b ? a : b`: a NaN in `a` keeps `b`.
-                let v = _mm_max_ps(even, _mm_loadu_ps(m.as_ptr().add(done)));
-                _mm_storeu_ps(m.as_mut_ptr().add(done), v);
-            }
-            done += 4;
+    while done + 4 <= m.len() && 2 * done + 8 <= x.len() {
+        let even = super::evens(super::four(x, 2 * done), super::four(x, 2 * done + 4));
+        for (v, t) in m[done..done + 4].iter_mut().zip(even) {
+            // A select, not a branch: one `maxps` (`t > v ? t : v`, NaN keeps `v`).
+            *v = if t > *v { t } else { *v };
         }
+        done += 4;
     }
     for (j, v) in m.iter_mut().enumerate().skip(done) {
         let t = x[2 * j];

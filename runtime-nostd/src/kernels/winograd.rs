@@ -439,7 +439,7 @@ fn store<const OH: usize, const OW: usize, const AVX: bool>(
 const LANE_TILE: [usize; NR] = [0, 1, 4, 5, 2, 3, 6, 7];
 
 /// `lanes[l] = src[2 LANE_TILE[l]]`: the even values of a run, in lane order. With `AVX`
-/// (the caller is compiled with it) one 256-bit shuffle, else two SSE ones on x86-64.
+/// (the caller is compiled with it) one 256-bit shuffle, else two [`super::evens`].
 #[inline(always)]
 fn every_other<const AVX: bool>(src: &[f32; 2 * NR]) -> Lanes {
     let mut lanes = [0.0; NR];
@@ -460,15 +460,9 @@ fn every_other<const AVX: bool>(src: &[f32; 2 * NR]) -> Lanes {
             // Safety: `AVX` is only set in code compiled for (and run on) AVX.
             unsafe { split(src, &mut lanes) };
         } else {
-            // Safety: SSE is part of x86-64; the loads read the 16 values of `src`.
-            unsafe {
-                for half in 0..2 {
-                    let lo = _mm_loadu_ps(src.as_ptr().add(4 * half));
-                    let hi = _mm_loadu_ps(src.as_ptr().add(4 * half + 8));
-                    let even = _mm_shuffle_ps::<0x88>(lo, hi);
-                    _mm_storeu_ps(lanes.as_mut_ptr().add(4 * half), even);
-                }
-            }
+            use super::{evens, four};
+            lanes[..4].copy_from_slice(&evens(four(src, 0), four(src, 8)));
+            lanes[4..].copy_from_slice(&evens(four(src, 4), four(src, 12)));
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
