@@ -115,12 +115,15 @@ fn winograd_tiles(allowed: bool, c: usize, m: usize, g: usize, [h, w]: [Axis; 2]
 
 /// Scratch values of the Winograd path (`kernels::winograd::scratch_len`): 16
 /// transformed input blocks `[C, TB]` (in panels) and 16 product blocks `[M, TB]`
-/// (rows padded to whole panels), each 16 values apart, and the input zero-padded to
-/// `[C, 2 th + 2, 2 tw + 2]` for `th x tw` tiles, with `2 PANEL + 4` values either side.
+/// (rows padded to whole panels), each 16 values apart, and per channel the zero-padded
+/// input rows under one block (`2 tw + 2` columns for `tw` tiles a row, at most
+/// `2 (ceil(TB / tw) + 1) + 2` rows, never more than the padded image), with
+/// `2 PANEL + 4` values either side.
 fn winograd_scratch(c: usize, m: usize, [h, w]: [Axis; 2], tb: usize) -> usize {
     let (vs, os) = (patch_len(c, tb) + 16, m * tb.div_ceil(PANEL) * PANEL + 16);
-    let (hp, wp) = (2 * h.output.div_ceil(2) + 2, 2 * w.output.div_ceil(2) + 2);
-    16 * (vs + os) + c * hp * wp + 2 * (2 * PANEL + 4)
+    let (th, tw) = (h.output.div_ceil(2), w.output.div_ceil(2));
+    let band = (2 * (tb.div_ceil(tw) + 1) + 2).min(2 * th + 2);
+    16 * (vs + os) + c * band * (2 * tw + 2) + 2 * (2 * PANEL + 4)
 }
 
 /// `U = G g Gt` of every `[M][C][3][3]` kernel, in the `[16][M][C]` order the Winograd

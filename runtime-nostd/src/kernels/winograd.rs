@@ -19,14 +19,15 @@ use super::packed::{NR, gemm_packed, packed_len};
 /// blocks: at whole pages apart, the 16 streams would share one set of the L1 cache.
 const SKEW: usize = 16;
 
-/// Values before and after the padded input: a panel's window rows start up to `2 NR`
-/// columns before its first tile's row and read `2 NR + 4` values.
+/// Values before and after the padded input band: a panel's window rows start up to
+/// `2 NR` columns before its first tile's row and read `2 NR + 4` values.
 const SLACK: usize = 2 * NR + 4;
 
-/// The layout of [`conv3x3_winograd`]'s scratch for a `[C, H, W]` input padded into
-/// `[2 th + 2, 2 tw + 2]` planes (`th` x `tw` tiles), `M` output channels and blocks of
-/// `tb` tiles: (transformed block stride, product block stride, product row stride,
-/// padded plane rows, padded plane columns, total values).
+/// The layout of [`conv3x3_winograd`]'s scratch for a `[C, H, W]` input with `th x tw`
+/// tiles, `M` output channels and blocks of `tb` tiles: (transformed block stride,
+/// product block stride, product row stride, band rows, band columns, total values).
+/// The band holds the zero-padded input rows under one block's tiles (`2 tw + 2`
+/// columns, at most `2 (ceil(tb / tw) + 1) + 2` rows), per channel.
 const fn layout(
     c: usize,
     m: usize,
@@ -37,7 +38,12 @@ const fn layout(
     let vs = packed_len(c, tb) + SKEW;
     let ors = tb.div_ceil(NR) * NR;
     let os = m * ors + SKEW;
-    let (hp, wp) = (2 * oh.div_ceil(2) + 2, 2 * ow.div_ceil(2) + 2);
+    let (th, tw) = (oh.div_ceil(2), ow.div_ceil(2));
+    let band = 2 * (tb.div_ceil(tw) + 1) + 2;
+    let (hp, wp) = (
+        if band < 2 * th + 2 { band } else { 2 * th + 2 },
+        2 * tw + 2,
+    );
     (
         vs,
         os,
@@ -51,7 +57,7 @@ const fn layout(
 /// Scratch values [`conv3x3_winograd`] needs for a `[C, H, W]` input with `OH x OW`
 /// outputs per channel, `M` output channels and blocks of `tb` tiles: the 16
 /// transformed input blocks (`[C, tb]` in panels), the 16 product blocks (`[M, tb]`,
-/// rows padded to whole panels) and the zero-padded input.
+/// rows padded to whole panels) and the zero-padded input rows of a block.
 pub const fn scratch_len(c: usize, m: usize, oh: usize, ow: usize, tb: usize) -> usize {
     layout(c, m, oh, ow, tb).5
 }
@@ -96,12 +102,15 @@ pub fn conv3x3_winograd<
     #[cfg(target_arch = "x86_64")]
     let avx = super::packed::avx_fma();
     for n in 0..N {
-        pad::<C, H, W, PT, PL>(&x[n * C * H * W..(n + 1) * C * H * W], padded, hp, wp);
+        let xn = &x[n * C * H * W..(n + 1) * C * H * W];
         let yn = &mut y[n * M * OH * OW..(n + 1) * M * OH * OW];
         let mut t0 = 0;
         while t0 < tiles {
             let tiles = (t0, TB.min(tiles - t0), tiles_w);
-            let geometry = (vs, hp, wp);
+            // The padded rows under the block's tile rows ty0..=ty1.
+            let (ty0, ty1) = (t0 / tiles_w, (t0 + tiles.1 - 1) / tiles_w);
+            band::<C, H, W, PT, PL>(xn, padded, (2 * ty0, 2 * (ty1 - ty0) + 4), (hp, wp));
+            let geometry = (vs, 2 * ty0, hp, wp);
             #[cfg(target_arch = "x86_64")]
             if avx {
                 // Safety: the CPU has AVX and FMA.
@@ -139,17 +148,18 @@ pub fn conv3x3_winograd<
     }
 }
 
-/// Copies one image `[C, H, W]` into `padded` (after `SLACK` values): planes of
-/// `hp x wp`, the image at row `PT`, column `PL`, zeros around it.
-fn pad<const C: usize, const H: usize, const W: usize, const PT: usize, const PL: usize>(
+/// Copies `rows` rows from padded row `r0` of one image `[C, H, W]` into `padded`
+/// (after `SLACK` values): per channel a band of `hp x wp`, the image at padded row `PT`,
+/// column `PL`, zeros around it.
+fn band<const C: usize, const H: usize, const W: usize, const PT: usize, const PL: usize>(
     xn: &[f32],
     padded: &mut [f32],
-    hp: usize,
-    wp: usize,
+    (r0, rows): (usize, usize),
+    (hp, wp): (usize, usize),
 ) {
     let planes = &mut padded[SLACK..SLACK + C * hp * wp];
     for (plane, src) in planes.chunks_exact_mut(hp * wp).zip(xn.chunks_exact(H * W)) {
-        for (r, row) in plane.chunks_exact_mut(wp).enumerate() {
+        for (r, row) in (r0..).zip(plane.chunks_exact_mut(wp).take(rows)) {
             if r < PT || r >= PT + H {
                 row.fill(0.0);
                 continue;
@@ -172,7 +182,7 @@ type Block = (usize, usize, usize);
 fn inputs_avx<const C: usize>(
     padded: &[f32],
     v: &mut [f32],
-    geometry: (usize, usize, usize),
+    geometry: (usize, usize, usize, usize),
     block: Block,
 ) {
     inputs::<C, true>(padded, v, geometry, block);
@@ -180,19 +190,20 @@ fn inputs_avx<const C: usize>(
 
 /// The input transform of a block, a panel of `NR` tiles and one channel at a time:
 /// `v[e * vs..]` is element `e` of `Bt d B`, `[C, tiles]` in panels, from the padded
-/// input (`hp x wp` planes).
+/// input band (`hp x wp` per channel, starting at padded row `r0`).
 #[inline(always)]
 fn inputs<const C: usize, const AVX: bool>(
     padded: &[f32],
     v: &mut [f32],
-    (vs, hp, wp): (usize, usize, usize),
+    (vs, r0, hp, wp): (usize, usize, usize, usize),
     (t0, tb, tiles_w): Block,
 ) {
     for p in 0..tb.div_ceil(NR) {
         let first = t0 + p * NR;
         let width = NR.min(t0 + tb - first);
         for c in 0..C {
-            let d = windows::<AVX>(padded, SLACK + c * hp * wp, wp, first, width, tiles_w);
+            let base = SLACK + c * hp * wp;
+            let d = windows::<AVX>(padded, (base, r0, wp), first, width, tiles_w);
             let at = p * C * NR + c * NR;
             for (e, lanes) in input_transform(&d).iter().enumerate() {
                 v[e * vs + at..e * vs + at + NR].copy_from_slice(lanes);
@@ -269,17 +280,16 @@ fn outputs<const M: usize, const OH: usize, const OW: usize, const RELU: bool, c
     }
 }
 
-/// The 4x4 input windows of tiles `first..first + width` of one padded channel plane
-/// (starting at `padded[base]`, rows `wp` apart), as 16 lanes (`[4 i + j][l]`: row `i`,
-/// column `j` of tile `first + LANE_TILE[l]`'s window; lanes of tiles past `width`
-/// zero). Per tile row the
-/// panel touches, each window row is one run of columns split into four stride-2 lane
-/// vectors; a panel across tile rows merges its runs lane by lane.
+/// The 4x4 input windows of tiles `first..first + width` of one channel's padded band
+/// (padded row `r0` at `padded[base]`, rows `wp` apart), as 16 lanes (`[4 i + j][l]`:
+/// row `i`, column `j` of tile `first + LANE_TILE[l]`'s window; lanes of tiles past
+/// `width` zero). Per tile row the panel touches, each window row is one run of columns
+/// split into four stride-2 lane vectors; a panel across tile rows merges its runs lane
+/// by lane.
 #[inline(always)]
 fn windows<const AVX: bool>(
     padded: &[f32],
-    base: usize,
-    wp: usize,
+    (base, r0, wp): (usize, usize, usize),
     first: usize,
     width: usize,
     tiles_w: usize,
@@ -288,7 +298,7 @@ fn windows<const AVX: bool>(
     let run = |ty: usize, tx: usize, ls: usize, i: usize, j: usize| -> &[f32; 2 * NR] {
         // Lane l's column j is run[2 l]: columns from 2 (tx - ls) + j, which may reach
         // back into the previous row (or the slack) for lanes before `ls`.
-        let at = base + (2 * ty + i) * wp + 2 * tx + j - 2 * ls;
+        let at = base + (2 * ty + i - r0) * wp + 2 * tx + j - 2 * ls;
         padded[at..at + 2 * NR].try_into().expect("2 NR values")
     };
     for (ty, tx, ls, le) in segments(first, width, tiles_w) {
