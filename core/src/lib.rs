@@ -67,13 +67,12 @@ fn schedule_and_plan(graph: &mut ir::Graph) -> plan::Plan {
             node.winograd = true;
         }
     }
-    let plan = order_and_plan(graph, &plan_of);
+    let mut plan = order_and_plan(graph, &plan_of);
     if graph.winograd != ir::Winograd::Auto {
         return plan;
     }
     // Winograd convolutions where their scratch fits in the arena as planned: one node
     // at a time, kept when the arena does not grow.
-    let mut plan = plan;
     for i in 0..graph.nodes.len() {
         let before = ops::scratch_elems(graph, i);
         graph.nodes[i].winograd = true;
