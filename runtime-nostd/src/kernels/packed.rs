@@ -91,6 +91,23 @@ pub fn gemm_packed(
     let avx = false;
     let args = (k, n, a, a_rs, bp, init);
     let out = (y_rs, y_cs);
+    #[cfg(target_arch = "x86_64")]
+    if avx && avx512() {
+        // Twelve rows by a pair of panels (one 512-bit register a row): twelve
+        // accumulators, then eight and four rows at a time; the rest as below.
+        while r0 + 12 <= m {
+            rows_avx::<12, 2>(r0, args, y, out, relu);
+            r0 += 12;
+        }
+        if r0 + 8 <= m {
+            rows_avx::<8, 2>(r0, args, y, out, relu);
+            r0 += 8;
+        }
+        while r0 + 4 <= m {
+            rows_avx::<4, 2>(r0, args, y, out, relu);
+            r0 += 4;
+        }
+    }
     if MR > 4 {
         while r0 + MR <= m {
             rows::<MR, QR>(r0, args, y, out, relu);
@@ -216,6 +233,39 @@ fn block<const R: usize, const Q: usize>(
     // Whole panels take the contiguous paths below; on Arm (the Cortex-M boards) they
     // are left out, as they cost more flash (1.8 KB on the M4F's MLP) than they save.
     let full = cfg!(not(target_arch = "arm")) && (0..Q).all(|q| width(q) == NR);
+    #[cfg(target_arch = "x86_64")]
+    if Q == 2 && R >= 4 && full && y_cs == 1 && avx512() {
+        // Row-major output with a whole pair of panels: the AVX-512 tile starts from
+        // the init and stores into `y` itself, its accumulators never in memory.
+        let c0 = p0 * NR;
+        let start = match init {
+            None => Some(None),
+            Some(c) if c.rows == 1 && c.cols == 0 => Some(Some((&c.values[r0..r0 + R], 1, false))),
+            Some(c) if c.rows == 0 && c.cols == 1 => {
+                Some(Some((&c.values[c0..c0 + 2 * NR], 0, true)))
+            }
+            Some(_) => None,
+        };
+        if let Some(start) = start {
+            let at = r0 * y_rs + c0;
+            let dst = &mut y[at..at + (R - 1) * y_rs + 2 * NR];
+            let panels = &bp[p0 * k * NR..(p0 + 2) * k * NR];
+            // Safety: the asserts of `gemm_packed` bound the rows of `a`; `panels`, the
+            // start values and `dst` (row `r` at `r * y_rs`, 16 values) are slices
+            // holding what the tile reads and writes; the CPU has AVX-512F.
+            unsafe {
+                tile_avx512::<R>(
+                    k,
+                    (a.as_ptr().add(r0 * a_rs), a_rs),
+                    panels,
+                    start.map(|(c, rs, cols)| (c.as_ptr(), rs, cols)),
+                    (dst.as_mut_ptr(), y_rs),
+                    relu,
+                )
+            };
+            return;
+        }
+    }
     if let Some(c) = init
         && c.rows == 0
         && c.cols == 1
@@ -317,6 +367,24 @@ unsafe fn tile<const R: usize, const Q: usize>(
         return;
     }
     #[cfg(target_arch = "x86_64")]
+    if Q == 2 && R >= 4 && avx512() {
+        // The `R x 2 x NR` accumulators are `R` rows of 16, read and written in place.
+        let acc: *mut f32 = acc.as_mut_ptr().cast();
+        // Safety: as this function's contract; the CPU has AVX-512F (checked at compile
+        // time or by `avx512`).
+        unsafe {
+            tile_avx512::<R>(
+                k,
+                (a, a_rs),
+                panels,
+                Some((acc, 16, true)),
+                (acc, 16),
+                false,
+            )
+        };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
     if avx_fma() {
         // Safety: as this function's contract; the CPU has AVX and FMA (checked at
         // compile time or by `avx_fma`).
@@ -399,12 +467,142 @@ fn detect_avx_fma() -> bool {
 /// The CPU must support XGETBV (CPUID.1:ECX.OSXSAVE).
 #[cfg(all(
     target_arch = "x86_64",
-    not(all(target_feature = "avx", target_feature = "fma"))
+    not(all(
+        target_feature = "avx",
+        target_feature = "fma",
+        target_feature = "avx512f"
+    ))
 ))]
 #[target_feature(enable = "xsave")]
 unsafe fn xgetbv0() -> u64 {
     // Safety: the caller's contract.
     unsafe { core::arch::x86_64::_xgetbv(0) }
+}
+
+/// Whether the CPU has AVX-512F (and the OS saves its registers) besides AVX and FMA:
+/// known at compile time in builds with it, otherwise asked once of `cpuid`/`xgetbv`
+/// and remembered. On CPUs with two 512-bit FMA units it doubles the products' peak.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn avx512() -> bool {
+    #[cfg(all(target_feature = "avx512f", target_feature = "fma"))]
+    {
+        true
+    }
+    #[cfg(not(all(target_feature = "avx512f", target_feature = "fma")))]
+    {
+        use core::sync::atomic::Ordering;
+        match AVX512_STATE.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                let yes = avx_fma() && detect_avx512();
+                AVX512_STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+                yes
+            }
+        }
+    }
+}
+
+/// What [`avx512`] found: 0 not asked yet, 1 no, 2 yes.
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(target_feature = "avx512f", target_feature = "fma"))
+))]
+static AVX512_STATE: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
+
+/// CPUID leaf 7, EBX bit 16 (AVX-512F), and XCR0 bits 5 to 7 (the OS saves the mask
+/// and upper ZMM registers); the caller checked AVX (so OSXSAVE).
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(target_feature = "avx512f", target_feature = "fma"))
+))]
+#[cold]
+fn detect_avx512() -> bool {
+    use core::arch::x86_64::{__cpuid, __cpuid_count};
+    #[allow(unused_unsafe)]
+    // Safety: every x86-64 CPU has CPUID leaf 0, which gives the highest leaf.
+    let max = unsafe { __cpuid(0) }.eax;
+    if max < 7 {
+        return false;
+    }
+    #[allow(unused_unsafe)]
+    // Safety: leaf 7 exists (checked above).
+    let ebx = unsafe { __cpuid_count(7, 0) }.ebx;
+    // Safety: the caller checked AVX, which needs OSXSAVE, so XGETBV is available.
+    ebx & (1 << 16) != 0 && unsafe { xgetbv0() } & 0b1110_0110 == 0b1110_0110
+}
+
+/// `R` rows of `A` times a pair of panels with 512-bit fused multiply-adds: each
+/// accumulator row (16 values, both panels) is one register, each step of `k` joins the
+/// two panels' rows into one register and broadcasts one value of `A` per row. The
+/// accumulators start at zero or from `start` (`(values, row stride, per column)`: 16
+/// values a row, or one value a row broadcast) and end at `out` (16 values a row,
+/// `out_rs` apart), clamped at zero when `relu`.
+///
+/// # Safety
+/// Row `r < R` of `a` must have `k` values at `r * a_rs`, `panels` two panels of
+/// `k * NR`; `start` and `out` must be valid for the reads and writes above; the CPU
+/// must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx,fma")]
+unsafe fn tile_avx512<const R: usize>(
+    k: usize,
+    (a, a_rs): (*const f32, usize),
+    panels: &[f32],
+    start: Option<(*const f32, usize, bool)>,
+    (out, out_rs): (*mut f32, usize),
+    relu: bool,
+) {
+    use core::arch::x86_64::{
+        __m512, _mm256_castps_pd, _mm256_loadu_ps, _mm512_castpd_ps, _mm512_castps_pd,
+        _mm512_castps256_ps512, _mm512_fmadd_ps, _mm512_insertf64x4, _mm512_loadu_ps,
+        _mm512_max_ps, _mm512_set1_ps, _mm512_setzero_ps, _mm512_storeu_ps,
+    };
+    const { assert!(NR == 8) };
+    let b = panels.as_ptr();
+    // Safety: the caller's contract: `acc` holds `16 R` values, `panels` two panels of
+    // `k * NR`, row `r` of `a` has `k` values at `r * a_rs`.
+    unsafe {
+        let mut v: [__m512; R] = core::array::from_fn(|r| match start {
+            None => _mm512_setzero_ps(),
+            Some((c, rs, true)) => _mm512_loadu_ps(c.add(r * rs)),
+            Some((c, rs, false)) => _mm512_set1_ps(*c.add(r * rs)),
+        });
+        // One step of `k` from row pointers `rows` (plus `u`) and panel rows at `bk`.
+        let step = |v: &mut [__m512; R], rows: &[*const f32; R], bk: *const f32, u: usize| {
+            let lo = _mm512_castps256_ps512(_mm256_loadu_ps(bk.add(u * NR)));
+            let hi = _mm256_castps_pd(_mm256_loadu_ps(bk.add((k + u) * NR)));
+            let bv = _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castps_pd(lo), hi));
+            for (x, row) in v.iter_mut().zip(rows) {
+                *x = _mm512_fmadd_ps(_mm512_set1_ps(*row.add(u)), bv, *x);
+            }
+        };
+        // Four steps per set of row pointers: the addresses cost one add a row per four
+        // steps rather than per step (they compete with the FMAs for ports).
+        let mut kk = 0;
+        while kk + 4 <= k {
+            let rows: [*const f32; R] = core::array::from_fn(|r| a.add(r * a_rs + kk));
+            let bk = b.add(kk * NR);
+            for u in 0..4 {
+                step(&mut v, &rows, bk, u);
+            }
+            kk += 4;
+        }
+        while kk < k {
+            let rows: [*const f32; R] = core::array::from_fn(|r| a.add(r * a_rs + kk));
+            step(&mut v, &rows, b.add(kk * NR), 0);
+            kk += 1;
+        }
+        for (r, x) in v.iter().enumerate() {
+            let x = if relu {
+                _mm512_max_ps(*x, _mm512_setzero_ps())
+            } else {
+                *x
+            };
+            _mm512_storeu_ps(out.add(r * out_rs), x);
+        }
+    }
 }
 
 /// [`tile`] with 256-bit fused multiply-adds: compiled for AVX and FMA whatever the
@@ -535,7 +733,8 @@ core::arch::global_asm!(
 mod tests {
     use super::*;
 
-    const MAXK: usize = 7;
+    const MAXK: usize = 9;
+    const MAXM: usize = 25;
     const MAXN: usize = 40;
 
     fn pack(k: usize, n: usize, b: &[f32]) -> [f32; MAXK * MAXN] {
@@ -550,30 +749,37 @@ mod tests {
         out
     }
 
-    /// Every row-block and panel-block path (m from 1 to 13, n from 1 to 40 with
-    /// partial panels), with and without init and Relu, stored transposed; in a build
-    /// without AVX also with the run-time AVX path switched off (the only test that
-    /// touches the switch).
+    /// Every row-block and panel-block path (m from 1 to 25, n from 1 to 40 with
+    /// partial panels, k past the AVX-512 tile's four-step unrolling), with and without
+    /// init and Relu, stored transposed; in a build without AVX-512 (or AVX) also with
+    /// the run-time AVX-512 (and AVX) paths switched off (the only test that touches the
+    /// switches).
     #[test]
     fn matches_naive_product() {
         check_against_naive();
         #[cfg(all(
             target_arch = "x86_64",
-            not(all(target_feature = "avx", target_feature = "fma"))
+            not(all(target_feature = "avx512f", target_feature = "fma"))
         ))]
         {
             use core::sync::atomic::Ordering;
-            let before = AVX_STATE.swap(1, Ordering::Relaxed);
+            let before = AVX512_STATE.swap(1, Ordering::Relaxed);
             check_against_naive();
-            AVX_STATE.store(before, Ordering::Relaxed);
+            #[cfg(not(all(target_feature = "avx", target_feature = "fma")))]
+            {
+                let avx = AVX_STATE.swap(1, Ordering::Relaxed);
+                check_against_naive();
+                AVX_STATE.store(avx, Ordering::Relaxed);
+            }
+            AVX512_STATE.store(before, Ordering::Relaxed);
         }
     }
 
     fn check_against_naive() {
-        let a: [f32; 13 * 8] = core::array::from_fn(|i| (i as f32 * 0.37).sin());
+        let a: [f32; MAXM * 10] = core::array::from_fn(|i| (i as f32 * 0.37).sin());
         let b: [f32; MAXK * MAXN] = core::array::from_fn(|i| (i as f32 * 0.91).cos());
         let c: [f32; MAXN] = core::array::from_fn(|i| i as f32 * 0.1 - 0.5);
-        for m in 1..=13 {
+        for m in 1..=MAXM {
             for k in [1, 3, MAXK] {
                 for n in 1..=MAXN {
                     let relu = n % 2 == 0;
@@ -586,13 +792,13 @@ mod tests {
                     let bp = pack(k, n, &b);
                     // Stored transposed (a convolution's NCHW) and row-major.
                     for (y_rs, y_cs) in [(1, m), (n, 1)] {
-                        let mut y = [f32::NAN; 13 * MAXN];
-                        gemm_packed((m, k, n), &a, 8, &bp, init, &mut y, (y_rs, y_cs), relu);
+                        let mut y = [f32::NAN; MAXM * MAXN];
+                        gemm_packed((m, k, n), &a, 10, &bp, init, &mut y, (y_rs, y_cs), relu);
                         for r in 0..m {
                             for j in 0..n {
                                 let mut s = init.map_or(0.0, |i| c[r * i.rows + j * i.cols]);
                                 for kk in 0..k {
-                                    s += a[r * 8 + kk] * b[kk * n + j];
+                                    s += a[r * 10 + kk] * b[kk * n + j];
                                 }
                                 let want = if relu { s.max(0.0) } else { s };
                                 let got = y[r * y_rs + j * y_cs];
