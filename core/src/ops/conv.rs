@@ -448,7 +448,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         let dims = [n, c, h.input, w.input, m, h.output, w.output, pt, pl, tb];
         return quote! {
             #decl
-            #kernels::winograd::conv3x3_winograd::<#(#dims),*, #relu>(#xs, #wu, #b, #y, #sc);
+            #kernels::winograd::conv3x3_winograd::<#(#dims),*, 4, #relu>(#xs, #wu, #b, #y, #sc);
         };
     }
     let tile = tile_positions(weights.is_some(), m / g, k, h.output * w.output);

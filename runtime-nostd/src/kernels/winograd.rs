@@ -24,16 +24,15 @@ const SKEW: usize = 16;
 const SLACK: usize = 2 * NR + 4;
 
 /// The layout of [`conv3x3_winograd`]'s scratch for a `[C, H, W]` input with `th x tw`
-/// tiles, `M` output channels and blocks of `tb` tiles: (transformed block stride,
-/// product block stride, product row stride, band rows, band columns, total values).
-/// The band holds the zero-padded input rows under one block's tiles (`2 tw + 2`
-/// columns, at most `2 (ceil(tb / tw) + 1) + 2` rows), per channel.
+/// tiles, `M` output channels, blocks of `tb` tiles and passes of `r` element rows:
+/// (transformed block stride, product block stride, product row stride, band rows, band
+/// columns, total values). A pass holds `4 r` transformed blocks and `4 r` product
+/// blocks. The band holds the zero-padded input rows under one block's tiles
+/// (`2 tw + 2` columns, at most `2 (ceil(tb / tw) + 1) + 2` rows), per channel.
 const fn layout(
-    c: usize,
-    m: usize,
-    oh: usize,
-    ow: usize,
+    (c, m, oh, ow): (usize, usize, usize, usize),
     tb: usize,
+    r: usize,
 ) -> (usize, usize, usize, usize, usize, usize) {
     let vs = packed_len(c, tb) + SKEW;
     let ors = tb.div_ceil(NR) * NR;
@@ -50,16 +49,17 @@ const fn layout(
         ors,
         hp,
         wp,
-        16 * (vs + os) + c * hp * wp + 2 * SLACK,
+        4 * r * (vs + os) + c * hp * wp + 2 * SLACK,
     )
 }
 
 /// Scratch values [`conv3x3_winograd`] needs for a `[C, H, W]` input with `OH x OW`
-/// outputs per channel, `M` output channels and blocks of `tb` tiles: the 16
-/// transformed input blocks (`[C, tb]` in panels), the 16 product blocks (`[M, tb]`,
-/// rows padded to whole panels) and the zero-padded input rows of a block.
-pub const fn scratch_len(c: usize, m: usize, oh: usize, ow: usize, tb: usize) -> usize {
-    layout(c, m, oh, ow, tb).5
+/// outputs per channel, `M` output channels, blocks of `tb` tiles and passes of `r`
+/// (1, 2 or 4) rows of the 4x4 elements: `4 r` transformed input blocks (`[C, tb]` in
+/// panels), `4 r` product blocks (`[M, tb]`, rows padded to whole panels) and the
+/// zero-padded input rows of a block.
+pub const fn scratch_len(c: usize, m: usize, oh: usize, ow: usize, tb: usize, r: usize) -> usize {
+    layout((c, m, oh, ow), tb, r).5
 }
 
 /// One panel of lanes, one value per tile.
@@ -70,6 +70,12 @@ type Lanes = [f32; NR];
 /// `OH`/`OW`), then `max(y, 0)` when `RELU`. `u` is the transformed kernel
 /// `[16][M][C]` (element `e = 4 a + b` of `G g Gt` for output channel `m` and input
 /// channel `c` at `(e * M + m) * C + c`); tiles run in blocks of `TB`.
+///
+/// Each block runs in passes of `R` rows `a` of the 4x4 elements (`R` = 1, 2 or 4): a
+/// pass transforms its `4 R` elements of the inputs, multiplies them and adds their
+/// share of the outputs (`At` row `p` times the pass's rows) into `y`, so the scratch
+/// holds `4 R` element blocks instead of 16, for one more read and write of the block's
+/// outputs per pass.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub fn conv3x3_winograd<
@@ -83,6 +89,7 @@ pub fn conv3x3_winograd<
     const PT: usize,
     const PL: usize,
     const TB: usize,
+    const R: usize,
     const RELU: bool,
 >(
     x: &[f32],
@@ -91,16 +98,24 @@ pub fn conv3x3_winograd<
     y: &mut [f32],
     scratch: &mut [f32],
 ) {
+    const {
+        assert!(
+            R == 1 || R == 2 || R == 4,
+            "passes of 1, 2 or 4 element rows"
+        )
+    };
     let tiles_w = OW.div_ceil(2);
     let tiles = OH.div_ceil(2) * tiles_w;
-    let (vs, os, ors, hp, wp, len) = layout(C, M, OH, OW, TB);
+    let (vs, os, ors, hp, wp, len) = layout((C, M, OH, OW), TB, R);
     let x = &x[..N * C * H * W];
     let u = &u[..16 * M * C];
     let y = &mut y[..N * M * OH * OW];
-    let (v, rest) = scratch[..len].split_at_mut(16 * vs);
-    let (o, padded) = rest.split_at_mut(16 * os);
+    let (v, rest) = scratch[..len].split_at_mut(4 * R * vs);
+    let (o, padded) = rest.split_at_mut(4 * R * os);
     #[cfg(target_arch = "x86_64")]
     let avx = super::packed::avx_fma();
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx = false;
     for n in 0..N {
         let xn = &x[n * C * H * W..(n + 1) * C * H * W];
         let yn = &mut y[n * M * OH * OW..(n + 1) * M * OH * OW];
@@ -111,40 +126,90 @@ pub fn conv3x3_winograd<
             let (ty0, ty1) = (t0 / tiles_w, (t0 + tiles.1 - 1) / tiles_w);
             band::<C, H, W, PT, PL>(xn, padded, (2 * ty0, 2 * (ty1 - ty0) + 4), (hp, wp));
             let geometry = (vs, 2 * ty0, hp, wp);
-            #[cfg(target_arch = "x86_64")]
-            if avx {
-                // Safety: the CPU has AVX and FMA.
-                unsafe { inputs_avx::<C>(padded, v, geometry, tiles) };
-            } else {
-                inputs::<C, false>(padded, v, geometry, tiles);
+            // The passes in order: the first to touch an output row sets it.
+            let job = (&*padded, geometry, u, b, tiles, avx);
+            pass::<C, M, OH, OW, R, 0, RELU>(job, (v, o, (os, ors)), yn);
+            if R == 1 {
+                pass::<C, M, OH, OW, R, 1, RELU>(job, (v, o, (os, ors)), yn);
             }
-            #[cfg(not(target_arch = "x86_64"))]
-            inputs::<C, false>(padded, v, geometry, tiles);
-            // Sixteen products O_e = U_e V_e, over whole panels (a partial panel's
-            // tiles are not its first lanes, see `LANE_TILE`).
-            for e in 0..16 {
-                gemm_packed(
-                    (M, C, tiles.1.div_ceil(NR) * NR),
-                    &u[e * M * C..(e + 1) * M * C],
-                    C,
-                    &v[e * vs..(e + 1) * vs],
-                    None,
-                    &mut o[e * os..(e + 1) * os],
-                    (ors, 1),
-                    false,
-                );
+            if R <= 2 {
+                pass::<C, M, OH, OW, R, 2, RELU>(job, (v, o, (os, ors)), yn);
             }
-            #[cfg(target_arch = "x86_64")]
-            if avx {
-                // Safety: the CPU has AVX and FMA.
-                unsafe { outputs_avx::<M, OH, OW, RELU>(o, (os, ors), b, yn, tiles) };
-            } else {
-                outputs::<M, OH, OW, RELU, false>(o, (os, ors), b, yn, tiles);
+            if R == 1 {
+                pass::<C, M, OH, OW, R, 3, RELU>(job, (v, o, (os, ors)), yn);
             }
-            #[cfg(not(target_arch = "x86_64"))]
-            outputs::<M, OH, OW, RELU, false>(o, (os, ors), b, yn, tiles);
             t0 += TB;
         }
+    }
+}
+
+/// What every pass over a block reads: the padded band, its geometry (transformed block
+/// stride, first padded row, band rows and columns), the transformed kernel, the bias,
+/// the block and whether the CPU has AVX and FMA.
+type Job<'a> = (
+    &'a [f32],
+    (usize, usize, usize, usize),
+    &'a [f32],
+    Option<&'a [f32]>,
+    Block,
+    bool,
+);
+
+/// One pass over a block: element rows `A0..A0 + R` transformed into `v`, multiplied
+/// into `o` (blocks `os` apart, rows `ors`), and their share of the outputs added into
+/// `yn`.
+#[allow(clippy::type_complexity)]
+#[inline(always)]
+fn pass<
+    const C: usize,
+    const M: usize,
+    const OH: usize,
+    const OW: usize,
+    const R: usize,
+    const A0: usize,
+    const RELU: bool,
+>(
+    (padded, geometry, u, b, tiles, avx): Job<'_>,
+    (v, o, (os, ors)): (&mut [f32], &mut [f32], (usize, usize)),
+    yn: &mut [f32],
+) {
+    let vs = geometry.0;
+    #[cfg(target_arch = "x86_64")]
+    if avx {
+        // Safety: the CPU has AVX and FMA.
+        unsafe { inputs_avx::<C, R, A0>(padded, v, geometry, tiles) };
+    } else {
+        inputs::<C, R, A0, false>(padded, v, geometry, tiles);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    inputs::<C, R, A0, false>(padded, v, geometry, tiles);
+    // The pass's products O_e = U_e V_e, over whole panels (a partial panel's tiles are
+    // not its first lanes, see `LANE_TILE`).
+    for k in 0..4 * R {
+        let e = 4 * A0 + k;
+        gemm_packed(
+            (M, C, tiles.1.div_ceil(NR) * NR),
+            &u[e * M * C..(e + 1) * M * C],
+            C,
+            &v[k * vs..(k + 1) * vs],
+            None,
+            &mut o[k * os..(k + 1) * os],
+            (ors, 1),
+            false,
+        );
+    }
+    let products = (&*o, (os, ors));
+    #[cfg(target_arch = "x86_64")]
+    if avx {
+        // Safety: the CPU has AVX and FMA.
+        unsafe { outputs_avx::<M, OH, OW, R, A0, RELU>(products, b, yn, tiles) };
+    } else {
+        outputs::<M, OH, OW, R, A0, RELU, false>(products, b, yn, tiles);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = avx;
+        outputs::<M, OH, OW, R, A0, RELU, false>(products, b, yn, tiles);
     }
 }
 
@@ -176,66 +241,118 @@ fn band<const C: usize, const H: usize, const W: usize, const PT: usize, const P
 /// First tile, tile count and tiles per row of a block.
 type Block = (usize, usize, usize);
 
+/// The window rows `i` (a bit each) `Bt` rows `a0..a0 + r` read: row 0 reads window rows
+/// 0 and 2, rows 1 and 2 read 1 and 2, row 3 reads 1 and 3.
+const fn window_rows(a0: usize, r: usize) -> u8 {
+    const READS: [u8; 4] = [0b0101, 0b0110, 0b0110, 0b1010];
+    let mut rows = 0;
+    let mut a = a0;
+    // (Passes past row 3 are never run but are instantiated: `if R == 1` is not a
+    // `const` branch.)
+    while a < a0 + r && a < 4 {
+        rows |= READS[a];
+        a += 1;
+    }
+    rows
+}
+
 /// [`inputs`] compiled with AVX and FMA (8 lanes a register).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,fma")]
-fn inputs_avx<const C: usize>(
+fn inputs_avx<const C: usize, const R: usize, const A0: usize>(
     padded: &[f32],
     v: &mut [f32],
     geometry: (usize, usize, usize, usize),
     block: Block,
 ) {
-    inputs::<C, true>(padded, v, geometry, block);
+    inputs::<C, R, A0, true>(padded, v, geometry, block);
 }
 
-/// The input transform of a block, a panel of `NR` tiles and one channel at a time:
-/// `v[e * vs..]` is element `e` of `Bt d B`, `[C, tiles]` in panels, from the padded
-/// input band (`hp x wp` per channel, starting at padded row `r0`).
+/// The input transform of a block for element rows `A0..A0 + R`, a panel of `NR` tiles
+/// and one channel at a time: `v[k * vs..]` is element `4 A0 + k` of `Bt d B`, `[C, tiles]`
+/// in panels, from the padded input band (`hp x wp` per channel, starting at padded row
+/// `r0`).
 #[inline(always)]
-fn inputs<const C: usize, const AVX: bool>(
+fn inputs<const C: usize, const R: usize, const A0: usize, const AVX: bool>(
     padded: &[f32],
     v: &mut [f32],
     (vs, r0, hp, wp): (usize, usize, usize, usize),
     (t0, tb, tiles_w): Block,
 ) {
+    let rows = const { window_rows(A0, R) };
     for p in 0..tb.div_ceil(NR) {
         let first = t0 + p * NR;
         let width = NR.min(t0 + tb - first);
         for c in 0..C {
             let base = SLACK + c * hp * wp;
-            let d = windows::<AVX>(padded, (base, r0, wp), first, width, tiles_w);
+            let d = windows::<AVX>(padded, (base, r0, wp), (first, width, tiles_w), rows);
             let at = p * C * NR + c * NR;
-            for (e, lanes) in input_transform(&d).iter().enumerate() {
-                v[e * vs + at..e * vs + at + NR].copy_from_slice(lanes);
+            for k in 0..R {
+                // Row a of Bt over the window's rows, then every row of Bt over columns.
+                let mut s = [[0.0; NR]; 4];
+                for (j, s) in s.iter_mut().enumerate() {
+                    *s = match A0 + k {
+                        0 => sub(&d[j], &d[8 + j]),
+                        1 => add(&d[4 + j], &d[8 + j]),
+                        2 => sub(&d[8 + j], &d[4 + j]),
+                        _ => sub(&d[4 + j], &d[12 + j]),
+                    };
+                }
+                let elements = bt(&s[0], &s[1], &s[2], &s[3]);
+                for (e, lanes) in (4 * k..).zip(&elements) {
+                    v[e * vs + at..e * vs + at + NR].copy_from_slice(lanes);
+                }
             }
         }
     }
 }
 
+/// A pass's products: the blocks and their (block, row) strides.
+type Products<'a> = (&'a [f32], (usize, usize));
+
 /// [`outputs`] compiled with AVX and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,fma")]
-fn outputs_avx<const M: usize, const OH: usize, const OW: usize, const RELU: bool>(
-    o: &[f32],
-    ors: (usize, usize),
+fn outputs_avx<
+    const M: usize,
+    const OH: usize,
+    const OW: usize,
+    const R: usize,
+    const A0: usize,
+    const RELU: bool,
+>(
+    products: Products<'_>,
     b: Option<&[f32]>,
     yn: &mut [f32],
     block: Block,
 ) {
-    outputs::<M, OH, OW, RELU, true>(o, ors, b, yn, block);
+    outputs::<M, OH, OW, R, A0, RELU, true>(products, b, yn, block);
 }
 
-/// The output transform of a block, bias and activation, one output channel and a
-/// panel of tiles at a time, from the products `o` (block `e` at `e * os`, rows `ors`
-/// apart).
+/// `At`: output row `p` of a tile is `At[p]` times the rows of `O A`.
+const AT: [[i8; 4]; 2] = [[1, 1, 1, 0], [0, 1, -1, -1]];
+
+/// The output transform of a pass over element rows `A0..A0 + R`, one output channel
+/// and a panel of tiles at a time, from the products (block `k` at `k * os`, rows `ors`
+/// apart): each element row `a` gives `t_a = O_a A` (two values per tile), and output
+/// row `p` gets `At[p][a] t_a`, set (with the bias) by the pass holding its first row,
+/// added to after, and clamped (with `RELU`) by the pass holding its last.
 #[inline(always)]
-fn outputs<const M: usize, const OH: usize, const OW: usize, const RELU: bool, const AVX: bool>(
-    o: &[f32],
-    (os, ors): (usize, usize),
+fn outputs<
+    const M: usize,
+    const OH: usize,
+    const OW: usize,
+    const R: usize,
+    const A0: usize,
+    const RELU: bool,
+    const AVX: bool,
+>(
+    (o, (os, ors)): Products<'_>,
     b: Option<&[f32]>,
     yn: &mut [f32],
     (t0, tb, tiles_w): Block,
 ) {
+    let pass = A0..A0 + R;
     for m in 0..M {
         let bias = b.map_or(0.0, |b| b[m]);
         let out = &mut yn[m * OH * OW..(m + 1) * OH * OW];
@@ -244,38 +361,53 @@ fn outputs<const M: usize, const OH: usize, const OW: usize, const RELU: bool, c
             let width = NR.min(t0 + tb - first);
             // Lanes past `width` hold stale values; `store` leaves them out.
             let at = m * ors + p * NR;
-            let lanes = |e: usize| -> &Lanes {
-                o[e * os + at..e * os + at + NR]
+            let lanes = |k: usize| -> &Lanes {
+                o[k * os + at..k * os + at + NR]
                     .try_into()
                     .expect("NR values")
             };
-            let mut ys = output_transform([
-                lanes(0),
-                lanes(1),
-                lanes(2),
-                lanes(3),
-                lanes(4),
-                lanes(5),
-                lanes(6),
-                lanes(7),
-                lanes(8),
-                lanes(9),
-                lanes(10),
-                lanes(11),
-                lanes(12),
-                lanes(13),
-                lanes(14),
-                lanes(15),
-            ]);
-            for lanes in &mut ys {
-                for v in lanes.iter_mut() {
-                    *v += bias;
-                    if RELU {
-                        *v = v.max(0.0);
+            let mut ts = [[[0.0; NR]; 2]; R];
+            for (k, t) in ts.iter_mut().enumerate() {
+                *t = at_row(
+                    lanes(4 * k),
+                    lanes(4 * k + 1),
+                    lanes(4 * k + 2),
+                    lanes(4 * k + 3),
+                );
+            }
+            for (row, coef) in AT.iter().enumerate() {
+                if pass.clone().all(|a| coef[a] == 0) {
+                    continue;
+                }
+                // This pass's share of output row `row` (-0.0 + t is t exactly).
+                let mut ys = [[-0.0; NR]; 2];
+                for (t, &c) in ts.iter().zip(&coef[A0..]) {
+                    for (y, t) in ys.iter_mut().zip(t) {
+                        *y = match c {
+                            1 => add(y, t),
+                            -1 => sub(y, t),
+                            _ => *y,
+                        };
                     }
                 }
+                let tile = (first, width, tiles_w);
+                // The pass holding the row's first element row sets it, with the bias;
+                // the one holding its last applies the activation.
+                match (pass.contains(&row), RELU && pass.contains(&(row + 2))) {
+                    (true, false) => store_row::<OH, OW, AVX>(out, &ys, row, tile, |d, v| {
+                        *d = v + bias;
+                    }),
+                    (true, true) => store_row::<OH, OW, AVX>(out, &ys, row, tile, |d, v| {
+                        *d = (v + bias).max(0.0);
+                    }),
+                    (false, false) => store_row::<OH, OW, AVX>(out, &ys, row, tile, |d, v| {
+                        *d += v;
+                    }),
+                    (false, true) => store_row::<OH, OW, AVX>(out, &ys, row, tile, |d, v| {
+                        *d = (*d + v).max(0.0);
+                    }),
+                }
             }
-            store::<OH, OW, AVX>(out, &ys, first, width, tiles_w);
         }
     }
 }
@@ -283,16 +415,15 @@ fn outputs<const M: usize, const OH: usize, const OW: usize, const RELU: bool, c
 /// The 4x4 input windows of tiles `first..first + width` of one channel's padded band
 /// (padded row `r0` at `padded[base]`, rows `wp` apart), as 16 lanes (`[4 i + j][l]`:
 /// row `i`, column `j` of tile `first + LANE_TILE[l]`'s window; lanes of tiles past
-/// `width` zero). Per tile row the panel touches, each window row is one run of columns
-/// split into four stride-2 lane vectors; a panel across tile rows merges its runs lane
-/// by lane.
+/// `width`, and window rows not in the bit set `rows`, zero). Per tile row the panel
+/// touches, each window row is one run of columns split into four stride-2 lane
+/// vectors; a panel across tile rows merges its runs lane by lane.
 #[inline(always)]
 fn windows<const AVX: bool>(
     padded: &[f32],
     (base, r0, wp): (usize, usize, usize),
-    first: usize,
-    width: usize,
-    tiles_w: usize,
+    (first, width, tiles_w): Block,
+    rows: u8,
 ) -> [Lanes; 16] {
     let mut d = [[0.0; NR]; 16];
     let run = |ty: usize, tx: usize, ls: usize, i: usize, j: usize| -> &[f32; 2 * NR] {
@@ -301,16 +432,17 @@ fn windows<const AVX: bool>(
         let at = base + (2 * ty + i - r0) * wp + 2 * tx + j - 2 * ls;
         padded[at..at + 2 * NR].try_into().expect("2 NR values")
     };
+    let rows = (0..4).filter(move |i| rows & (1 << i) != 0);
     for (ty, tx, ls, le) in segments(first, width, tiles_w) {
         if ls == 0 && le == NR {
-            for i in 0..4 {
+            for i in rows.clone() {
                 for j in 0..4 {
                     d[4 * i + j] = every_other::<AVX>(run(ty, tx, 0, i, j));
                 }
             }
             continue;
         }
-        for i in 0..4 {
+        for i in rows.clone() {
             for j in 0..4 {
                 let lanes = every_other::<AVX>(run(ty, tx, ls, i, j));
                 for (l, (v, new)) in d[4 * i + j].iter_mut().zip(lanes).enumerate() {
@@ -368,76 +500,46 @@ fn add(a: &Lanes, b: &Lanes) -> Lanes {
     r
 }
 
-/// A row of `Bt` times four values: `[r0 - r2, r1 + r2, r2 - r1, r1 - r3]`.
+/// `Bt` times four values: `[r0 - r2, r1 + r2, r2 - r1, r1 - r3]`.
 #[inline(always)]
 fn bt(r0: &Lanes, r1: &Lanes, r2: &Lanes, r3: &Lanes) -> [Lanes; 4] {
     [sub(r0, r2), add(r1, r2), sub(r2, r1), sub(r1, r3)]
 }
 
-/// `Bt d B` for every lane: the rows of `Bt` combine window columns, then window rows
-/// (`[4 a + b]`).
+/// `At` times four values: `[r0 + r1 + r2, r1 - r2 - r3]`.
 #[inline(always)]
-fn input_transform(d: &[Lanes; 16]) -> [Lanes; 16] {
-    let r0 = bt(&d[0], &d[1], &d[2], &d[3]);
-    let r1 = bt(&d[4], &d[5], &d[6], &d[7]);
-    let r2 = bt(&d[8], &d[9], &d[10], &d[11]);
-    let r3 = bt(&d[12], &d[13], &d[14], &d[15]);
-    let c0 = bt(&r0[0], &r1[0], &r2[0], &r3[0]);
-    let c1 = bt(&r0[1], &r1[1], &r2[1], &r3[1]);
-    let c2 = bt(&r0[2], &r1[2], &r2[2], &r3[2]);
-    let c3 = bt(&r0[3], &r1[3], &r2[3], &r3[3]);
-    [
-        c0[0], c1[0], c2[0], c3[0], c0[1], c1[1], c2[1], c3[1], c0[2], c1[2], c2[2], c3[2], c0[3],
-        c1[3], c2[3], c3[3],
-    ]
-}
-
-/// A row of `At` times four values: `[r0 + r1 + r2, r1 - r2 - r3]`.
-#[inline(always)]
-fn at(r0: &Lanes, r1: &Lanes, r2: &Lanes, r3: &Lanes) -> [Lanes; 2] {
+fn at_row(r0: &Lanes, r1: &Lanes, r2: &Lanes, r3: &Lanes) -> [Lanes; 2] {
     [add(r0, &add(r1, r2)), sub(&sub(r1, r2), r3)]
 }
 
-/// `At O A` for every lane: the four outputs `[2 p + q]` of each tile.
+/// Combines (`f(dst, value)`) output row `p` of tiles `first..first + width` (`ys[q]`:
+/// column `q`) into one output plane, leaving out those past the bottom or right edge.
 #[inline(always)]
-fn output_transform(o: [&Lanes; 16]) -> [Lanes; 4] {
-    let c0 = at(o[0], o[4], o[8], o[12]);
-    let c1 = at(o[1], o[5], o[9], o[13]);
-    let c2 = at(o[2], o[6], o[10], o[14]);
-    let c3 = at(o[3], o[7], o[11], o[15]);
-    let [y00, y01] = at(&c0[0], &c1[0], &c2[0], &c3[0]);
-    let [y10, y11] = at(&c0[1], &c1[1], &c2[1], &c3[1]);
-    [y00, y01, y10, y11]
-}
-
-/// Writes the 2x2 outputs of tiles `first..first + width` into one output plane,
-/// leaving out those past the bottom or right edge.
-#[inline(always)]
-fn store<const OH: usize, const OW: usize, const AVX: bool>(
+fn store_row<const OH: usize, const OW: usize, const AVX: bool>(
     out: &mut [f32],
-    ys: &[Lanes; 4],
-    first: usize,
-    width: usize,
-    tiles_w: usize,
+    ys: &[Lanes; 2],
+    p: usize,
+    (first, width, tiles_w): Block,
+    f: impl Fn(&mut f32, f32),
 ) {
     for (ty, tx, ls, le) in segments(first, width, tiles_w) {
-        for p in 0..2 {
-            let oh = 2 * ty + p;
-            if oh >= OH {
-                continue;
+        let oh = 2 * ty + p;
+        if oh >= OH {
+            continue;
+        }
+        // Lanes ls..le are output columns 2 tx.., clipped at the right edge.
+        let cols = (2 * (le - ls)).min(OW - 2 * tx);
+        let at = oh * OW + 2 * tx;
+        let mut run = [0.0; 2 * NR];
+        interleave::<AVX>(&mut run, &ys[0], &ys[1]);
+        if cols == 2 * NR {
+            let dst: &mut [f32; 2 * NR] = (&mut out[at..at + 2 * NR]).try_into().expect("2 NR");
+            for (d, v) in dst.iter_mut().zip(run) {
+                f(d, v);
             }
-            // Lanes ls..le are output columns 2 tx.., clipped at the right edge.
-            let cols = (2 * (le - ls)).min(OW - 2 * tx);
-            let at = oh * OW + 2 * tx;
-            if cols == 2 * NR {
-                let dst: &mut [f32; 2 * NR] = (&mut out[at..at + 2 * NR]).try_into().expect("2 NR");
-                interleave::<AVX>(dst, &ys[2 * p], &ys[2 * p + 1]);
-            } else {
-                let mut run = [0.0; 2 * NR];
-                interleave::<AVX>(&mut run, &ys[2 * p], &ys[2 * p + 1]);
-                for (o, v) in out[at..at + cols].iter_mut().zip(&run[2 * ls..]) {
-                    *o = *v;
-                }
+        } else {
+            for (d, v) in out[at..at + cols].iter_mut().zip(&run[2 * ls..]) {
+                f(d, *v);
             }
         }
     }
@@ -571,6 +673,7 @@ mod tests {
         const PT: usize,
         const PL: usize,
         const TB: usize,
+        const R: usize,
     >() {
         let x: Vec<f32> = (0..N * C * H * W)
             .map(|i| (i as f32 * 0.37).sin())
@@ -581,14 +684,14 @@ mod tests {
         let len = N * M * OH * OW;
         let mut want = std::vec![0.0f32; len];
         let mut got = std::vec![f32::NAN; len];
-        let mut scratch = std::vec![f32::NAN; scratch_len(C, M, OH, OW, TB)];
+        let mut scratch = std::vec![f32::NAN; scratch_len(C, M, OH, OW, TB, R)];
         conv2d::<N, C, H, W, M, 1, 3, 3, OH, OW, 1, 1, 1, 1, PT, PL, true>(
             &x,
             &w,
             Some(&b),
             &mut want,
         );
-        conv3x3_winograd::<N, C, H, W, M, OH, OW, PT, PL, TB, true>(
+        conv3x3_winograd::<N, C, H, W, M, OH, OW, PT, PL, TB, R, true>(
             &x,
             &u,
             Some(&b),
@@ -609,11 +712,14 @@ mod tests {
     #[test]
     fn winograd_matches_direct() {
         // Pad 1 over rows of 20 tiles wide enough for whole panels and panels across
-        // tile rows, two images, two blocks.
-        agree::<2, 8, 40, 40, 12, 40, 40, 1, 1, 48>();
-        // Odd output sizes (half tiles at the bottom and right), no padding.
-        agree::<1, 5, 9, 23, 7, 7, 21, 0, 0, 16>();
-        // Asymmetric padding (top 2, left 0, bottom 0, right 1), fewer tiles than a panel.
-        agree::<1, 4, 4, 5, 6, 4, 4, 2, 0, 8>();
+        // tile rows, two images, two blocks; all 16 elements in one pass.
+        agree::<2, 8, 40, 40, 12, 40, 40, 1, 1, 48, 4>();
+        // Odd output sizes (half tiles at the bottom and right), no padding; one element
+        // row a pass.
+        agree::<1, 5, 9, 23, 7, 7, 21, 0, 0, 16, 1>();
+        // Asymmetric padding (top 2, left 0, bottom 0, right 1), fewer tiles than a
+        // panel; two element rows a pass.
+        agree::<1, 4, 4, 5, 6, 4, 4, 2, 0, 8, 2>();
+        agree::<2, 8, 40, 40, 12, 40, 40, 1, 1, 48, 1>();
     }
 }
