@@ -1095,7 +1095,7 @@ impl<'m> Checker<'m> {
             outputs: outputs.clone(),
             attrs,
             control: None,
-            winograd: false,
+            winograd: 0,
         });
         Some(outputs)
     }

@@ -37,7 +37,7 @@ pub fn body_graph(outer: &Graph, body: &Body) -> Graph {
         outputs,
         attrs: Attrs::default(),
         control: None,
-        winograd: false,
+        winograd: 0,
     };
     let mut nodes = vec![mark(
         format!("{}.entry", body.name),

@@ -217,8 +217,9 @@ pub struct Node {
     /// The subgraphs of a control-flow node (`If`, `Loop`, `Scan`).
     pub control: Option<Box<Control>>,
     /// Whether the kernel may take a faster path with more scratch (a `Conv` as
-    /// Winograd), set by the planner from [`Graph::winograd`].
-    pub winograd: bool,
+    /// Winograd, in passes of this many rows of its 4x4 elements: 4, or 1 for a quarter
+    /// of the scratch; 0 for no), set by the planner from [`Graph::winograd`].
+    pub winograd: u8,
 }
 
 impl Node {

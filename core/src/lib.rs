@@ -64,7 +64,7 @@ fn schedule_and_plan(graph: &mut ir::Graph) -> plan::Plan {
     };
     if graph.winograd == ir::Winograd::Always {
         for node in &mut graph.nodes {
-            node.winograd = true;
+            node.winograd = 4;
         }
     }
     let mut plan = order_and_plan(graph, &plan_of);
@@ -72,19 +72,22 @@ fn schedule_and_plan(graph: &mut ir::Graph) -> plan::Plan {
         return plan;
     }
     // Winograd convolutions where their scratch fits in the arena as planned: one node
-    // at a time, kept when the arena does not grow.
+    // at a time, all sixteen elements a pass or else a row of four (a quarter of the
+    // scratch), kept when the arena does not grow.
     for i in 0..graph.nodes.len() {
         let before = ops::scratch_elems(graph, i);
-        graph.nodes[i].winograd = true;
-        if ops::scratch_elems(graph, i) == before {
-            graph.nodes[i].winograd = false;
-            continue;
-        }
-        let trial = plan_of(graph);
-        if trial.arena_bytes <= plan.arena_bytes {
-            plan = trial;
-        } else {
-            graph.nodes[i].winograd = false;
+        for rows in [4, 1] {
+            graph.nodes[i].winograd = rows;
+            if ops::scratch_elems(graph, i) == before {
+                graph.nodes[i].winograd = 0;
+                break;
+            }
+            let trial = plan_of(graph);
+            if trial.arena_bytes <= plan.arena_bytes {
+                plan = trial;
+                break;
+            }
+            graph.nodes[i].winograd = 0;
         }
     }
     plan
@@ -392,7 +395,10 @@ mod tests {
     /// Which nodes the planner let run as Winograd.
     fn winograd_nodes(c: &super::Compiled) -> Vec<&str> {
         let nodes = c.graph.nodes.iter();
-        nodes.filter(|n| n.winograd).map(|n| n.op.op_type).collect()
+        nodes
+            .filter(|n| n.winograd > 0)
+            .map(|n| n.op.op_type)
+            .collect()
     }
 
     #[test]
@@ -435,6 +441,30 @@ mod tests {
         assert_eq!(winograd_nodes(&always), ["Conv"]);
         assert!(always.plan.arena_bytes > auto.plan.arena_bytes);
         assert!(winograd_nodes(&lone(quote!(winograd = never;))).is_empty());
+        // Pooled by two only: all sixteen elements a pass would grow the arena, passes of
+        // one element row (a quarter of the scratch) fit.
+        let halved = |setting: proc_macro2::TokenStream| {
+            super::compile(quote! {
+                model M {
+                    #setting
+                    input x: f32[1, 4, 32, 32];
+                    weight w1: f32[16, 4, 1, 1] = he_normal(seed = 1);
+                    weight w3: f32[16, 16, 3, 3] = he_normal(seed = 2);
+                    let wide = Conv(x, w1);
+                    let small = MaxPool(wide, kernel_shape = [2, 2], strides = [2, 2]);
+                    output y = Conv(small, w3, pads = [1, 1, 1, 1]);
+                }
+            })
+            .unwrap()
+        };
+        let rows =
+            |c: &super::Compiled| c.graph.nodes.iter().map(|n| n.winograd).collect::<Vec<_>>();
+        let (auto, never) = (halved(quote!()), halved(quote!(winograd = never;)));
+        assert_eq!(rows(&auto), [0, 0, 1]);
+        assert_eq!(auto.plan.arena_bytes, never.plan.arena_bytes);
+        let always = halved(quote!(winograd = always;));
+        assert_eq!(rows(&always)[2], 4);
+        assert!(always.plan.arena_bytes > auto.plan.arena_bytes);
     }
 
     #[test]

@@ -1250,6 +1250,11 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `Conv`.
+    pub model ConvCase7 { opset = 18; input x: f32[1, 4, 32, 32]; weight w1: f32[16, 4, 1, 1] = he_normal(seed = 9); weight w3: f32[16, 16, 3, 3] = he_normal(seed = 10); output y = Conv(MaxPool(Conv(x, w1), kernel_shape = [2, 2], strides = [2, 2]), w3, pads = [1, 1, 1, 1]); }
+}
+
+onnx_model! {
     /// A cross-check case of `ConvTranspose`.
     pub model ConvTransposeCase0 { opset = 18; input x: f32[1, 4, 5, 6]; weight w: f32[4, 3, 3, 3] = he_normal(seed = 1); output y = ConvTranspose(x, w, strides = [2, 2], pads = [1, 0, 0, 1], output_padding = [1, 1]); output z = ConvTranspose(x, w, strides = [2, 3], auto_pad = "SAME_UPPER"); }
 }
@@ -2005,6 +2010,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("Conv", example::<ConvCase4>()),
     ("Conv", example::<ConvCase5>()),
     ("Conv", example::<ConvCase6>()),
+    ("Conv", example::<ConvCase7>()),
     ("ConvTranspose", example::<ConvTransposeCase0>()),
     ("ConvTranspose", example::<ConvTransposeCase1>()),
     ("ConvTranspose", example::<ConvTransposeCase2>()),

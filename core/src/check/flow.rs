@@ -577,7 +577,7 @@ impl<'m> Checker<'m> {
                 explicit,
                 bodies,
             })),
-            winograd: false,
+            winograd: 0,
         });
         outs
     }

@@ -19,6 +19,9 @@ pub static CONV: OpSchema = OpSchema {
             // 3x3 stride 1 with eight or more input channels: the Winograd kernel, with
             // asymmetric pads, odd output sizes and two images.
             "input x: f32[2, 8, 9, 11]; weight w: f32[6, 8, 3, 3] = he_normal(seed = 7); weight b: f32[6] = uniform(low = -0.5, high = 0.5, seed = 8); output y = Conv(x, w, b, pads = [1, 0, 2, 1]); output z = Relu(Conv(x, w, b));",
+            // Winograd in passes of one element row: the pooled input leaves room for a
+            // quarter of the full scratch only (`winograd = auto`).
+            "input x: f32[1, 4, 32, 32]; weight w1: f32[16, 4, 1, 1] = he_normal(seed = 9); weight w3: f32[16, 16, 3, 3] = he_normal(seed = 10); output y = Conv(MaxPool(Conv(x, w1), kernel_shape = [2, 2], strides = [2, 2]), w3, pads = [1, 1, 1, 1]);",
         ])
     },
     op_type: "Conv",
@@ -40,10 +43,9 @@ pub static CONV: OpSchema = OpSchema {
         };
         let g = cx.attrs.int("group") as usize;
         if let Ok(axes) = geometry("Conv", cx.attrs, &x[2..], &w[2..], false)
-            && let Some(tb) =
-                winograd_tiles(cx.winograd && cx.consts[1], x[1], w[0], g, as_2d(&axes))
+            && let Some(tb) = winograd_tiles(cx.winograd, cx.consts[1], x[1], w[0], g, as_2d(&axes))
         {
-            return winograd_scratch(x[1], w[0], as_2d(&axes), tb);
+            return winograd_scratch(x[1], w[0], as_2d(&axes), tb, cx.winograd.into());
         }
         let positions: usize = cx.outputs[0][2..].iter().product();
         let k: usize = w[1..].iter().product();
@@ -54,7 +56,7 @@ pub static CONV: OpSchema = OpSchema {
         let k = c / g * h.kernel * w.kernel;
         let known = cx.input_consts.get(1).copied().flatten().is_some();
         if tile_positions(known, m / g, k, h.output * w.output).is_some()
-            || winograd_tiles(cx.winograd && known, c, m, g, [h, w]).is_some()
+            || winograd_tiles(cx.winograd, known, c, m, g, [h, w]).is_some()
         {
             vec![1]
         } else {
@@ -97,33 +99,42 @@ fn patch_len(k: usize, pb: usize) -> usize {
 const WINOGRAD_BUDGET: usize = 65536;
 
 /// Tiles (2x2 outputs) per block when a convolution runs as Winograd F(2x2, 3x3)
-/// (`kernels::winograd`): `allowed` (the planner's choice, see `ir::Winograd`, and the
-/// weights known at compile time: the macro transforms them), a 3x3 kernel at stride 1
-/// and dilation 1, one group, and at least eight input and four output channels (with
-/// fewer, the transforms cost more than the products save). Blocks split the tiles
-/// evenly, in whole pairs of panels. `None` otherwise.
-fn winograd_tiles(allowed: bool, c: usize, m: usize, g: usize, [h, w]: [Axis; 2]) -> Option<usize> {
+/// (`kernels::winograd`) in passes of `rows` element rows: the planner's choice
+/// (`rows` > 0, see `ir::Node::winograd`), the weights known at compile time (the macro
+/// transforms them), a 3x3 kernel at stride 1 and dilation 1, one group, and at least
+/// eight input and four output channels (with fewer, the transforms cost more than the
+/// products save). Blocks split the tiles evenly, in whole pairs of panels. `None`
+/// otherwise.
+fn winograd_tiles(
+    rows: u8,
+    known: bool,
+    c: usize,
+    m: usize,
+    g: usize,
+    [h, w]: [Axis; 2],
+) -> Option<usize> {
     let unit = |a: Axis| a.kernel == 3 && a.stride == 1 && a.dilation == 1;
-    if !allowed || g != 1 || c < 8 || m < 4 || !unit(h) || !unit(w) {
+    if rows == 0 || !known || g != 1 || c < 8 || m < 4 || !unit(h) || !unit(w) {
         return None;
     }
     let tiles = h.output.div_ceil(2) * w.output.div_ceil(2);
-    let most = (WINOGRAD_BUDGET / (16 * (c + m)) / (2 * PANEL)).max(1) * (2 * PANEL);
+    let elements = 4 * usize::from(rows);
+    let most = (WINOGRAD_BUDGET / (elements * (c + m)) / (2 * PANEL)).max(1) * (2 * PANEL);
     let blocks = tiles.div_ceil(most);
     Some(tiles.div_ceil(blocks).div_ceil(2 * PANEL) * (2 * PANEL)).map(|tb| tb.min(tiles))
 }
 
-/// Scratch values of the Winograd path (`kernels::winograd::scratch_len`): 16
-/// transformed input blocks `[C, TB]` (in panels) and 16 product blocks `[M, TB]`
-/// (rows padded to whole panels), each 16 values apart, and per channel the zero-padded
-/// input rows under one block (`2 tw + 2` columns for `tw` tiles a row, at most
-/// `2 (ceil(TB / tw) + 1) + 2` rows, never more than the padded image), with
-/// `2 PANEL + 4` values either side.
-fn winograd_scratch(c: usize, m: usize, [h, w]: [Axis; 2], tb: usize) -> usize {
+/// Scratch values of the Winograd path in passes of `rows` element rows
+/// (`kernels::winograd::scratch_len`): `4 rows` transformed input blocks `[C, TB]` (in
+/// panels) and as many product blocks `[M, TB]` (rows padded to whole panels), each 16
+/// values apart, and per channel the zero-padded input rows under one block (`2 tw + 2`
+/// columns for `tw` tiles a row, at most `2 (ceil(TB / tw) + 1) + 2` rows, never more
+/// than the padded image), with `2 PANEL + 4` values either side.
+fn winograd_scratch(c: usize, m: usize, [h, w]: [Axis; 2], tb: usize, rows: usize) -> usize {
     let (vs, os) = (patch_len(c, tb) + 16, m * tb.div_ceil(PANEL) * PANEL + 16);
     let (th, tw) = (h.output.div_ceil(2), w.output.div_ceil(2));
     let band = (2 * (tb.div_ceil(tw) + 1) + 2).min(2 * th + 2);
-    16 * (vs + os) + c * band * (2 * tw + 2) + 2 * (2 * PANEL + 4)
+    4 * rows * (vs + os) + c * band * (2 * tw + 2) + 2 * (2 * PANEL + 4)
 }
 
 /// `U = G g Gt` of every `[M][C][3][3]` kernel, in the `[16][M][C]` order the Winograd
@@ -438,17 +449,20 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         w.pad_begin,
     ];
     if let (Some(tb), Some(weights), Some(scratch)) = (
-        winograd_tiles(cx.winograd && weights.is_some(), c, m, g, [h, w]),
+        winograd_tiles(cx.winograd, weights.is_some(), c, m, g, [h, w]),
         weights,
         &cx.scratch,
     ) {
         let (decl, wu) = node_static("wu", winograd_kernel(weights, m, c));
         let sc = &scratch.expr;
         let (pt, pl) = (h.pad_begin, w.pad_begin);
-        let dims = [n, c, h.input, w.input, m, h.output, w.output, pt, pl, tb];
+        let rows = usize::from(cx.winograd);
+        let dims = [
+            n, c, h.input, w.input, m, h.output, w.output, pt, pl, tb, rows,
+        ];
         return quote! {
             #decl
-            #kernels::winograd::conv3x3_winograd::<#(#dims),*, 4, #relu>(#xs, #wu, #b, #y, #sc);
+            #kernels::winograd::conv3x3_winograd::<#(#dims),*, #relu>(#xs, #wu, #b, #y, #sc);
         };
     }
     let tile = tile_positions(weights.is_some(), m / g, k, h.output * w.output);

@@ -196,7 +196,7 @@ pub struct ScratchCtx<'a> {
     /// Whether each input's values are known at compile time.
     pub consts: Vec<bool>,
     /// The node may take its faster path with more scratch ([`crate::ir::Node::winograd`]).
-    pub winograd: bool,
+    pub winograd: u8,
 }
 
 /// The f32 scratch elements node `i` of `graph` needs (0: none).
@@ -717,7 +717,7 @@ pub struct LowerCtx<'a> {
     /// The values of `epilogue.bias`.
     pub epilogue_bias: Option<&'a [f32]>,
     /// As [`ScratchCtx::winograd`].
-    pub winograd: bool,
+    pub winograd: u8,
 }
 
 /// Element-wise work the planner fused into a node's kernel.
