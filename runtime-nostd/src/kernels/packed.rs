@@ -93,18 +93,20 @@ pub fn gemm_packed(
     let out = (y_rs, y_cs);
     #[cfg(target_arch = "x86_64")]
     if avx && avx512() {
-        // Twelve rows by a pair of panels (one 512-bit register a row): twelve
-        // accumulators, then eight and four rows at a time; the rest as below.
+        // Twelve rows by four panels (two 512-bit registers a row, a panel pair each):
+        // 24 accumulators, each step of `k` loading two values of `B` per row of `A`
+        // broadcast; then eight and four rows at a time, the last panels in a pair
+        // and alone; the rest as below.
         while r0 + 12 <= m {
-            rows_avx::<12, 2>(r0, args, y, out, relu);
+            rows_avx::<12, 4>(r0, args, y, out, relu);
             r0 += 12;
         }
         if r0 + 8 <= m {
-            rows_avx::<8, 2>(r0, args, y, out, relu);
+            rows_avx::<8, 4>(r0, args, y, out, relu);
             r0 += 8;
         }
         while r0 + 4 <= m {
-            rows_avx::<4, 2>(r0, args, y, out, relu);
+            rows_avx::<4, 4>(r0, args, y, out, relu);
             r0 += 4;
         }
     }
@@ -194,7 +196,8 @@ fn rows_avx<const R: usize, const Q: usize>(
     rows::<R, Q>(r0, args, y, out, relu);
 }
 
-/// Rows `r0..r0 + R` against every panel, `Q` panels at a time (then one at a time).
+/// Rows `r0..r0 + R` against every panel, `Q` panels at a time (then, for `Q` = 4, a
+/// pair, then one at a time).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn rows<const R: usize, const Q: usize>(
@@ -210,6 +213,9 @@ fn rows<const R: usize, const Q: usize>(
         if p + Q <= panels {
             block::<R, Q>(r0, p, args, y, out, relu);
             p += Q;
+        } else if Q == 4 && p + 2 <= panels {
+            block::<R, 2>(r0, p, args, y, out, relu);
+            p += 2;
         } else {
             block::<R, 1>(r0, p, args, y, out, relu);
             p += 1;
@@ -234,27 +240,27 @@ fn block<const R: usize, const Q: usize>(
     // are left out, as they cost more flash (1.8 KB on the M4F's MLP) than they save.
     let full = cfg!(not(target_arch = "arm")) && (0..Q).all(|q| width(q) == NR);
     #[cfg(target_arch = "x86_64")]
-    if Q == 2 && R >= 4 && full && y_cs == 1 && avx512() {
-        // Row-major output with a whole pair of panels: the AVX-512 tile starts from
-        // the init and stores into `y` itself, its accumulators never in memory.
+    if (Q == 2 || Q == 4) && R >= 4 && full && y_cs == 1 && avx512() {
+        // Row-major output with whole pairs of panels: the AVX-512 tile starts from the
+        // init and stores into `y` itself, its accumulators never in memory.
         let c0 = p0 * NR;
         let start = match init {
             None => Some(None),
             Some(c) if c.rows == 1 && c.cols == 0 => Some(Some((&c.values[r0..r0 + R], 1, false))),
             Some(c) if c.rows == 0 && c.cols == 1 => {
-                Some(Some((&c.values[c0..c0 + 2 * NR], 0, true)))
+                Some(Some((&c.values[c0..c0 + Q * NR], 0, true)))
             }
             Some(_) => None,
         };
         if let Some(start) = start {
             let at = r0 * y_rs + c0;
-            let dst = &mut y[at..at + (R - 1) * y_rs + 2 * NR];
-            let panels = &bp[p0 * k * NR..(p0 + 2) * k * NR];
+            let dst = &mut y[at..at + (R - 1) * y_rs + Q * NR];
+            let panels = &bp[p0 * k * NR..(p0 + Q) * k * NR];
             // Safety: the asserts of `gemm_packed` bound the rows of `a`; `panels`, the
-            // start values and `dst` (row `r` at `r * y_rs`, 16 values) are slices
+            // start values and `dst` (row `r` at `r * y_rs`, `Q * NR` values) are slices
             // holding what the tile reads and writes; the CPU has AVX-512F.
             unsafe {
-                tile_avx512::<R>(
+                tile_wide::<R, Q>(
                     k,
                     (a.as_ptr().add(r0 * a_rs), a_rs),
                     panels,
@@ -367,18 +373,19 @@ unsafe fn tile<const R: usize, const Q: usize>(
         return;
     }
     #[cfg(target_arch = "x86_64")]
-    if Q == 2 && R >= 4 && avx512() {
-        // The `R x 2 x NR` accumulators are `R` rows of 16, read and written in place.
+    if (Q == 2 || Q == 4) && R >= 4 && avx512() {
+        // The `R x Q x NR` accumulators are `R` rows of `Q * NR`, read and written in
+        // place.
         let acc: *mut f32 = acc.as_mut_ptr().cast();
         // Safety: as this function's contract; the CPU has AVX-512F (checked at compile
         // time or by `avx512`).
         unsafe {
-            tile_avx512::<R>(
+            tile_wide::<R, Q>(
                 k,
                 (a, a_rs),
                 panels,
-                Some((acc, 16, true)),
-                (acc, 16),
+                Some((acc, Q * NR, true)),
+                (acc, Q * NR),
                 false,
             )
         };
@@ -546,7 +553,7 @@ fn detect_avx512() -> bool {
 /// must have AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx,fma")]
-unsafe fn tile_avx512<const R: usize>(
+unsafe fn tile_avx512<const R: usize, const Z: usize>(
     k: usize,
     (a, a_rs): (*const f32, usize),
     panels: &[f32],
@@ -561,21 +568,28 @@ unsafe fn tile_avx512<const R: usize>(
     };
     const { assert!(NR == 8) };
     let b = panels.as_ptr();
-    // Safety: the caller's contract: `acc` holds `16 R` values, `panels` two panels of
-    // `k * NR`, row `r` of `a` has `k` values at `r * a_rs`.
+    // Safety: the caller's contract: `start` and `out` hold `R` rows of `16 Z` values,
+    // `panels` `2 Z` panels of `k * NR`, row `r` of `a` has `k` values at `r * a_rs`.
     unsafe {
-        let mut v: [__m512; R] = core::array::from_fn(|r| match start {
-            None => _mm512_setzero_ps(),
-            Some((c, rs, true)) => _mm512_loadu_ps(c.add(r * rs)),
-            Some((c, rs, false)) => _mm512_set1_ps(*c.add(r * rs)),
+        let mut v: [[__m512; Z]; R] = core::array::from_fn(|r| {
+            core::array::from_fn(|z| match start {
+                None => _mm512_setzero_ps(),
+                Some((c, rs, true)) => _mm512_loadu_ps(c.add(r * rs + 16 * z)),
+                Some((c, rs, false)) => _mm512_set1_ps(*c.add(r * rs)),
+            })
         });
         // One step of `k` from row pointers `rows` (plus `u`) and panel rows at `bk`.
-        let step = |v: &mut [__m512; R], rows: &[*const f32; R], bk: *const f32, u: usize| {
-            let lo = _mm512_castps256_ps512(_mm256_loadu_ps(bk.add(u * NR)));
-            let hi = _mm256_castps_pd(_mm256_loadu_ps(bk.add((k + u) * NR)));
-            let bv = _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castps_pd(lo), hi));
+        let step = |v: &mut [[__m512; Z]; R], rows: &[*const f32; R], bk: *const f32, u: usize| {
+            let bv: [__m512; Z] = core::array::from_fn(|z| {
+                let lo = _mm512_castps256_ps512(_mm256_loadu_ps(bk.add((2 * z * k + u) * NR)));
+                let hi = _mm256_castps_pd(_mm256_loadu_ps(bk.add(((2 * z + 1) * k + u) * NR)));
+                _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castps_pd(lo), hi))
+            });
             for (x, row) in v.iter_mut().zip(rows) {
-                *x = _mm512_fmadd_ps(_mm512_set1_ps(*row.add(u)), bv, *x);
+                let av = _mm512_set1_ps(*row.add(u));
+                for (x, bv) in x.iter_mut().zip(&bv) {
+                    *x = _mm512_fmadd_ps(av, *bv, *x);
+                }
             }
         };
         // Four steps per set of row pointers: the addresses cost one add a row per four
@@ -595,12 +609,38 @@ unsafe fn tile_avx512<const R: usize>(
             kk += 1;
         }
         for (r, x) in v.iter().enumerate() {
-            let x = if relu {
-                _mm512_max_ps(*x, _mm512_setzero_ps())
-            } else {
-                *x
-            };
-            _mm512_storeu_ps(out.add(r * out_rs), x);
+            for (z, x) in x.iter().enumerate() {
+                let x = if relu {
+                    _mm512_max_ps(*x, _mm512_setzero_ps())
+                } else {
+                    *x
+                };
+                _mm512_storeu_ps(out.add(r * out_rs + 16 * z), x);
+            }
+        }
+    }
+}
+
+/// [`tile_avx512`] for `Q` = 2 or 4 panels: one or two registers a row.
+///
+/// # Safety
+/// As [`tile_avx512`] with `Z = Q / 2`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn tile_wide<const R: usize, const Q: usize>(
+    k: usize,
+    a: (*const f32, usize),
+    panels: &[f32],
+    start: Option<(*const f32, usize, bool)>,
+    out: (*mut f32, usize),
+    relu: bool,
+) {
+    // Safety: the caller's contract.
+    unsafe {
+        if Q == 2 {
+            tile_avx512::<R, 1>(k, a, panels, start, out, relu);
+        } else {
+            tile_avx512::<R, 2>(k, a, panels, start, out, relu);
         }
     }
 }
