@@ -42,14 +42,23 @@ pub static CONV: OpSchema = OpSchema {
             return 0;
         };
         let g = cx.attrs.int("group") as usize;
+        let positions: usize = cx.outputs[0][2..].iter().product();
+        let k: usize = w[1..].iter().product();
+        let im2col =
+            tile_positions(cx.consts[1], w[0] / g, k, positions).map_or(0, |pb| patch_len(k, pb));
         if let Ok(axes) = geometry("Conv", cx.attrs, &x[2..], &w[2..], false)
             && let Some(tb) = winograd_tiles(cx.winograd, cx.consts[1], x[1], w[0], g, as_2d(&axes))
         {
-            return winograd_scratch(x[1], w[0], as_2d(&axes), tb, cx.winograd.into());
+            let winograd = winograd_scratch(x[1], w[0], as_2d(&axes), tb, cx.winograd.into());
+            // Passes of fewer than four element rows share the scratch with the im2col
+            // kernel, which runs instead where the CPU makes it faster (see `lower`).
+            return if cx.winograd < 4 {
+                winograd.max(im2col)
+            } else {
+                winograd
+            };
         }
-        let positions: usize = cx.outputs[0][2..].iter().product();
-        let k: usize = w[1..].iter().product();
-        tile_positions(cx.consts[1], w[0] / g, k, positions).map_or(0, |pb| patch_len(k, pb))
+        im2col
     },
     packs: |cx| {
         let (_, c, m, g, [h, w]) = plan(cx);
@@ -67,7 +76,7 @@ pub static CONV: OpSchema = OpSchema {
 };
 
 /// Patch elements of scratch the im2col path aims at (a tile of positions times the
-/// patch length); a tile has at least sixteen positions.
+/// patch length); a tile has at least 32 positions.
 const PATCH_BUDGET: usize = 4096;
 
 /// Output positions per im2col tile when a convolution runs as matrix products: its
@@ -83,9 +92,9 @@ fn tile_positions(
     if !weights_known || per_group < 4 || positions == 0 {
         return None;
     }
-    // Whole pairs of panels (the host tile is two panels wide), rounded up: at least
-    // one pair, and a 7x7 stem (k = 147) gets two (one pair re-read its weights too often).
-    let tile = (PATCH_BUDGET / k.max(1)).max(1).div_ceil(2 * PANEL) * (2 * PANEL);
+    // Whole sets of four panels (the AVX-512 host tile is four panels wide), rounded
+    // up: at least one set.
+    let tile = (PATCH_BUDGET / k.max(1)).max(1).div_ceil(4 * PANEL) * (4 * PANEL);
     Some(tile.min(positions))
 }
 
@@ -96,7 +105,7 @@ fn patch_len(k: usize, pb: usize) -> usize {
 
 /// Scratch values the Winograd path aims at (its transformed inputs and products for a
 /// block of tiles); a block has at least sixteen tiles.
-const WINOGRAD_BUDGET: usize = 65536;
+const WINOGRAD_BUDGET: usize = 131072;
 
 /// Tiles (2x2 outputs) per block when a convolution runs as Winograd F(2x2, 3x3)
 /// (`kernels::winograd`) in passes of `rows` element rows: the planner's choice
@@ -448,6 +457,22 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         h.pad_begin,
         w.pad_begin,
     ];
+    let tile = tile_positions(weights.is_some(), m / g, k, h.output * w.output);
+    let packed = match (tile, weights, &cx.scratch) {
+        (Some(pb), Some(weights), Some(scratch)) => {
+            // The weights as they are ([M/G, K] per group, after any folding): the
+            // left-hand side of the products, the patches being packed at run time.
+            let (decl, wp) = node_static("wp", weights.to_vec());
+            let sc = &scratch.expr;
+            Some((
+                decl,
+                quote! {
+                    #kernels::conv::conv2d_packed::<#(#dims),*, #(#win),*, #pb, #relu>(#xs, #wp, #b, #y, #sc);
+                },
+            ))
+        }
+        _ => None,
+    };
     if let (Some(tb), Some(weights), Some(scratch)) = (
         winograd_tiles(cx.winograd, weights.is_some(), c, m, g, [h, w]),
         weights,
@@ -460,20 +485,32 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         let dims = [
             n, c, h.input, w.input, m, h.output, w.output, pt, pl, tb, rows,
         ];
-        return quote! {
-            #decl
+        let call = quote! {
             #kernels::winograd::conv3x3_winograd::<#(#dims),*, #relu>(#xs, #wu, #b, #y, #sc);
         };
-    }
-    let tile = tile_positions(weights.is_some(), m / g, k, h.output * w.output);
-    if let (Some(pb), Some(weights), Some(scratch)) = (tile, weights, &cx.scratch) {
-        // The weights as they are ([M/G, K] per group, after any folding): the left-hand
-        // side of the products, the patches being packed at run time.
-        let (decl, wp) = node_static("wp", weights.to_vec());
-        let sc = &scratch.expr;
+        if let (true, Some((packed_decl, packed_call))) = (rows < 4, packed) {
+            // Passes of one element row pay against the im2col kernel unless the CPU's
+            // products are much faster than its transforms (AVX-512); both fit the
+            // scratch, the CPU picks (off x86-64 the im2col call is dead code).
+            return quote! {
+                #decl
+                #packed_decl
+                if #kernels::winograd::passes_pay() {
+                    #call
+                } else {
+                    #packed_call
+                }
+            };
+        }
         return quote! {
             #decl
-            #kernels::conv::conv2d_packed::<#(#dims),*, #(#win),*, #pb, #relu>(#xs, #wp, #b, #y, #sc);
+            #call
+        };
+    }
+    if let Some((decl, call)) = packed {
+        return quote! {
+            #decl
+            #call
         };
     }
     quote! {
