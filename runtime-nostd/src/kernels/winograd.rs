@@ -193,7 +193,10 @@ fn pass<
 ) {
     let vs = geometry.0;
     #[cfg(target_arch = "x86_64")]
-    if avx {
+    if avx && C.is_multiple_of(2) && super::packed::avx512() {
+        // Safety: the CPU has AVX-512F.
+        unsafe { inputs_avx512::<C, R, A0>(padded, v, geometry, tiles) };
+    } else if avx {
         // Safety: the CPU has AVX and FMA.
         unsafe { inputs_avx::<C, R, A0>(padded, v, geometry, tiles) };
     } else {
@@ -319,6 +322,84 @@ fn inputs<const C: usize, const R: usize, const A0: usize, const AVX: bool>(
                 let elements = bt(&s[0], &s[1], &s[2], &s[3]);
                 for (e, lanes) in (4 * k..).zip(&elements) {
                     v[e * vs + at..e * vs + at + NR].copy_from_slice(lanes);
+                }
+            }
+        }
+    }
+}
+
+/// [`inputs`] two channels at a time in 512-bit registers (lanes 0-7 channel `c`, 8-15
+/// channel `c + 1`, the same tiles in `LANE_TILE` order): one two-source permute picks
+/// a window column's 16 values, and the two channels' panels are adjacent in `v`, so
+/// each element is one store. For even `C` (odd `C` takes [`inputs`]).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx,fma")]
+fn inputs_avx512<const C: usize, const R: usize, const A0: usize>(
+    padded: &[f32],
+    v: &mut [f32],
+    (vs, r0, hp, wp): (usize, usize, usize, usize),
+    (t0, tb, tiles_w): Block,
+) {
+    use core::arch::x86_64::{
+        __m512, _mm512_add_ps, _mm512_loadu_ps, _mm512_mask_mov_ps, _mm512_permutex2var_ps,
+        _mm512_setr_epi32, _mm512_setzero_ps, _mm512_storeu_ps, _mm512_sub_ps,
+    };
+    const { assert!(NR == 8) };
+    if !C.is_multiple_of(2) {
+        // (Not called so; the 256-bit transform takes odd channel counts.)
+        inputs::<C, R, A0, true>(padded, v, (vs, r0, hp, wp), (t0, tb, tiles_w));
+        return;
+    }
+    let rows = const { window_rows(A0, R) };
+    let plane = hp * wp;
+    // Lane l of either half: value 2 LANE_TILE[l] of its channel's run (bit 4: the
+    // second source).
+    let idx = _mm512_setr_epi32(0, 2, 8, 10, 4, 6, 12, 14, 16, 18, 24, 26, 20, 22, 28, 30);
+    let run = |at: usize| -> __m512 {
+        let src: &[f32; 2 * NR] = padded[at..at + 2 * NR].try_into().expect("2 NR values");
+        // Safety: `src` holds the 16 values loaded; the CPU has AVX-512F.
+        unsafe { _mm512_loadu_ps(src.as_ptr()) }
+    };
+    for p in 0..tb.div_ceil(NR) {
+        let first = t0 + p * NR;
+        let width = NR.min(t0 + tb - first);
+        for c in (0..C).step_by(2) {
+            let base = SLACK + c * plane;
+            let mut d = [_mm512_setzero_ps(); 16];
+            for (ty, tx, ls, le) in segments(first, width, tiles_w) {
+                // The lanes (of both halves) holding this row's tiles.
+                let mask = (0..NR)
+                    .filter(|&l| LANE_TILE[l] >= ls && LANE_TILE[l] < le)
+                    .fold(0u16, |m, l| m | (0x101 << l));
+                for i in (0..4).filter(|i| rows & (1 << i) != 0) {
+                    for j in 0..4 {
+                        let at = base + (2 * ty + i - r0) * wp + 2 * tx + j - 2 * ls;
+                        let lanes = _mm512_permutex2var_ps(run(at), idx, run(at + plane));
+                        d[4 * i + j] = _mm512_mask_mov_ps(d[4 * i + j], mask, lanes);
+                    }
+                }
+            }
+            let at = p * C * NR + c * NR;
+            for k in 0..R {
+                // Row a of Bt over the window's rows, then every row of Bt over columns.
+                let s: [__m512; 4] = core::array::from_fn(|j| match A0 + k {
+                    0 => _mm512_sub_ps(d[j], d[8 + j]),
+                    1 => _mm512_add_ps(d[4 + j], d[8 + j]),
+                    2 => _mm512_sub_ps(d[8 + j], d[4 + j]),
+                    _ => _mm512_sub_ps(d[4 + j], d[12 + j]),
+                });
+                let elements = [
+                    _mm512_sub_ps(s[0], s[2]),
+                    _mm512_add_ps(s[1], s[2]),
+                    _mm512_sub_ps(s[2], s[1]),
+                    _mm512_sub_ps(s[1], s[3]),
+                ];
+                for (e, x) in (4 * k..).zip(elements) {
+                    let dst: &mut [f32; 2 * NR] = (&mut v[e * vs + at..e * vs + at + 2 * NR])
+                        .try_into()
+                        .expect("2 NR values");
+                    // Safety: `dst` holds the 16 values stored; the CPU has AVX-512F.
+                    unsafe { _mm512_storeu_ps(dst.as_mut_ptr(), x) };
                 }
             }
         }
