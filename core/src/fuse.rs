@@ -6,8 +6,9 @@
 //!   computed in f64), and emits nothing;
 //! - an `Add` of a constant vector along the last axis that follows a `MatMul` the same
 //!   way becomes the product's bias;
-//! - a `Relu` that follows such a convolution (folded or not), a `Gemm` or a `MatMul`
-//!   (with or without bias) the same way becomes that node's epilogue and emits nothing.
+//! - a `Relu` that follows such a convolution (folded or not), a `Gemm`, a `MatMul`
+//!   (with or without bias) or an f32 `Add` (a residual connection) the same way becomes
+//!   that node's epilogue and emits nothing.
 
 use crate::ir::{Data, Graph, TensorId};
 use crate::ops::Epilogue;
@@ -70,6 +71,15 @@ pub fn fuse(graph: &Graph, plan: &Plan) -> Schedule {
                 out = graph.nodes[k].outputs[0];
             }
             if let Some(r) = only_consumer(graph, out, "Relu", plan) {
+                s.epilogue[i].relu = true;
+                s.skip[r] = true;
+            }
+            continue;
+        }
+        if node.op.op_type == "Add"
+            && graph.tensors[node.outputs[0]].ty.dtype == crate::types::DType::F32
+        {
+            if let Some(r) = only_consumer(graph, node.outputs[0], "Relu", plan) {
                 s.epilogue[i].relu = true;
                 s.skip[r] = true;
             }

@@ -651,6 +651,26 @@ mod tests {
         assert!((w[5] as f64 - orig[5] as f64 * s).abs() < 1e-7);
     }
 
+    #[test]
+    fn relu_fuses_into_a_residual_add_of_f32_only() {
+        let compiled = |dtype: proc_macro2::TokenStream| {
+            super::compile(quote! {
+                model M {
+                    input x: #dtype[2, 8];
+                    input r: #dtype[2, 8];
+                    output y = Neg(Relu(Add(Neg(x), r)));
+                }
+            })
+            .unwrap()
+        };
+        let c = compiled(quote!(f32));
+        assert_eq!(c.schedule.skip, [false, false, true, false]);
+        assert!(c.schedule.epilogue[1].relu);
+        // Relu of an f64 sum keeps its own kernel.
+        let c = compiled(quote!(f64));
+        assert_eq!(c.schedule.skip, [false, false, false, false]);
+    }
+
     /// The offsets of the named tensors' buffers.
     fn offset(c: &super::Compiled, name: &str) -> usize {
         let id = c

@@ -169,6 +169,8 @@ fn infer(cx: &InferCtx, out: Option<DType>) -> Result<Vec<TensorType>, OpError> 
 }
 
 fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
+    // A Relu fused into an f32 `Add` (see `fuse`): one pass for both.
+    let kernel = if cx.epilogue.relu { "AddRelu" } else { kernel };
     let op = Ident::new(kernel, Span::call_site());
     let kernels = kernels();
     let out = &cx.outputs[0];

@@ -53,6 +53,20 @@ ops! {
     Xor,
 }
 
+/// `max(a + b, 0)` on f32 (as `unary::Relu`, NaN gives 0): a `Relu` fused into the
+/// `Add` before it.
+#[derive(Debug)]
+pub struct AddRelu;
+
+impl BinaryOp<f32> for AddRelu {
+    type Out = f32;
+    #[inline(always)]
+    fn apply(a: f32, b: f32) -> f32 {
+        let s = a + b;
+        if s > 0.0 { s } else { 0.0 }
+    }
+}
+
 macro_rules! arith {
     ($($op:ident => |$a:ident, $b:ident| $e:expr;)*) => {$(
         impl<T: Num> BinaryOp<T> for $op {
