@@ -401,24 +401,35 @@ mod tests {
             .collect()
     }
 
+    /// A 1x1 convolution from `[1, c, 32, 32]` to `wide` channels, a `pool x pool`
+    /// MaxPool, then a 3x3 convolution: the first output sets the arena.
+    fn pooled_convs(
+        setting: proc_macro2::TokenStream,
+        c: usize,
+        wide: usize,
+        pool: usize,
+    ) -> super::Compiled {
+        let lit = proc_macro2::Literal::usize_unsuffixed;
+        let (c, wide, pool) = (lit(c), lit(wide), lit(pool));
+        super::compile(quote! {
+            model M {
+                #setting
+                input x: f32[1, #c, 32, 32];
+                weight w1: f32[#wide, #c, 1, 1] = he_normal(seed = 1);
+                weight w3: f32[#wide, #wide, 3, 3] = he_normal(seed = 2);
+                let wide = Conv(x, w1);
+                let small = MaxPool(wide, kernel_shape = [#pool, #pool], strides = [#pool, #pool]);
+                output y = Conv(small, w3, pads = [1, 1, 1, 1]);
+            }
+        })
+        .unwrap()
+    }
+
     #[test]
     fn winograd_auto_takes_only_arena_that_is_free() {
         // The 1x1 convolution's 256 KB output sets the arena; the 3x3 one after the
         // pooling has room for its Winograd scratch.
-        let pooled = |setting: proc_macro2::TokenStream| {
-            super::compile(quote! {
-                model M {
-                    #setting
-                    input x: f32[1, 8, 32, 32];
-                    weight w1: f32[64, 8, 1, 1] = he_normal(seed = 1);
-                    weight w3: f32[64, 64, 3, 3] = he_normal(seed = 2);
-                    let wide = Conv(x, w1);
-                    let small = MaxPool(wide, kernel_shape = [4, 4], strides = [4, 4]);
-                    output y = Conv(small, w3, pads = [1, 1, 1, 1]);
-                }
-            })
-            .unwrap()
-        };
+        let pooled = |setting| pooled_convs(setting, 8, 64, 4);
         let (auto, never) = (pooled(quote!()), pooled(quote!(winograd = never;)));
         assert_eq!(winograd_nodes(&auto), ["Conv"]);
         assert!(winograd_nodes(&never).is_empty());
@@ -443,20 +454,7 @@ mod tests {
         assert!(winograd_nodes(&lone(quote!(winograd = never;))).is_empty());
         // Pooled by two only: all sixteen elements a pass would grow the arena, passes of
         // one element row (a quarter of the scratch) fit.
-        let halved = |setting: proc_macro2::TokenStream| {
-            super::compile(quote! {
-                model M {
-                    #setting
-                    input x: f32[1, 4, 32, 32];
-                    weight w1: f32[16, 4, 1, 1] = he_normal(seed = 1);
-                    weight w3: f32[16, 16, 3, 3] = he_normal(seed = 2);
-                    let wide = Conv(x, w1);
-                    let small = MaxPool(wide, kernel_shape = [2, 2], strides = [2, 2]);
-                    output y = Conv(small, w3, pads = [1, 1, 1, 1]);
-                }
-            })
-            .unwrap()
-        };
+        let halved = |setting| pooled_convs(setting, 4, 16, 2);
         let rows =
             |c: &super::Compiled| c.graph.nodes.iter().map(|n| n.winograd).collect::<Vec<_>>();
         let (auto, never) = (halved(quote!()), halved(quote!(winograd = never;)));
