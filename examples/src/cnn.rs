@@ -37,15 +37,17 @@ macro_rules! cnn {
 cnn!(
     /// CIFAR-style CNN: three blocks Conv 3x3 pad 1 -> BatchNormalization -> Relu ->
     /// MaxPool 2x2 stride 2 (32, 64, 128 channels), then Flatten -> Gemm 2048 -> 256 ->
-    /// Relu -> Gemm 256 -> 10 -> Softmax. Its convolutions keep the im2col kernels
-    /// (`winograd = auto`: Winograd would grow its arena).
+    /// Relu -> Gemm 256 -> 10 -> Softmax. Under `winograd = auto` its arena stays that
+    /// of the im2col kernels: the third convolution runs as one-row Winograd passes in
+    /// it where the CPU has no AVX-512, the others keep im2col.
     Cnn,
     auto
 );
 
 cnn!(
     /// The same CNN with `winograd = always`: its second and third convolutions run as
-    /// Winograd F(2x2, 3x3), for about twice the arena.
+    /// Winograd F(2x2, 3x3) over all 16 elements at once, for about 3.3 times the
+    /// arena.
     CnnWinograd,
     always
 );
