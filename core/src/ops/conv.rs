@@ -98,10 +98,15 @@ fn tile_positions(
     Some(tile.min(positions))
 }
 
-/// Scratch values of a tile of `pb` positions: its panels, the last one padded.
+/// Scratch values of a tile of `pb` positions: its panels, the last one padded, and the
+/// slack for starting them at a 64-byte boundary.
 fn patch_len(k: usize, pb: usize) -> usize {
-    pb.div_ceil(PANEL) * PANEL * k
+    pb.div_ceil(PANEL) * PANEL * k + ALIGN_SLACK
 }
+
+/// Values of slack in a kernel's scratch for starting its panels at a 64-byte boundary
+/// (`kernels::ALIGN_SLACK`).
+const ALIGN_SLACK: usize = 15;
 
 /// Scratch values the Winograd path aims at (its transformed inputs and products for a
 /// block of tiles); a block has at least sixteen tiles.
@@ -140,10 +145,13 @@ fn winograd_tiles(
 /// columns for `tw` tiles a row, at most `2 (ceil(TB / tw) + 1) + 2` rows, never more
 /// than the padded image), with `2 PANEL + 4` values either side.
 fn winograd_scratch(c: usize, m: usize, [h, w]: [Axis; 2], tb: usize, rows: usize) -> usize {
-    let (vs, os) = (patch_len(c, tb) + 16, m * tb.div_ceil(PANEL) * PANEL + 16);
+    let (vs, os) = (
+        tb.div_ceil(PANEL) * PANEL * c + 16,
+        m * tb.div_ceil(PANEL) * PANEL + 16,
+    );
     let (th, tw) = (h.output.div_ceil(2), w.output.div_ceil(2));
     let band = (2 * (tb.div_ceil(tw) + 1) + 2).min(2 * th + 2);
-    4 * rows * (vs + os) + c * band * (2 * tw + 2) + 2 * (2 * PANEL + 4)
+    4 * rows * (vs + os) + c * band * (2 * tw + 2) + 2 * (2 * PANEL + 4) + ALIGN_SLACK
 }
 
 /// `U = G g Gt` of every `[M][C][3][3]` kernel, in the `[16][M][C]` order the Winograd

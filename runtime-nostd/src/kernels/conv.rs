@@ -140,7 +140,7 @@ pub fn conv2d_packed<
     let x = &x[..N * C * H * W];
     let w = &w[..M * k];
     let y = &mut y[..N * M * positions];
-    let patches = &mut patches[..packed_len(k, PB)];
+    let patches = &mut super::cache_aligned(patches)[..packed_len(k, PB)];
     for n in 0..N {
         for g in 0..G {
             let bias = b.map(|b| Strided {
@@ -374,7 +374,7 @@ mod tests {
         let mut want = [0.0f32; 2 * 16 * 20 * 20];
         let mut got = [f32::NAN; 2 * 16 * 20 * 20];
         let mut patches = [f32::NAN; 4096];
-        assert!(packed_len(C / G * KH * KW, PB) <= patches.len());
+        assert!(packed_len(C / G * KH * KW, PB) + crate::kernels::ALIGN_SLACK <= patches.len());
         conv2d::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, true>(
             &x,
             &w,

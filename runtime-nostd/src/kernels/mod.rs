@@ -23,6 +23,19 @@ pub mod softmax;
 pub mod unary;
 pub mod winograd;
 
+/// Values of slack a kernel's scratch carries so that its packed panels can start at a
+/// 64-byte boundary ([`cache_aligned`]).
+pub const ALIGN_SLACK: usize = 15;
+
+/// `scratch` from its first 64-byte boundary (at most [`ALIGN_SLACK`] values in): the
+/// arena is only 16-byte aligned and the planner places buffers at any multiple of 4
+/// bytes, and panel rows read across two cache lines cost the products about a third.
+#[inline(always)]
+pub fn cache_aligned(scratch: &mut [f32]) -> &mut [f32] {
+    let skip = scratch.as_ptr().align_offset(64).min(ALIGN_SLACK);
+    &mut scratch[skip..]
+}
+
 /// `y[i] += a * x[i]` over the shorter of the two slices: the inner loop of the Gemm and
 /// Conv kernels. With the `fma-vfp4` feature on ARM it runs a hand-written loop of fused
 /// multiply-adds (`VFMA.F32`, four elements an iteration); otherwise plain Rust, which the

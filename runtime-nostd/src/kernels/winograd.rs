@@ -49,7 +49,7 @@ const fn layout(
         ors,
         hp,
         wp,
-        4 * r * (vs + os) + c * hp * wp + 2 * SLACK,
+        4 * r * (vs + os) + c * hp * wp + 2 * SLACK + super::ALIGN_SLACK,
     )
 }
 
@@ -128,7 +128,8 @@ pub fn conv3x3_winograd<
     let x = &x[..N * C * H * W];
     let u = &u[..16 * M * C];
     let y = &mut y[..N * M * OH * OW];
-    let (v, rest) = scratch[..len].split_at_mut(4 * R * vs);
+    let (v, rest) =
+        super::cache_aligned(scratch)[..len - super::ALIGN_SLACK].split_at_mut(4 * R * vs);
     let (o, padded) = rest.split_at_mut(4 * R * os);
     #[cfg(target_arch = "x86_64")]
     let avx = super::packed::avx_fma();
