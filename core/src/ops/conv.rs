@@ -101,7 +101,13 @@ fn tile_positions(
 /// Scratch values of a tile of `pb` positions: its panels, the last one padded, and the
 /// slack for starting them at a 64-byte boundary.
 fn patch_len(k: usize, pb: usize) -> usize {
-    pb.div_ceil(PANEL) * PANEL * k + ALIGN_SLACK
+    panels_len(k, pb) + ALIGN_SLACK
+}
+
+/// Values of a packed `[k, n]` operand: `n` rounded up to whole panels of `PANEL`
+/// (`kernels::packed::packed_len`).
+fn panels_len(k: usize, n: usize) -> usize {
+    n.div_ceil(PANEL) * PANEL * k
 }
 
 /// Values of slack in a kernel's scratch for starting its panels at a 64-byte boundary
@@ -145,10 +151,7 @@ fn winograd_tiles(
 /// columns for `tw` tiles a row, at most `2 (ceil(TB / tw) + 1) + 2` rows, never more
 /// than the padded image), with `2 PANEL + 4` values either side.
 fn winograd_scratch(c: usize, m: usize, [h, w]: [Axis; 2], tb: usize, rows: usize) -> usize {
-    let (vs, os) = (
-        tb.div_ceil(PANEL) * PANEL * c + 16,
-        m * tb.div_ceil(PANEL) * PANEL + 16,
-    );
+    let (vs, os) = (panels_len(c, tb) + 16, panels_len(m, tb) + 16);
     let (th, tw) = (h.output.div_ceil(2), w.output.div_ceil(2));
     let band = (2 * (tb.div_ceil(tw) + 1) + 2).min(2 * th + 2);
     4 * rows * (vs + os) + c * band * (2 * tw + 2) + 2 * (2 * PANEL + 4) + ALIGN_SLACK
