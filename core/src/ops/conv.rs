@@ -44,11 +44,13 @@ pub static CONV: OpSchema = OpSchema {
         let g = cx.attrs.int("group") as usize;
         let positions: usize = cx.outputs[0][2..].iter().product();
         let k: usize = w[1..].iter().product();
-        let im2col =
-            tile_positions(cx.consts[1], w[0] / g, k, positions).map_or(0, |pb| patch_len(k, pb));
-        if let Ok(axes) = geometry("Conv", cx.attrs, &x[2..], &w[2..], false)
-            && let Some(tb) = winograd_tiles(cx.winograd, cx.consts[1], x[1], w[0], g, as_2d(&axes))
-        {
+        let Ok(axes) = geometry("Conv", cx.attrs, &x[2..], &w[2..], false) else {
+            return 0;
+        };
+        let im2col = tile_positions(cx.consts[1], w[0] / g, k, positions).map_or(0, |pb| {
+            patch_len(k, pb).max(ring_len(x[1], g, as_2d(&axes)))
+        });
+        if let Some(tb) = winograd_tiles(cx.winograd, cx.consts[1], x[1], w[0], g, as_2d(&axes)) {
             let winograd = winograd_scratch(x[1], w[0], as_2d(&axes), tb, cx.winograd.into());
             // Passes of fewer than four element rows share the scratch with the im2col
             // kernel, which runs instead where the CPU makes it faster (see `lower`).
@@ -102,6 +104,19 @@ fn tile_positions(
 /// slack for starting them at a 64-byte boundary.
 fn patch_len(k: usize, pb: usize) -> usize {
     panels_len(k, pb) + ALIGN_SLACK
+}
+
+/// Scratch values of the direct kernel x86-64 CPUs with AVX-512 run instead of im2col
+/// (`kernels::direct::ring_len`, 0 where it does not apply): one group and output rows
+/// of at least 16 positions; per channel the `(KH - 1) DH + 1` zero-padded input rows
+/// under an output row, each split into its `SW` phases of `OW + (KW - 1) DW / SW`
+/// values, and the alignment slack.
+fn ring_len(c: usize, g: usize, [h, w]: [Axis; 2]) -> usize {
+    if g != 1 || w.output < 16 {
+        return 0;
+    }
+    let phase = w.output + (w.kernel - 1) * w.dilation / w.stride;
+    c * ((h.kernel - 1) * h.dilation + 1) * w.stride * phase + ALIGN_SLACK
 }
 
 /// Values of a packed `[k, n]` operand: `n` rounded up to whole panels of `PANEL`

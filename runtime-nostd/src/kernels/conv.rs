@@ -104,6 +104,11 @@ pub fn conv2d<
 /// side. Each output channel's row of the tile is then stored contiguously into NCHW,
 /// and a panel is one vector copy per weight tap wherever its positions lie in one
 /// output row inside the input.
+///
+/// On x86-64 CPUs with AVX-512F a convolution of one group with output rows of at least
+/// 16 positions runs as [`super::direct::conv2d_avx512`] instead, no patches gathered;
+/// `patches` then holds its ring ([`super::direct::ring_len`] values; the planner sizes
+/// the scratch for both).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub fn conv2d_packed<
@@ -133,6 +138,31 @@ pub fn conv2d_packed<
     patches: &mut [f32],
 ) {
     use super::packed::{NR, Strided, gemm_packed, packed_len};
+    #[cfg(target_arch = "x86_64")]
+    if super::direct::applies(G, OW) && super::packed::avx512() {
+        // Safety: the CPU has AVX-512F, AVX and FMA (checked just above).
+        unsafe {
+            super::direct::conv2d_avx512::<
+                N,
+                C,
+                H,
+                W,
+                M,
+                KH,
+                KW,
+                OH,
+                OW,
+                SH,
+                SW,
+                DH,
+                DW,
+                PT,
+                PL,
+                RELU,
+            >(x, w, b, y, patches);
+        }
+        return;
+    }
     let cg = C / G;
     let mg = M / G;
     let k = cg * KH * KW;
@@ -398,8 +428,15 @@ mod tests {
         }
     }
 
+    /// With AVX-512 the rows of 16 positions or more run the direct kernel: the
+    /// im2col path with it switched off too.
     #[test]
     fn packed_matches_direct() {
+        packed_geometries();
+        crate::kernels::packed::without_avx512(packed_geometries);
+    }
+
+    fn packed_geometries() {
         // 3x3 pad 1 over 20 wide rows: whole panels inside a row, panels across rows,
         // window columns in the padding.
         agree::<2, 8, 20, 20, 16, 1, 3, 3, 20, 20, 1, 1, 1, 1, 1, 1, 48>();

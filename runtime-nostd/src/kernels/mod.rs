@@ -10,6 +10,7 @@
 pub mod binary;
 pub mod conv;
 pub mod copy;
+pub mod direct;
 pub mod gemm;
 pub mod lstm;
 pub mod math;

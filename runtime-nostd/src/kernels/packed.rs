@@ -771,6 +771,34 @@ core::arch::global_asm!(
     ".size tinyonnx_panel8_vfma, . - tinyonnx_panel8_vfma",
 );
 
+/// Runs `f` with the run-time AVX-512 paths switched off, in a build without AVX-512
+/// on x86-64 (elsewhere they are off, or compiled in, and `f` runs as is). One test at a
+/// time holds the switch (so that the state is always restored); tests running
+/// meanwhile produce the same results on the other paths.
+#[cfg(test)]
+pub(crate) fn without_avx512(f: impl FnOnce()) {
+    #[cfg(all(
+        target_arch = "x86_64",
+        not(all(target_feature = "avx512f", target_feature = "fma"))
+    ))]
+    {
+        use core::sync::atomic::{AtomicBool, Ordering};
+        static HELD: AtomicBool = AtomicBool::new(false);
+        while HELD.swap(true, Ordering::Acquire) {
+            core::hint::spin_loop();
+        }
+        let before = AVX512_STATE.swap(1, Ordering::Relaxed);
+        f();
+        AVX512_STATE.store(before, Ordering::Relaxed);
+        HELD.store(false, Ordering::Release);
+    }
+    #[cfg(not(all(
+        target_arch = "x86_64",
+        not(all(target_feature = "avx512f", target_feature = "fma"))
+    )))]
+    f();
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -794,27 +822,23 @@ mod tests {
     /// Every row-block and panel-block path (m from 1 to 25, n from 1 to 40 with
     /// partial panels, k past the AVX-512 tile's four-step unrolling), with and without
     /// init and Relu, stored transposed; in a build without AVX-512 (or AVX) also with
-    /// the run-time AVX-512 (and AVX) paths switched off (the only test that touches the
-    /// switches).
+    /// the run-time AVX-512 (and AVX) paths switched off.
     #[test]
     fn matches_naive_product() {
         check_against_naive();
-        #[cfg(all(
-            target_arch = "x86_64",
-            not(all(target_feature = "avx512f", target_feature = "fma"))
-        ))]
-        {
-            use core::sync::atomic::Ordering;
-            let before = AVX512_STATE.swap(1, Ordering::Relaxed);
+        without_avx512(|| {
             check_against_naive();
-            #[cfg(not(all(target_feature = "avx", target_feature = "fma")))]
+            #[cfg(all(
+                target_arch = "x86_64",
+                not(all(target_feature = "avx", target_feature = "fma"))
+            ))]
             {
+                use core::sync::atomic::Ordering;
                 let avx = AVX_STATE.swap(1, Ordering::Relaxed);
                 check_against_naive();
                 AVX_STATE.store(avx, Ordering::Relaxed);
             }
-            AVX512_STATE.store(before, Ordering::Relaxed);
-        }
+        });
     }
 
     fn check_against_naive() {

@@ -1,0 +1,405 @@
+//! Direct convolution with 512-bit fused multiply-adds for x86-64 CPUs with AVX-512F,
+//! chosen at run time by [`super::conv::conv2d_packed`]: no im2col.
+//!
+//! The input rows under one output row are kept zero-padded in a ring in the scratch:
+//! per channel `NS = (KH - 1) DH + 1` padded rows, slot `p % NS` for padded row `p`
+//! (input row `p - PT`). Each slot stores its row split into `SW` phases of `LP` values
+//! (phase `r` holds padded columns `r, r + SW, r + 2 SW, ..`), so the input values under
+//! consecutive output positions are consecutive for every stride. Moving to the next
+//! output row loads only the `SH` rows it adds.
+//!
+//! A tile is `R` output channels by `16 Z` positions of one output row: `R Z`
+//! accumulator registers starting from the bias; each of the `C KH KW` steps loads `Z`
+//! registers of input values (the last one masked at the row's end) and broadcasts one
+//! weight per channel from the ONNX layout `[M][C][KH][KW]` (one pointer, the rows a
+//! constant `C KH KW` apart). The outputs are stored straight into NCHW.
+
+use super::ALIGN_SLACK;
+
+/// Values of one phase of a padded input row: the output positions plus the reach of
+/// the kernel's columns in that phase.
+pub const fn phase_len(ow: usize, kw: usize, sw: usize, dw: usize) -> usize {
+    ow + (kw - 1) * dw / sw
+}
+
+/// Scratch values of the ring (see the module docs), with the slack for starting it at
+/// a 64-byte boundary.
+pub const fn ring_len(
+    c: usize,
+    kh: usize,
+    dh: usize,
+    ow: usize,
+    kw: usize,
+    sw: usize,
+    dw: usize,
+) -> usize {
+    c * ((kh - 1) * dh + 1) * sw * phase_len(ow, kw, sw, dw) + ALIGN_SLACK
+}
+
+/// Whether the direct kernel takes a convolution of `groups` groups with output rows of
+/// `ow` positions: one group, and at least one full register of positions a row
+/// (narrower rows would leave lanes idle; im2col packs them across rows).
+pub const fn applies(groups: usize, ow: usize) -> bool {
+    groups == 1 && ow >= 16
+}
+
+#[cfg(target_arch = "x86_64")]
+/// Padded row `dst` (`SW` phases of `lp` values) from input row `xrow` (`W` values):
+/// padded column `pc` is input column `pc - PL`, zero outside the row.
+#[inline(always)]
+fn fill_row<const W: usize, const SW: usize, const PL: usize>(
+    dst: &mut [f32],
+    xrow: &[f32],
+    lp: usize,
+) {
+    let xrow = &xrow[..W];
+    if SW == 1 {
+        let dst = &mut dst[..lp];
+        let lead = PL.min(lp);
+        dst[..lead].fill(0.0);
+        let end = (PL + W).min(lp);
+        if end > lead {
+            dst[lead..end].copy_from_slice(&xrow[..end - lead]);
+        }
+        dst[end.max(lead)..].fill(0.0);
+        return;
+    }
+    for (r, phase) in dst[..SW * lp].chunks_exact_mut(lp).enumerate() {
+        for (i, v) in phase.iter_mut().enumerate() {
+            let iw = (i * SW + r).wrapping_sub(PL);
+            *v = if iw < W { xrow[iw] } else { 0.0 };
+        }
+    }
+}
+
+/// `Conv` (one group, NCHW) as direct tiles: `y = act(b + w * x)` with the geometry of
+/// [`super::conv::conv2d`]; `scratch` holds at least [`ring_len`] values.
+///
+/// # Safety
+/// The CPU must have AVX-512F, AVX and FMA (see [`super::packed::avx512`]).
+///
+/// # Panics
+/// When a slice is shorter than the sizes need (a bug in generated code).
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx,fma")]
+pub unsafe fn conv2d_avx512<
+    const N: usize,
+    const C: usize,
+    const H: usize,
+    const W: usize,
+    const M: usize,
+    const KH: usize,
+    const KW: usize,
+    const OH: usize,
+    const OW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const PT: usize,
+    const PL: usize,
+    const RELU: bool,
+>(
+    x: &[f32],
+    w: &[f32],
+    b: Option<&[f32]>,
+    y: &mut [f32],
+    scratch: &mut [f32],
+) {
+    let lp = phase_len(OW, KW, SW, DW);
+    let rl = SW * lp;
+    let ns = (KH - 1) * DH + 1;
+    let k = C * KH * KW;
+    let positions = OH * OW;
+    let x = &x[..N * C * H * W];
+    let w = &w[..M * k];
+    let b = b.map(|b| &b[..M]);
+    let y = &mut y[..N * M * positions];
+    let ring = &mut super::cache_aligned(scratch)[..C * ns * rl];
+    for n in 0..N {
+        let xn = &x[n * C * H * W..(n + 1) * C * H * W];
+        let yn = &mut y[n * M * positions..(n + 1) * M * positions];
+        // Padded rows `..loaded` are in the ring.
+        let mut loaded = 0;
+        for oy in 0..OH {
+            let first = oy * SH;
+            for p in loaded.max(first)..first + ns {
+                let ih = p.wrapping_sub(PT);
+                for c in 0..C {
+                    let dst = &mut ring[(c * ns + p % ns) * rl..(c * ns + p % ns + 1) * rl];
+                    if ih < H {
+                        let row = &xn[(c * H + ih) * W..(c * H + ih + 1) * W];
+                        fill_row::<W, SW, PL>(dst, row, lp);
+                    } else {
+                        dst.fill(0.0);
+                    }
+                }
+            }
+            loaded = first + ns;
+            let slots: [usize; KH] = core::array::from_fn(|ky| (first + ky * DH) % ns * rl);
+            let yrow = yn[oy * OW..].as_mut_ptr();
+            let mut m0 = 0;
+            // Safety: the CPU's features are the caller's contract; every tile reads
+            // rows `m0..m0 + R` of `w` (checked length `M k`), ring values up to
+            // `(C - 1) ns rl + (ns - 1) rl + (SW - 1) lp + LP` (the last phase's end, the
+            // masked lanes not read) and writes `R` rows of outputs inside `yn`.
+            unsafe {
+                while m0 < M {
+                    let (a, bias) = (w.as_ptr().add(m0 * k), b.map(|b| b.as_ptr().add(m0)));
+                    let out = yrow.add(m0 * positions);
+                    let args = (a, ring.as_ptr(), &slots, bias, out);
+                    m0 += match M - m0 {
+                        12.. => row_block::<12, C, KH, KW, OW, SW, DH, DW, RELU>(args, positions),
+                        8.. => row_block::<8, C, KH, KW, OW, SW, DH, DW, RELU>(args, positions),
+                        4.. => row_block::<4, C, KH, KW, OW, SW, DH, DW, RELU>(args, positions),
+                        _ => row_block::<1, C, KH, KW, OW, SW, DH, DW, RELU>(args, positions),
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// The operands of a block of rows: weights of its first channel, the ring, the ring
+/// offsets of the kernel rows (per channel), the bias of its first channel, its first
+/// output.
+#[cfg(target_arch = "x86_64")]
+type Block<'a, const KH: usize> = (
+    *const f32,
+    *const f32,
+    &'a [usize; KH],
+    Option<*const f32>,
+    *mut f32,
+);
+
+/// `R` output channels of one output row, in tiles of 32 positions (16 at the end when
+/// at most 16 remain); returns `R`.
+///
+/// # Safety
+/// As in [`conv2d_avx512`]; `out` rows are `out_rs` apart.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx,fma")]
+unsafe fn row_block<
+    const R: usize,
+    const C: usize,
+    const KH: usize,
+    const KW: usize,
+    const OW: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const RELU: bool,
+>(
+    (a, ring, slots, bias, out): Block<'_, KH>,
+    out_rs: usize,
+) -> usize {
+    let mut ox = 0;
+    while ox < OW {
+        let left = OW - ox;
+        // Safety: the caller's contract; positions `ox..ox + 16 Z` past `OW` are masked.
+        unsafe {
+            let (ring, out) = (ring.add(ox), out.add(ox));
+            if left > 16 {
+                let mask = if left >= 32 {
+                    u16::MAX
+                } else {
+                    (1u16 << (left - 16)) - 1
+                };
+                tile::<R, 2, C, KH, KW, OW, SW, DH, DW, RELU>(
+                    a,
+                    ring,
+                    slots,
+                    bias,
+                    (out, out_rs),
+                    mask,
+                );
+                ox += 32;
+            } else {
+                let mask = if left >= 16 {
+                    u16::MAX
+                } else {
+                    (1u16 << left) - 1
+                };
+                tile::<R, 1, C, KH, KW, OW, SW, DH, DW, RELU>(
+                    a,
+                    ring,
+                    slots,
+                    bias,
+                    (out, out_rs),
+                    mask,
+                );
+                ox += 16;
+            }
+        }
+    }
+    R
+}
+
+/// One tile: `R` channels by `16 Z` positions (the last register's lanes in `mask`).
+///
+/// # Safety
+/// As in [`row_block`], `ring` and `out` advanced to the tile's first position.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx,fma")]
+unsafe fn tile<
+    const R: usize,
+    const Z: usize,
+    const C: usize,
+    const KH: usize,
+    const KW: usize,
+    const OW: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const RELU: bool,
+>(
+    a: *const f32,
+    ring: *const f32,
+    slots: &[usize; KH],
+    bias: Option<*const f32>,
+    (out, out_rs): (*mut f32, usize),
+    mask: u16,
+) {
+    use core::arch::x86_64::{
+        __m512, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps,
+        _mm512_max_ps, _mm512_set1_ps, _mm512_setzero_ps, _mm512_storeu_ps,
+    };
+    let k = C * KH * KW;
+    let lp = phase_len(OW, KW, SW, DW);
+    let channel = ((KH - 1) * DH + 1) * SW * lp;
+    // Safety: the caller's contract (see `conv2d_avx512`).
+    unsafe {
+        let mut v: [[__m512; Z]; R] = core::array::from_fn(|r| {
+            let start = bias.map_or(_mm512_setzero_ps(), |b| _mm512_set1_ps(*b.add(r)));
+            [start; Z]
+        });
+        let mut ak = a;
+        for c in 0..C {
+            let plane = ring.add(c * channel);
+            for &slot in slots {
+                let row = plane.add(slot);
+                for kx in 0..KW {
+                    let p = row.add((kx * DW) % SW * lp + kx * DW / SW);
+                    let bv: [__m512; Z] = core::array::from_fn(|z| {
+                        if z + 1 == Z {
+                            _mm512_maskz_loadu_ps(mask, p.add(16 * z))
+                        } else {
+                            _mm512_loadu_ps(p.add(16 * z))
+                        }
+                    });
+                    for (r, x) in v.iter_mut().enumerate() {
+                        let av = _mm512_set1_ps(*ak.add(r * k));
+                        for (x, bv) in x.iter_mut().zip(&bv) {
+                            *x = _mm512_fmadd_ps(av, *bv, *x);
+                        }
+                    }
+                    ak = ak.add(1);
+                }
+            }
+        }
+        for (r, x) in v.iter().enumerate() {
+            for (z, x) in x.iter().enumerate() {
+                let x = if RELU {
+                    _mm512_max_ps(*x, _mm512_setzero_ps())
+                } else {
+                    *x
+                };
+                let o = out.add(r * out_rs + 16 * z);
+                if z + 1 == Z {
+                    _mm512_mask_storeu_ps(o, mask, x);
+                } else {
+                    _mm512_storeu_ps(o, x);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::{conv2d_avx512, ring_len};
+    use crate::kernels::conv::conv2d;
+    use crate::kernels::packed::avx512;
+
+    /// The direct tiles against the reference kernel (itself cross-checked against ONNX
+    /// Runtime) for one geometry, on a CPU with AVX-512 (elsewhere nothing to test).
+    #[allow(clippy::too_many_arguments)]
+    fn agree<
+        const N: usize,
+        const C: usize,
+        const H: usize,
+        const W: usize,
+        const M: usize,
+        const KH: usize,
+        const KW: usize,
+        const OH: usize,
+        const OW: usize,
+        const SH: usize,
+        const SW: usize,
+        const DH: usize,
+        const DW: usize,
+        const PT: usize,
+        const PL: usize,
+        const RELU: bool,
+    >() {
+        if !avx512() {
+            return;
+        }
+        const X: usize = 2 * 4 * 40 * 40;
+        let x: [f32; X] = core::array::from_fn(|i| (i as f32 * 0.37).sin());
+        let w: [f32; 14 * 4 * 25] = core::array::from_fn(|i| (i as f32 * 0.73).cos());
+        let b: [f32; 14] = core::array::from_fn(|i| i as f32 * 0.1 - 0.4);
+        let len = N * M * OH * OW;
+        let mut want = [0.0f32; 2 * 14 * 40 * 40];
+        let mut got = [f32::NAN; 2 * 14 * 40 * 40];
+        let mut ring = [f32::NAN; 4096];
+        assert!(ring_len(C, KH, DH, OW, KW, SW, DW) <= ring.len());
+        conv2d::<N, C, H, W, M, 1, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, RELU>(
+            &x,
+            &w,
+            Some(&b),
+            &mut want,
+        );
+        // Safety: the CPU has AVX-512F (checked above, which includes AVX and FMA).
+        unsafe {
+            conv2d_avx512::<N, C, H, W, M, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, RELU>(
+                &x,
+                &w,
+                Some(&b),
+                &mut got,
+                &mut ring,
+            );
+        }
+        for i in 0..len {
+            assert!(
+                (got[i] - want[i]).abs() < 1e-4,
+                "element {i}: {} vs {}",
+                got[i],
+                want[i]
+            );
+        }
+        // The elements past the output are untouched (the masked stores).
+        assert!(got[len..].iter().all(|v| v.is_nan()));
+    }
+
+    #[test]
+    fn direct_matches_reference() {
+        // 3x3 pad 1, two images, rows of 40: a full tile of 32 and a masked one of 8;
+        // 14 channels: blocks of 12, then single channels.
+        agree::<2, 4, 40, 40, 14, 3, 3, 40, 40, 1, 1, 1, 1, 1, 1, true>();
+        // Rows of exactly 16 and of 17 (a two-register tile with one lane).
+        agree::<1, 4, 16, 16, 8, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, false>();
+        agree::<1, 4, 17, 17, 4, 3, 3, 17, 17, 1, 1, 1, 1, 1, 1, false>();
+        // A 5x5 stride-2 stem-like window, pad 2: two phases.
+        agree::<1, 3, 40, 40, 13, 5, 5, 20, 20, 2, 2, 1, 1, 2, 2, true>();
+        // Stride 3 in height and 2 in width, no padding (rows skipped between outputs).
+        agree::<1, 4, 40, 40, 8, 3, 3, 13, 19, 3, 2, 1, 1, 0, 0, false>();
+        // Dilation 2, asymmetric window and padding, right edge not reached.
+        agree::<1, 4, 30, 40, 12, 2, 3, 29, 36, 1, 1, 2, 2, 1, 0, false>();
+        // A 1x1 stride-2 projection.
+        agree::<1, 4, 40, 40, 8, 1, 1, 20, 20, 2, 2, 1, 1, 0, 0, false>();
+    }
+}
