@@ -28,6 +28,11 @@ pub fn max_pool2d<
         y.fill(f32::NEG_INFINITY);
         return;
     }
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    if KH > 2 && W <= MAX_ROW {
+        max_pool_rows_first::<NC, H, W, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL>(x, y);
+        return;
+    }
     // Output rows are accumulated window tap by window tap: each tap is one pass over
     // the row's outputs whose input falls inside, with no chain between outputs (a
     // running max per window would be a serial chain of dependent compares).
@@ -40,24 +45,91 @@ pub fn max_pool2d<
                     continue;
                 }
                 let xrow = &xp[ih as usize * W..(ih as usize + 1) * W];
-                for kw in 0..KW {
-                    let off = (kw * DW) as isize - PL as isize;
-                    let (lo, hi) = super::conv::valid_range(OW, W, SW, off);
-                    if lo == hi {
-                        continue;
-                    }
-                    let start = ((lo * SW) as isize + off) as usize;
-                    if SW == 2 {
-                        max_every_other(&mut yrow[lo..hi], &xrow[start..]);
-                        continue;
-                    }
-                    let taps = xrow[start..].iter().step_by(SW);
-                    for (m, &v) in yrow[lo..hi].iter_mut().zip(taps) {
-                        // NaN never wins (as `f32::max`), and no select on NaN is needed.
+                row_taps::<W, KW, OW, SW, DW, PL>(yrow, xrow);
+            }
+        }
+    }
+}
+
+/// Rows of at most this many values take [`max_pool_rows_first`] on hosts.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+const MAX_ROW: usize = 1024;
+
+/// [`max_pool2d`] on hosts (a row of `MAX_ROW` values on the stack) for windows of three
+/// rows or more: per output row the window rows' maxima first, column by column
+/// (contiguous passes), then the window's columns over that one row, where the strided
+/// passes would otherwise run once per window row (with two rows the extra pass over
+/// the row costs more than it saves). Same result: the max of the window's numbers.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn max_pool_rows_first<
+    const NC: usize,
+    const H: usize,
+    const W: usize,
+    const KH: usize,
+    const KW: usize,
+    const OH: usize,
+    const OW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const PT: usize,
+    const PL: usize,
+>(
+    x: &[f32],
+    y: &mut [f32],
+) {
+    let mut column_max = [f32::NEG_INFINITY; MAX_ROW];
+    let row = &mut column_max[..W];
+    for (xp, yp) in x.chunks_exact(H * W).zip(y.chunks_exact_mut(OH * OW)) {
+        for (oh, yrow) in yp.chunks_exact_mut(OW).enumerate() {
+            row.fill(f32::NEG_INFINITY);
+            for kh in 0..KH {
+                let ih = (oh * SH + kh * DH).wrapping_sub(PT);
+                if ih < H {
+                    for (m, &v) in row.iter_mut().zip(&xp[ih * W..(ih + 1) * W]) {
+                        // NaN never wins.
                         *m = if v > *m { v } else { *m };
                     }
                 }
             }
+            yrow.fill(f32::NEG_INFINITY);
+            row_taps::<W, KW, OW, SW, DW, PL>(yrow, row);
+        }
+    }
+}
+
+/// `yrow[ow] = max(yrow[ow], xrow[ow * SW + kw * DW - PL])` for every window column
+/// `kw` and every output whose input column lies inside the row (NaN never wins).
+#[inline(always)]
+fn row_taps<
+    const W: usize,
+    const KW: usize,
+    const OW: usize,
+    const SW: usize,
+    const DW: usize,
+    const PL: usize,
+>(
+    yrow: &mut [f32],
+    xrow: &[f32],
+) {
+    for kw in 0..KW {
+        let off = (kw * DW) as isize - PL as isize;
+        let (lo, hi) = super::conv::valid_range(OW, W, SW, off);
+        if lo == hi {
+            continue;
+        }
+        let start = ((lo * SW) as isize + off) as usize;
+        if SW == 2 {
+            max_every_other(&mut yrow[lo..hi], &xrow[start..]);
+            continue;
+        }
+        let taps = xrow[start..].iter().step_by(SW);
+        for (m, &v) in yrow[lo..hi].iter_mut().zip(taps) {
+            // NaN never wins (as `f32::max`), and no select on NaN is needed.
+            *m = if v > *m { v } else { *m };
         }
     }
 }
