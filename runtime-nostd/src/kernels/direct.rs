@@ -65,9 +65,21 @@ fn fill_row<const W: usize, const SW: usize, const PL: usize>(
         return;
     }
     for (r, phase) in dst[..SW * lp].chunks_exact_mut(lp).enumerate() {
-        for (i, v) in phase.iter_mut().enumerate() {
-            let iw = (i * SW + r).wrapping_sub(PL);
-            *v = if iw < W { xrow[iw] } else { 0.0 };
+        // Value `i` of phase `r` is input column `i SW + r - PL`: inside the row for `i`
+        // in `lo..hi`.
+        let lo = PL.saturating_sub(r).div_ceil(SW).min(lp);
+        let hi = (W + PL).saturating_sub(r).div_ceil(SW).clamp(lo, lp);
+        phase[..lo].fill(0.0);
+        phase[hi..].fill(0.0);
+        if hi > lo {
+            let first = lo * SW + r - PL;
+            let (last, body) = phase[lo..hi].split_last_mut().expect("hi > lo");
+            // Whole groups of `SW` columns, the group's first value each (the compiler
+            // turns this into shuffles), then the last value alone.
+            for (v, group) in body.iter_mut().zip(xrow[first..].chunks_exact(SW)) {
+                *v = group[0];
+            }
+            *last = xrow[first + (hi - lo - 1) * SW];
         }
     }
 }
@@ -399,6 +411,10 @@ mod tests {
         agree::<1, 4, 40, 40, 8, 3, 3, 13, 19, 3, 2, 1, 1, 0, 0, false>();
         // Dilation 2, asymmetric window and padding, right edge not reached.
         agree::<1, 4, 30, 40, 12, 2, 3, 29, 36, 1, 1, 2, 2, 1, 0, false>();
+        // Stride 2, pad 1 over an odd width: the phases start and end differently.
+        agree::<1, 4, 33, 33, 12, 3, 3, 17, 17, 2, 2, 1, 1, 1, 1, true>();
+        // Stride 3 in width.
+        agree::<1, 4, 20, 40, 4, 1, 3, 20, 17, 1, 3, 1, 1, 0, 2, false>();
         // A 1x1 stride-2 projection.
         agree::<1, 4, 40, 40, 8, 1, 1, 20, 20, 2, 2, 1, 1, 0, 0, false>();
     }
