@@ -418,14 +418,7 @@ mod tests {
             &mut got,
             &mut patches,
         );
-        for i in 0..len {
-            assert!(
-                (got[i] - want[i]).abs() < 1e-4,
-                "element {i}: {} vs {}",
-                got[i],
-                want[i]
-            );
-        }
+        crate::kernels::assert_close(&got[..len], &want[..len], 1e-4);
     }
 
     /// With AVX-512 the rows of 16 positions or more run the direct kernel: the

@@ -8,8 +8,9 @@
 //! consecutive output positions are consecutive for every stride. Moving to the next
 //! output row loads only the `SH` rows it adds.
 //!
-//! A tile is `R` output channels by `16 Z` positions of one output row: `R Z`
-//! accumulator registers starting from the bias; each of the `C KH KW` steps loads `Z`
+//! A tile is `R` output channels by `16 Z` positions of one output row (of two rows
+//! where a row fills at most one register, the ring then holding `SH` more rows): `R Z`
+//! accumulator registers a row, starting from the bias; each of the `C KH KW` steps loads `Z`
 //! registers of input values (the last one masked at the row's end) and broadcasts one
 //! weight per channel from the ONNX layout `[M][C][KH][KW]` (one pointer, the rows a
 //! constant `C KH KW` apart). The outputs are stored straight into NCHW.
@@ -22,18 +23,31 @@ pub const fn phase_len(ow: usize, kw: usize, sw: usize, dw: usize) -> usize {
     ow + (kw - 1) * dw / sw
 }
 
+/// Output rows a tile covers: two where one row fills at most one register (the
+/// broadcast weights then serve twice the positions), else one.
+pub const fn tile_rows(ow: usize) -> usize {
+    if ow <= 16 { 2 } else { 1 }
+}
+
+/// Padded input rows per channel in the ring: those under the output rows of one tile.
+pub const fn ring_rows(kh: usize, dh: usize, sh: usize, ow: usize) -> usize {
+    (kh - 1) * dh + 1 + (tile_rows(ow) - 1) * sh
+}
+
 /// Scratch values of the ring (see the module docs), with the slack for starting it at
 /// a 64-byte boundary.
+#[allow(clippy::too_many_arguments)]
 pub const fn ring_len(
     c: usize,
     kh: usize,
     dh: usize,
+    sh: usize,
     ow: usize,
     kw: usize,
     sw: usize,
     dw: usize,
 ) -> usize {
-    c * ((kh - 1) * dh + 1) * sw * phase_len(ow, kw, sw, dw) + ALIGN_SLACK
+    c * ring_rows(kh, dh, sh, ow) * sw * phase_len(ow, kw, sw, dw) + ALIGN_SLACK
 }
 
 /// Whether the direct kernel takes a convolution of `groups` groups with output rows of
@@ -121,7 +135,7 @@ pub unsafe fn conv2d_avx512<
 ) {
     let lp = phase_len(OW, KW, SW, DW);
     let rl = SW * lp;
-    let ns = (KH - 1) * DH + 1;
+    let ns = ring_rows(KH, DH, SH, OW);
     let k = C * KH * KW;
     let positions = OH * OW;
     let x = &x[..N * C * H * W];
@@ -134,7 +148,8 @@ pub unsafe fn conv2d_avx512<
         let yn = &mut y[n * M * positions..(n + 1) * M * positions];
         // Padded rows `..loaded` are in the ring.
         let mut loaded = 0;
-        for oy in 0..OH {
+        let mut oy = 0;
+        while oy < OH {
             let first = oy * SH;
             for p in loaded.max(first)..first + ns {
                 let ih = p.wrapping_sub(PT);
@@ -149,44 +164,92 @@ pub unsafe fn conv2d_avx512<
                 }
             }
             loaded = first + ns;
-            let slots: [usize; KH] = core::array::from_fn(|ky| (first + ky * DH) % ns * rl);
+            // Ring offsets of the kernel rows under output rows `oy` and `oy + 1`.
+            let slots: [[usize; KH]; 2] = core::array::from_fn(|t| {
+                core::array::from_fn(|ky| (first + t * SH + ky * DH) % ns * rl)
+            });
             let yrow = yn[oy * OW..].as_mut_ptr();
-            let mut m0 = 0;
             // Safety: the CPU's features are the caller's contract; every tile reads
             // rows `m0..m0 + R` of `w` (checked length `M k`), ring values up to
             // `(C - 1) ns rl + (ns - 1) rl + (SW - 1) lp + LP` (the last phase's end, the
-            // masked lanes not read) and writes `R` rows of outputs inside `yn`.
+            // masked lanes not read) and writes `R` rows of outputs inside `yn` (the
+            // second output row only when `oy + 1 < OH`).
             unsafe {
-                while m0 < M {
-                    let (a, bias) = (w.as_ptr().add(m0 * k), b.map(|b| b.as_ptr().add(m0)));
-                    let out = yrow.add(m0 * positions);
-                    let args = (a, ring.as_ptr(), &slots, bias, out);
-                    m0 += match M - m0 {
-                        12.. => row_block::<12, C, KH, KW, OW, SW, DH, DW, RELU>(args, positions),
-                        8.. => row_block::<8, C, KH, KW, OW, SW, DH, DW, RELU>(args, positions),
-                        4.. => row_block::<4, C, KH, KW, OW, SW, DH, DW, RELU>(args, positions),
-                        _ => row_block::<1, C, KH, KW, OW, SW, DH, DW, RELU>(args, positions),
-                    };
+                if tile_rows(OW) == 2 && oy + 1 < OH {
+                    channels::<2, C, KH, KW, OW, SW, SH, DH, DW, RELU>(
+                        w, b, ring, &slots, yrow, positions,
+                    );
+                    oy += 2;
+                } else {
+                    channels::<1, C, KH, KW, OW, SW, SH, DH, DW, RELU>(
+                        w, b, ring, &slots, yrow, positions,
+                    );
+                    oy += 1;
                 }
             }
         }
     }
 }
 
+/// Every output channel of `T` output rows (`yrow` the first's first position), in
+/// blocks of 12, 8, 4 and 1 channels.
+///
+/// # Safety
+/// As in [`conv2d_avx512`].
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn channels<
+    const T: usize,
+    const C: usize,
+    const KH: usize,
+    const KW: usize,
+    const OW: usize,
+    const SW: usize,
+    const SH: usize,
+    const DH: usize,
+    const DW: usize,
+    const RELU: bool,
+>(
+    w: &[f32],
+    b: Option<&[f32]>,
+    ring: &[f32],
+    slots: &[[usize; KH]; 2],
+    yrow: *mut f32,
+    positions: usize,
+) {
+    let (m, k) = (w.len() / (C * KH * KW), C * KH * KW);
+    let mut m0 = 0;
+    // Safety: the caller's contract.
+    unsafe {
+        while m0 < m {
+            let (a, bias) = (w.as_ptr().add(m0 * k), b.map(|b| b.as_ptr().add(m0)));
+            let out = yrow.add(m0 * positions);
+            let args = (a, ring.as_ptr(), slots, bias, out);
+            m0 += match m - m0 {
+                12.. => row_block::<12, T, C, KH, KW, OW, SW, SH, DH, DW, RELU>(args, positions),
+                8.. => row_block::<8, T, C, KH, KW, OW, SW, SH, DH, DW, RELU>(args, positions),
+                4.. => row_block::<4, T, C, KH, KW, OW, SW, SH, DH, DW, RELU>(args, positions),
+                _ => row_block::<1, T, C, KH, KW, OW, SW, SH, DH, DW, RELU>(args, positions),
+            };
+        }
+    }
+}
+
 /// The operands of a block of rows: weights of its first channel, the ring, the ring
-/// offsets of the kernel rows (per channel), the bias of its first channel, its first
-/// output.
+/// offsets of the kernel rows under each output row (per channel), the bias of its
+/// first channel, its first output.
 #[cfg(target_arch = "x86_64")]
 type Block<'a, const KH: usize> = (
     *const f32,
     *const f32,
-    &'a [usize; KH],
+    &'a [[usize; KH]; 2],
     Option<*const f32>,
     *mut f32,
 );
 
-/// `R` output channels of one output row, in tiles of 32 positions (16 at the end when
-/// at most 16 remain); returns `R`.
+/// `R` output channels of `T` output rows, in tiles of 32 positions a row (16 at the end
+/// when at most 16 remain); returns `R`.
 ///
 /// # Safety
 /// As in [`conv2d_avx512`]; `out` rows are `out_rs` apart.
@@ -195,11 +258,13 @@ type Block<'a, const KH: usize> = (
 #[target_feature(enable = "avx512f,avx,fma")]
 unsafe fn row_block<
     const R: usize,
+    const T: usize,
     const C: usize,
     const KH: usize,
     const KW: usize,
     const OW: usize,
     const SW: usize,
+    const SH: usize,
     const DH: usize,
     const DW: usize,
     const RELU: bool,
@@ -219,7 +284,7 @@ unsafe fn row_block<
                 } else {
                     (1u16 << (left - 16)) - 1
                 };
-                tile::<R, 2, C, KH, KW, OW, SW, DH, DW, RELU>(
+                tile::<R, T, 2, C, KH, KW, OW, SW, SH, DH, DW, RELU>(
                     a,
                     ring,
                     slots,
@@ -234,7 +299,7 @@ unsafe fn row_block<
                 } else {
                     (1u16 << left) - 1
                 };
-                tile::<R, 1, C, KH, KW, OW, SW, DH, DW, RELU>(
+                tile::<R, T, 1, C, KH, KW, OW, SW, SH, DH, DW, RELU>(
                     a,
                     ring,
                     slots,
@@ -258,19 +323,21 @@ unsafe fn row_block<
 #[target_feature(enable = "avx512f,avx,fma")]
 unsafe fn tile<
     const R: usize,
+    const T: usize,
     const Z: usize,
     const C: usize,
     const KH: usize,
     const KW: usize,
     const OW: usize,
     const SW: usize,
+    const SH: usize,
     const DH: usize,
     const DW: usize,
     const RELU: bool,
 >(
     a: *const f32,
     ring: *const f32,
-    slots: &[usize; KH],
+    slots: &[[usize; KH]; 2],
     bias: Option<*const f32>,
     (out, out_rs): (*mut f32, usize),
     mask: u16,
@@ -281,31 +348,36 @@ unsafe fn tile<
     };
     let k = C * KH * KW;
     let lp = phase_len(OW, KW, SW, DW);
-    let channel = ((KH - 1) * DH + 1) * SW * lp;
+    let channel = ring_rows(KH, DH, SH, OW) * SW * lp;
     // Safety: the caller's contract (see `conv2d_avx512`).
     unsafe {
-        let mut v: [[__m512; Z]; R] = core::array::from_fn(|r| {
+        let mut v: [[[__m512; Z]; T]; R] = core::array::from_fn(|r| {
             let start = bias.map_or(_mm512_setzero_ps(), |b| _mm512_set1_ps(*b.add(r)));
-            [start; Z]
+            [[start; Z]; T]
         });
         let mut ak = a;
         for c in 0..C {
             let plane = ring.add(c * channel);
-            for &slot in slots {
-                let row = plane.add(slot);
+            for ky in 0..KH {
+                let rows: [*const f32; T] = core::array::from_fn(|t| plane.add(slots[t][ky]));
                 for kx in 0..KW {
-                    let p = row.add((kx * DW) % SW * lp + kx * DW / SW);
-                    let bv: [__m512; Z] = core::array::from_fn(|z| {
-                        if z + 1 == Z {
-                            _mm512_maskz_loadu_ps(mask, p.add(16 * z))
-                        } else {
-                            _mm512_loadu_ps(p.add(16 * z))
-                        }
+                    let at = (kx * DW) % SW * lp + kx * DW / SW;
+                    let bv: [[__m512; Z]; T] = core::array::from_fn(|t| {
+                        let p = rows[t].add(at);
+                        core::array::from_fn(|z| {
+                            if z + 1 == Z {
+                                _mm512_maskz_loadu_ps(mask, p.add(16 * z))
+                            } else {
+                                _mm512_loadu_ps(p.add(16 * z))
+                            }
+                        })
                     });
                     for (r, x) in v.iter_mut().enumerate() {
                         let av = _mm512_set1_ps(*ak.add(r * k));
                         for (x, bv) in x.iter_mut().zip(&bv) {
-                            *x = _mm512_fmadd_ps(av, *bv, *x);
+                            for (x, bv) in x.iter_mut().zip(bv) {
+                                *x = _mm512_fmadd_ps(av, *bv, *x);
+                            }
                         }
                     }
                     ak = ak.add(1);
@@ -313,17 +385,19 @@ unsafe fn tile<
             }
         }
         for (r, x) in v.iter().enumerate() {
-            for (z, x) in x.iter().enumerate() {
-                let x = if RELU {
-                    _mm512_max_ps(*x, _mm512_setzero_ps())
-                } else {
-                    *x
-                };
-                let o = out.add(r * out_rs + 16 * z);
-                if z + 1 == Z {
-                    _mm512_mask_storeu_ps(o, mask, x);
-                } else {
-                    _mm512_storeu_ps(o, x);
+            for (t, x) in x.iter().enumerate() {
+                for (z, x) in x.iter().enumerate() {
+                    let x = if RELU {
+                        _mm512_max_ps(*x, _mm512_setzero_ps())
+                    } else {
+                        *x
+                    };
+                    let o = out.add(r * out_rs + t * OW + 16 * z);
+                    if z + 1 == Z {
+                        _mm512_mask_storeu_ps(o, mask, x);
+                    } else {
+                        _mm512_storeu_ps(o, x);
+                    }
                 }
             }
         }
@@ -368,7 +442,7 @@ mod tests {
         let mut want = [0.0f32; 2 * 14 * 40 * 40];
         let mut got = [f32::NAN; 2 * 14 * 40 * 40];
         let mut ring = [f32::NAN; 4096];
-        assert!(ring_len(C, KH, DH, OW, KW, SW, DW) <= ring.len());
+        assert!(ring_len(C, KH, DH, SH, OW, KW, SW, DW) <= ring.len());
         conv2d::<N, C, H, W, M, 1, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, RELU>(
             &x,
             &w,
@@ -385,14 +459,7 @@ mod tests {
                 &mut ring,
             );
         }
-        for i in 0..len {
-            assert!(
-                (got[i] - want[i]).abs() < 1e-4,
-                "element {i}: {} vs {}",
-                got[i],
-                want[i]
-            );
-        }
+        crate::kernels::assert_close(&got[..len], &want[..len], 1e-4);
         // The elements past the output are untouched (the masked stores).
         assert!(got[len..].iter().all(|v| v.is_nan()));
     }
@@ -402,6 +469,10 @@ mod tests {
         // 3x3 pad 1, two images, rows of 40: a full tile of 32 and a masked one of 8;
         // 14 channels: blocks of 12, then single channels.
         agree::<2, 4, 40, 40, 14, 3, 3, 40, 40, 1, 1, 1, 1, 1, 1, true>();
+        // Rows of 16 in pairs of output rows, an odd number of rows (the last alone),
+        // stride 2 (the pair's rows two input rows apart).
+        agree::<1, 4, 15, 16, 12, 3, 3, 15, 16, 1, 1, 1, 1, 1, 1, true>();
+        agree::<1, 4, 31, 32, 9, 3, 3, 15, 16, 2, 2, 1, 1, 0, 1, false>();
         // Rows of exactly 16 and of 17 (a two-register tile with one lane).
         agree::<1, 4, 16, 16, 8, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, false>();
         agree::<1, 4, 17, 17, 4, 3, 3, 17, 17, 1, 1, 1, 1, 1, 1, false>();

@@ -37,6 +37,17 @@ pub fn cache_aligned(scratch: &mut [f32]) -> &mut [f32] {
     &mut scratch[skip..]
 }
 
+/// Asserts that `got` and `want` differ by less than `tolerance` element by element
+/// (the kernel tests' comparison against a reference kernel).
+#[cfg(test)]
+#[track_caller]
+pub(crate) fn assert_close(got: &[f32], want: &[f32], tolerance: f32) {
+    assert_eq!(got.len(), want.len());
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!((g - w).abs() < tolerance, "element {i}: {g} vs {w}");
+    }
+}
+
 /// `y[i] += a * x[i]` over the shorter of the two slices: the inner loop of the Gemm and
 /// Conv kernels. With the `fma-vfp4` feature on ARM it runs a hand-written loop of fused
 /// multiply-adds (`VFMA.F32`, four elements an iteration); otherwise plain Rust, which the
