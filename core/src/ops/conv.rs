@@ -108,16 +108,20 @@ fn patch_len(k: usize, pb: usize) -> usize {
 
 /// Scratch values of the direct kernel x86-64 CPUs with AVX-512 run instead of im2col
 /// (`kernels::direct::ring_len`, 0 where it does not apply): one group and output rows
-/// of at least 16 positions; per channel the zero-padded input rows under the output
-/// rows of one tile (`(KH - 1) DH + 1`, plus `SH` where a tile takes two rows of at most
-/// 16 positions), each split into its `SW` phases of `OW + (KW - 1) DW / SW` values, and
+/// of 8 or of at least 16 positions; per channel the zero-padded input rows under the
+/// output rows of one tile (`(KH - 1) DH + 1`, plus `SH` for each further row: a tile
+/// takes four rows of 8 positions, two of 16, else one), each split into its `SW` phases of `OW + (KW - 1) DW / SW` values, and
 /// the alignment slack.
 fn ring_len(c: usize, g: usize, [h, w]: [Axis; 2]) -> usize {
-    if g != 1 || w.output < 16 {
+    if g != 1 || (w.output < 16 && w.output != 8) {
         return 0;
     }
     let phase = w.output + (w.kernel - 1) * w.dilation / w.stride;
-    let tile_rows = if w.output <= 16 { 2 } else { 1 };
+    let tile_rows = match w.output {
+        8 => 4,
+        16 => 2,
+        _ => 1,
+    };
     let rows = (h.kernel - 1) * h.dilation + 1 + (tile_rows - 1) * h.stride;
     c * rows * w.stride * phase + ALIGN_SLACK
 }

@@ -23,10 +23,17 @@ pub const fn phase_len(ow: usize, kw: usize, sw: usize, dw: usize) -> usize {
     ow + (kw - 1) * dw / sw
 }
 
-/// Output rows a tile covers: two where one row fills at most one register (the
-/// broadcast weights then serve twice the positions), else one.
+/// Output rows a tile covers: four for rows of 8 positions (two a register), two where
+/// one row fills one register (the broadcast weights then serve twice the positions),
+/// else one.
 pub const fn tile_rows(ow: usize) -> usize {
-    if ow <= 16 { 2 } else { 1 }
+    if ow == 8 {
+        4
+    } else if ow <= 16 {
+        2
+    } else {
+        1
+    }
 }
 
 /// Padded input rows per channel in the ring: those under the output rows of one tile.
@@ -51,10 +58,11 @@ pub const fn ring_len(
 }
 
 /// Whether the direct kernel takes a convolution of `groups` groups with output rows of
-/// `ow` positions: one group, and at least one full register of positions a row
-/// (narrower rows would leave lanes idle; im2col packs them across rows).
+/// `ow` positions: one group, and at least one full register of positions a row, or
+/// exactly half of one (two rows a register); other narrow rows would leave lanes idle
+/// (im2col packs them across rows).
 pub const fn applies(groups: usize, ow: usize) -> bool {
-    groups == 1 && ow >= 16
+    groups == 1 && (ow >= 16 || ow == 8)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -165,7 +173,7 @@ pub unsafe fn conv2d_avx512<
             }
             loaded = first + ns;
             // Ring offsets of the kernel rows under output rows `oy` and `oy + 1`.
-            let slots: [[usize; KH]; 2] = core::array::from_fn(|t| {
+            let slots: [[usize; KH]; 4] = core::array::from_fn(|t| {
                 core::array::from_fn(|ky| (first + t * SH + ky * DH) % ns * rl)
             });
             let yrow = yn[oy * OW..].as_mut_ptr();
@@ -175,13 +183,24 @@ pub unsafe fn conv2d_avx512<
             // masked lanes not read) and writes `R` rows of outputs inside `yn` (the
             // second output row only when `oy + 1 < OH`).
             unsafe {
-                if tile_rows(OW) == 2 && oy + 1 < OH {
-                    channels::<2, C, KH, KW, OW, SW, SH, DH, DW, RELU>(
+                if tile_rows(OW) == 4 && oy + 3 < OH {
+                    channels::<0, 2, C, KH, KW, OW, SW, SH, DH, DW, RELU>(
                         w, b, ring, &slots, yrow, positions,
                     );
+                    oy += 4;
+                } else if tile_rows(OW) >= 2 && oy + 1 < OH {
+                    if OW == 8 {
+                        channels::<0, 1, C, KH, KW, OW, SW, SH, DH, DW, RELU>(
+                            w, b, ring, &slots, yrow, positions,
+                        );
+                    } else {
+                        channels::<2, 0, C, KH, KW, OW, SW, SH, DH, DW, RELU>(
+                            w, b, ring, &slots, yrow, positions,
+                        );
+                    }
                     oy += 2;
                 } else {
-                    channels::<1, C, KH, KW, OW, SW, SH, DH, DW, RELU>(
+                    channels::<1, 0, C, KH, KW, OW, SW, SH, DH, DW, RELU>(
                         w, b, ring, &slots, yrow, positions,
                     );
                     oy += 1;
@@ -191,8 +210,9 @@ pub unsafe fn conv2d_avx512<
     }
 }
 
-/// Every output channel of `T` output rows (`yrow` the first's first position), in
-/// blocks of 12, 8, 4 and 1 channels.
+/// Every output channel of `T` output rows, or with `P > 0` of `2 P` rows of 8
+/// positions in pairs (`yrow` the first's first position), in blocks of 12, 8, 4 and 1
+/// channels.
 ///
 /// # Safety
 /// As in [`conv2d_avx512`].
@@ -201,6 +221,7 @@ pub unsafe fn conv2d_avx512<
 #[inline(always)]
 unsafe fn channels<
     const T: usize,
+    const P: usize,
     const C: usize,
     const KH: usize,
     const KW: usize,
@@ -214,7 +235,7 @@ unsafe fn channels<
     w: &[f32],
     b: Option<&[f32]>,
     ring: &[f32],
-    slots: &[[usize; KH]; 2],
+    slots: &[[usize; KH]; 4],
     yrow: *mut f32,
     positions: usize,
 ) {
@@ -227,10 +248,10 @@ unsafe fn channels<
             let out = yrow.add(m0 * positions);
             let args = (a, ring.as_ptr(), slots, bias, out);
             m0 += match m - m0 {
-                12.. => row_block::<12, T, C, KH, KW, OW, SW, SH, DH, DW, RELU>(args, positions),
-                8.. => row_block::<8, T, C, KH, KW, OW, SW, SH, DH, DW, RELU>(args, positions),
-                4.. => row_block::<4, T, C, KH, KW, OW, SW, SH, DH, DW, RELU>(args, positions),
-                _ => row_block::<1, T, C, KH, KW, OW, SW, SH, DH, DW, RELU>(args, positions),
+                12.. => row_block::<12, T, P, C, KH, KW, OW, SW, SH, DH, DW, RELU>(args, positions),
+                8.. => row_block::<8, T, P, C, KH, KW, OW, SW, SH, DH, DW, RELU>(args, positions),
+                4.. => row_block::<4, T, P, C, KH, KW, OW, SW, SH, DH, DW, RELU>(args, positions),
+                _ => row_block::<1, T, P, C, KH, KW, OW, SW, SH, DH, DW, RELU>(args, positions),
             };
         }
     }
@@ -243,13 +264,14 @@ unsafe fn channels<
 type Block<'a, const KH: usize> = (
     *const f32,
     *const f32,
-    &'a [[usize; KH]; 2],
+    &'a [[usize; KH]; 4],
     Option<*const f32>,
     *mut f32,
 );
 
 /// `R` output channels of `T` output rows, in tiles of 32 positions a row (16 at the end
-/// when at most 16 remain); returns `R`.
+/// when at most 16 remain), or with `P > 0` of `2 P` rows of 8 positions in one tile of
+/// [`tile_pairs`]; returns `R`.
 ///
 /// # Safety
 /// As in [`conv2d_avx512`]; `out` rows are `out_rs` apart.
@@ -259,6 +281,7 @@ type Block<'a, const KH: usize> = (
 unsafe fn row_block<
     const R: usize,
     const T: usize,
+    const P: usize,
     const C: usize,
     const KH: usize,
     const KW: usize,
@@ -272,6 +295,19 @@ unsafe fn row_block<
     (a, ring, slots, bias, out): Block<'_, KH>,
     out_rs: usize,
 ) -> usize {
+    if P > 0 {
+        // Safety: the caller's contract.
+        unsafe {
+            tile_pairs::<R, P, C, KH, KW, SW, SH, DH, DW, RELU>(
+                a,
+                ring,
+                slots,
+                bias,
+                (out, out_rs),
+            );
+        }
+        return R;
+    }
     let mut ox = 0;
     while ox < OW {
         let left = OW - ox;
@@ -337,7 +373,7 @@ unsafe fn tile<
 >(
     a: *const f32,
     ring: *const f32,
-    slots: &[[usize; KH]; 2],
+    slots: &[[usize; KH]; 4],
     bias: Option<*const f32>,
     (out, out_rs): (*mut f32, usize),
     mask: u16,
@@ -399,6 +435,85 @@ unsafe fn tile<
                         _mm512_storeu_ps(o, x);
                     }
                 }
+            }
+        }
+    }
+}
+
+/// One tile over `2 P` output rows of 8 positions: `R` channels by `P` registers, each
+/// holding two consecutive rows (8 lanes each, their ring rows joined per step).
+///
+/// # Safety
+/// As in [`row_block`], `OW` = 8.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+#[target_feature(enable = "avx512f,avx,fma")]
+unsafe fn tile_pairs<
+    const R: usize,
+    const P: usize,
+    const C: usize,
+    const KH: usize,
+    const KW: usize,
+    const SW: usize,
+    const SH: usize,
+    const DH: usize,
+    const DW: usize,
+    const RELU: bool,
+>(
+    a: *const f32,
+    ring: *const f32,
+    slots: &[[usize; KH]; 4],
+    bias: Option<*const f32>,
+    (out, out_rs): (*mut f32, usize),
+) {
+    use core::arch::x86_64::{
+        __m512, _mm256_castpd_ps, _mm256_castps_pd, _mm256_loadu_ps, _mm256_storeu_ps,
+        _mm512_castpd_ps, _mm512_castps_pd, _mm512_castps256_ps512, _mm512_castps512_ps256,
+        _mm512_extractf64x4_pd, _mm512_fmadd_ps, _mm512_insertf64x4, _mm512_max_ps, _mm512_set1_ps,
+        _mm512_setzero_ps,
+    };
+    const OW: usize = 8;
+    let k = C * KH * KW;
+    let lp = phase_len(OW, KW, SW, DW);
+    let channel = ring_rows(KH, DH, SH, OW) * SW * lp;
+    // Safety: the caller's contract (see `conv2d_avx512`).
+    unsafe {
+        let mut v: [[__m512; P]; R] = core::array::from_fn(|r| {
+            [bias.map_or(_mm512_setzero_ps(), |b| _mm512_set1_ps(*b.add(r))); P]
+        });
+        let mut ak = a;
+        for c in 0..C {
+            let plane = ring.add(c * channel);
+            for ky in 0..KH {
+                let rows: [*const f32; 4] = core::array::from_fn(|t| plane.add(slots[t][ky]));
+                for kx in 0..KW {
+                    let at = (kx * DW) % SW * lp + kx * DW / SW;
+                    let bv: [__m512; P] = core::array::from_fn(|j| {
+                        let lo = _mm512_castps256_ps512(_mm256_loadu_ps(rows[2 * j].add(at)));
+                        let hi = _mm256_castps_pd(_mm256_loadu_ps(rows[2 * j + 1].add(at)));
+                        _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castps_pd(lo), hi))
+                    });
+                    for (r, x) in v.iter_mut().enumerate() {
+                        let av = _mm512_set1_ps(*ak.add(r * k));
+                        for (x, bv) in x.iter_mut().zip(&bv) {
+                            *x = _mm512_fmadd_ps(av, *bv, *x);
+                        }
+                    }
+                    ak = ak.add(1);
+                }
+            }
+        }
+        for (r, x) in v.iter().enumerate() {
+            for (j, x) in x.iter().enumerate() {
+                let x = if RELU {
+                    _mm512_max_ps(*x, _mm512_setzero_ps())
+                } else {
+                    *x
+                };
+                let o = out.add(r * out_rs + 2 * j * OW);
+                _mm256_storeu_ps(o, _mm512_castps512_ps256(x));
+                let hi = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(x)));
+                _mm256_storeu_ps(o.add(OW), hi);
             }
         }
     }
@@ -473,6 +588,11 @@ mod tests {
         // stride 2 (the pair's rows two input rows apart).
         agree::<1, 4, 15, 16, 12, 3, 3, 15, 16, 1, 1, 1, 1, 1, 1, true>();
         agree::<1, 4, 31, 32, 9, 3, 3, 15, 16, 2, 2, 1, 1, 0, 1, false>();
+        // Rows of 8 (two a register): 8 output rows in two tiles of four, then 7 rows
+        // (four, two, one), and stride 2.
+        agree::<1, 4, 8, 8, 14, 3, 3, 8, 8, 1, 1, 1, 1, 1, 1, true>();
+        agree::<1, 4, 7, 8, 13, 3, 3, 7, 8, 1, 1, 1, 1, 1, 1, false>();
+        agree::<1, 4, 15, 16, 12, 3, 3, 7, 8, 2, 2, 1, 1, 0, 1, false>();
         // Rows of exactly 16 and of 17 (a two-register tile with one lane).
         agree::<1, 4, 16, 16, 8, 3, 3, 16, 16, 1, 1, 1, 1, 1, 1, false>();
         agree::<1, 4, 17, 17, 4, 3, 3, 17, 17, 1, 1, 1, 1, 1, 1, false>();
