@@ -342,7 +342,7 @@ fn inputs_avx512<const C: usize, const R: usize, const A0: usize>(
     (t0, tb, tiles_w): Block,
 ) {
     use core::arch::x86_64::{
-        __m512, _mm512_add_ps, _mm512_loadu_ps, _mm512_mask_mov_ps, _mm512_permutex2var_ps,
+        _mm512_add_ps, _mm512_loadu_ps, _mm512_mask_mov_ps, _mm512_permutex2var_ps,
         _mm512_setr_epi32, _mm512_setzero_ps, _mm512_storeu_ps, _mm512_sub_ps,
     };
     const { assert!(NR == 8) };
@@ -356,39 +356,89 @@ fn inputs_avx512<const C: usize, const R: usize, const A0: usize>(
     // Lane l of either half: value 2 LANE_TILE[l] of its channel's run (bit 4: the
     // second source).
     let idx = _mm512_setr_epi32(0, 2, 8, 10, 4, 6, 12, 14, 16, 18, 24, 26, 20, 22, 28, 30);
-    let run = |at: usize| -> __m512 {
-        let src: &[f32; 2 * NR] = padded[at..at + 2 * NR].try_into().expect("2 NR values");
-        // Safety: `src` holds the 16 values loaded; the CPU has AVX-512F.
-        unsafe { _mm512_loadu_ps(src.as_ptr()) }
-    };
     for p in 0..tb.div_ceil(NR) {
         let first = t0 + p * NR;
         let width = NR.min(t0 + tb - first);
+        // Per tile row the panel touches: the offset (from a channel's band) of the run
+        // under its window row 0, column 0, and the lanes (of both halves) it fills.
+        let mut runs = [(0usize, 0u16); NR];
+        let mut count = 0;
+        for (ty, tx, ls, le) in segments(first, width, tiles_w) {
+            let mut mask = 0u16;
+            for (l, &t) in LANE_TILE.iter().enumerate() {
+                if t >= ls && t < le {
+                    mask |= 0x101 << l;
+                }
+            }
+            // The run starts `2 ls` columns before the segment's first tile (in the
+            // slack before the band at worst).
+            runs[count] = (SLACK + (2 * ty - r0) * wp + 2 * tx - 2 * ls, mask);
+            count += 1;
+        }
+        let runs = &runs[..count];
+        // Every load below reads 2 NR values from `SLACK + c plane + off + i wp + j`
+        // and `plane` further, for channels `c < C - 1`, `off` in `runs`, `i, j < 4`.
+        let last = runs.iter().map(|r| r.0).max().unwrap_or(0) + (C - 1) * plane;
+        assert!(last + 3 * wp + 3 + 2 * NR <= padded.len(), "band too short");
+        let at_v = p * C * NR;
+        assert!(
+            at_v + C * NR + (4 * R - 1) * vs <= v.len(),
+            "block too short"
+        );
+        let src = padded.as_ptr();
         for c in (0..C).step_by(2) {
-            let base = SLACK + c * plane;
+            // Whole-register indices only (the loops unroll), so `d` stays in
+            // registers.
             let mut d = [_mm512_setzero_ps(); 16];
-            for (ty, tx, ls, le) in segments(first, width, tiles_w) {
-                // The lanes (of both halves) holding this row's tiles.
-                let mask = (0..NR)
-                    .filter(|&l| LANE_TILE[l] >= ls && LANE_TILE[l] < le)
-                    .fold(0u16, |m, l| m | (0x101 << l));
-                for i in (0..4).filter(|i| rows & (1 << i) != 0) {
-                    for j in 0..4 {
-                        let at = base + (2 * ty + i - r0) * wp + 2 * tx + j - 2 * ls;
-                        let lanes = _mm512_permutex2var_ps(run(at), idx, run(at + plane));
-                        d[4 * i + j] = _mm512_mask_mov_ps(d[4 * i + j], mask, lanes);
+            // Safety: the loads stay inside `padded` (asserted above); the CPU has
+            // AVX-512F.
+            unsafe {
+                let load = |at: usize| {
+                    _mm512_permutex2var_ps(
+                        _mm512_loadu_ps(src.add(at)),
+                        idx,
+                        _mm512_loadu_ps(src.add(at + plane)),
+                    )
+                };
+                // One tile row: no merging (lanes past `width` may hold other
+                // values of the band; no output takes them).
+                if let [(off, _)] = runs {
+                    let base = c * plane + off;
+                    for i in 0..4 {
+                        if rows & (1 << i) != 0 {
+                            for j in 0..4 {
+                                d[4 * i + j] = load(base + i * wp + j);
+                            }
+                        }
+                    }
+                } else {
+                    for &(off, mask) in runs {
+                        let base = c * plane + off;
+                        for i in 0..4 {
+                            if rows & (1 << i) != 0 {
+                                for j in 0..4 {
+                                    let lanes = load(base + i * wp + j);
+                                    d[4 * i + j] = _mm512_mask_mov_ps(d[4 * i + j], mask, lanes);
+                                }
+                            }
+                        }
                     }
                 }
             }
-            let at = p * C * NR + c * NR;
+            let at = at_v + c * NR;
             for k in 0..R {
                 // Row a of Bt over the window's rows, then every row of Bt over columns.
-                let s: [__m512; 4] = core::array::from_fn(|j| match A0 + k {
-                    0 => _mm512_sub_ps(d[j], d[8 + j]),
-                    1 => _mm512_add_ps(d[4 + j], d[8 + j]),
-                    2 => _mm512_sub_ps(d[8 + j], d[4 + j]),
-                    _ => _mm512_sub_ps(d[4 + j], d[12 + j]),
-                });
+                // (A loop, not `array::from_fn`: its closure would not inherit the
+                // target features, and every call would go through memory.)
+                let mut s = [_mm512_setzero_ps(); 4];
+                for (j, s) in s.iter_mut().enumerate() {
+                    *s = match A0 + k {
+                        0 => _mm512_sub_ps(d[j], d[8 + j]),
+                        1 => _mm512_add_ps(d[4 + j], d[8 + j]),
+                        2 => _mm512_sub_ps(d[8 + j], d[4 + j]),
+                        _ => _mm512_sub_ps(d[4 + j], d[12 + j]),
+                    };
+                }
                 let elements = [
                     _mm512_sub_ps(s[0], s[2]),
                     _mm512_add_ps(s[1], s[2]),
@@ -396,11 +446,8 @@ fn inputs_avx512<const C: usize, const R: usize, const A0: usize>(
                     _mm512_sub_ps(s[1], s[3]),
                 ];
                 for (e, x) in (4 * k..).zip(elements) {
-                    let dst: &mut [f32; 2 * NR] = (&mut v[e * vs + at..e * vs + at + 2 * NR])
-                        .try_into()
-                        .expect("2 NR values");
-                    // Safety: `dst` holds the 16 values stored; the CPU has AVX-512F.
-                    unsafe { _mm512_storeu_ps(dst.as_mut_ptr(), x) };
+                    // Safety: inside `v` (asserted above); the CPU has AVX-512F.
+                    unsafe { _mm512_storeu_ps(v.as_mut_ptr().add(e * vs + at), x) };
                 }
             }
         }
