@@ -222,7 +222,10 @@ fn pass<
     }
     let products = (&*o, (os, ors));
     #[cfg(target_arch = "x86_64")]
-    if avx {
+    if R == 4 && avx && super::packed::avx512() {
+        // Safety: the CPU has AVX-512F.
+        unsafe { outputs_avx512::<M, OH, OW, RELU>(products, b, yn, tiles) };
+    } else if avx {
         // Safety: the CPU has AVX and FMA.
         unsafe { outputs_avx::<M, OH, OW, R, A0, RELU>(products, b, yn, tiles) };
     } else {
@@ -474,6 +477,127 @@ fn outputs_avx<
     block: Block,
 ) {
     outputs::<M, OH, OW, R, A0, RELU, true>(products, b, yn, block);
+}
+
+/// The output transform of a pass over all 16 elements (`R` = 4, the pass sets every
+/// output) with 512-bit registers: one output channel and two panels of tiles a
+/// register (lanes 8-15 the second panel, in `LANE_TILE` order), so each element is
+/// one load. The tile rows the panels cross, and the output edges, become the masks
+/// of the stores, worked out once per pair of panels for every channel.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx,fma")]
+fn outputs_avx512<const M: usize, const OH: usize, const OW: usize, const RELU: bool>(
+    (o, (os, ors)): Products<'_>,
+    b: Option<&[f32]>,
+    yn: &mut [f32],
+    (t0, tb, tiles_w): Block,
+) {
+    use core::arch::x86_64::{
+        __m512, _mm512_add_ps, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_max_ps,
+        _mm512_set1_ps, _mm512_setzero_ps, _mm512_shuffle_f32x4, _mm512_sub_ps, _mm512_unpackhi_ps,
+        _mm512_unpacklo_ps,
+    };
+    const { assert!(NR == 8) };
+    let panels = tb.div_ceil(NR);
+    let plane = OH * OW;
+    // Every load reads 16 values (8 for a last, odd panel) at
+    // `k os + m ors + q NR` for `k < 16`, `m < M`, `q + 1 < panels`.
+    assert!(
+        15 * os + (M - 1) * ors + panels * NR <= o.len(),
+        "products too short"
+    );
+    assert!(M * plane <= yn.len(), "output too short");
+    let lanes = |lo: usize, hi: usize| -> u16 {
+        if hi > lo {
+            (((1u32 << (hi - lo)) - 1) << lo) as u16
+        } else {
+            0
+        }
+    };
+    for q in (0..panels).step_by(2) {
+        let first = t0 + q * NR;
+        let width = (2 * NR).min(t0 + tb - first);
+        let load_mask = if q + 1 < panels { u16::MAX } else { 0xff };
+        // Per tile row and output row `p` of the tiles: where in a channel's plane the
+        // run of 32 output values (2 per tile) starts, `p`, and the lanes of each half
+        // of the run that land inside the row.
+        let mut stores = [(0usize, 0usize, 0u16, 0u16); 2 * (2 * NR + 2)];
+        let mut count = 0;
+        for (ty, tx, ls, le) in segments(first, width, tiles_w) {
+            for p in 0..2 {
+                let oh = 2 * ty + p;
+                if oh >= OH {
+                    continue;
+                }
+                let (lo, hi) = (2 * ls, 2 * ls + (2 * (le - ls)).min(OW - 2 * tx));
+                let masks = (
+                    lanes(lo.min(16), hi.min(16)),
+                    lanes(lo.max(16) - 16, hi.max(16) - 16),
+                );
+                // (Lane `lo` lands on column `2 tx`; the lanes before it are masked.)
+                stores[count] = ((oh * OW + 2 * tx).wrapping_sub(lo), p, masks.0, masks.1);
+                count += 1;
+            }
+        }
+        let stores = &stores[..count];
+        for m in 0..M {
+            let bias = _mm512_set1_ps(b.map_or(0.0, |b| b[m]));
+            // Safety: the loads stay inside `o` (asserted above, masked lanes not
+            // read); the stores write only lanes inside output rows of channel `m`
+            // (`M plane <= yn.len()`), masked lanes not written.
+            unsafe {
+                let base = o.as_ptr().add(m * ors + q * NR);
+                let mut t = [[_mm512_setzero_ps(); 2]; 4];
+                for (a, t) in t.iter_mut().enumerate() {
+                    let r0 = _mm512_maskz_loadu_ps(load_mask, base.add(4 * a * os));
+                    let r1 = _mm512_maskz_loadu_ps(load_mask, base.add((4 * a + 1) * os));
+                    let r2 = _mm512_maskz_loadu_ps(load_mask, base.add((4 * a + 2) * os));
+                    let r3 = _mm512_maskz_loadu_ps(load_mask, base.add((4 * a + 3) * os));
+                    // t_a = O_a A: columns r0 + r1 + r2 and r1 - r2 - r3.
+                    *t = [
+                        _mm512_add_ps(r0, _mm512_add_ps(r1, r2)),
+                        _mm512_sub_ps(_mm512_sub_ps(r1, r2), r3),
+                    ];
+                }
+                let mut runs: [[__m512; 2]; 2] = [[_mm512_setzero_ps(); 2]; 2];
+                for (p, run) in runs.iter_mut().enumerate() {
+                    // Output row p = At[p] t: t0 + t1 + t2, t1 - t2 - t3.
+                    let mut cols = [_mm512_setzero_ps(); 2];
+                    for (c, col) in cols.iter_mut().enumerate() {
+                        let v = if p == 0 {
+                            _mm512_add_ps(t[0][c], _mm512_add_ps(t[1][c], t[2][c]))
+                        } else {
+                            _mm512_sub_ps(_mm512_sub_ps(t[1][c], t[2][c]), t[3][c])
+                        };
+                        let v = _mm512_add_ps(v, bias);
+                        *col = if RELU {
+                            _mm512_max_ps(v, _mm512_setzero_ps())
+                        } else {
+                            v
+                        };
+                    }
+                    // Per 128-bit lane, unpacking pairs tiles (LANE_TILE order) into
+                    // (column 0, column 1) runs: tiles 0-3 and 8-11 in `lo`, 4-7 and
+                    // 12-15 in `hi`.
+                    let lo = _mm512_unpacklo_ps(cols[0], cols[1]);
+                    let hi = _mm512_unpackhi_ps(cols[0], cols[1]);
+                    *run = [
+                        _mm512_shuffle_f32x4::<0x44>(lo, hi),
+                        _mm512_shuffle_f32x4::<0xee>(lo, hi),
+                    ];
+                }
+                let out = yn.as_mut_ptr().add(m * plane);
+                for &(at, p, m0, m1) in stores {
+                    let dst = out.wrapping_add(at);
+                    _mm512_mask_storeu_ps(dst, m0, runs[p][0]);
+                    _mm512_mask_storeu_ps(dst.wrapping_add(16), m1, runs[p][1]);
+                }
+            }
+        }
+    }
 }
 
 /// `At`: output row `p` of a tile is `At[p]` times the rows of `O A`.
@@ -861,6 +985,11 @@ mod tests {
         // Pad 1 over rows of 20 tiles wide enough for whole panels and panels across
         // tile rows, two images, two blocks; all 16 elements in one pass.
         agree::<2, 8, 40, 40, 12, 40, 40, 1, 1, 48, 4>();
+        // All elements in one pass over an odd number of panels (the last pair of the
+        // 512-bit output transform half empty), panels across up to three tile rows,
+        // half tiles at the bottom and right.
+        agree::<1, 6, 9, 23, 5, 9, 23, 1, 1, 24, 4>();
+        agree::<1, 6, 9, 11, 5, 9, 11, 1, 1, 24, 4>();
         // Odd output sizes (half tiles at the bottom and right), no padding; one element
         // row a pass.
         agree::<1, 5, 9, 23, 7, 7, 21, 0, 0, 16, 1>();
