@@ -135,6 +135,8 @@ pub fn conv3x3_winograd<
     let avx = super::packed::avx_fma();
     #[cfg(not(target_arch = "x86_64"))]
     let avx = false;
+    // The 512-bit input transform reads the input itself, the padding masked.
+    let direct = avx512_inputs::<C>(avx);
     for n in 0..N {
         let xn = &x[n * C * H * W..(n + 1) * C * H * W];
         let yn = &mut y[n * M * OH * OW..(n + 1) * M * OH * OW];
@@ -143,30 +145,48 @@ pub fn conv3x3_winograd<
             let tiles = (t0, TB.min(tiles - t0), tiles_w);
             // The padded rows under the block's tile rows ty0..=ty1.
             let (ty0, ty1) = (t0 / tiles_w, (t0 + tiles.1 - 1) / tiles_w);
-            band::<C, H, W, PT, PL>(xn, padded, (2 * ty0, 2 * (ty1 - ty0) + 4), (hp, wp));
+            if !direct {
+                band::<C, H, W, PT, PL>(xn, padded, (2 * ty0, 2 * (ty1 - ty0) + 4), (hp, wp));
+            }
             let geometry = (vs, 2 * ty0, hp, wp);
             // The passes in order: the first to touch an output row sets it.
-            let job = (&*padded, geometry, u, b, tiles, avx);
-            pass::<C, M, OH, OW, R, 0, RELU>(job, (v, o, (os, ors)), yn);
+            let job = ((&*padded, xn), geometry, u, b, tiles, avx);
+            pass::<C, H, W, PT, PL, M, OH, OW, R, 0, RELU>(job, (v, o, (os, ors)), yn);
             if R == 1 {
-                pass::<C, M, OH, OW, R, 1, RELU>(job, (v, o, (os, ors)), yn);
+                pass::<C, H, W, PT, PL, M, OH, OW, R, 1, RELU>(job, (v, o, (os, ors)), yn);
             }
             if R <= 2 {
-                pass::<C, M, OH, OW, R, 2, RELU>(job, (v, o, (os, ors)), yn);
+                pass::<C, H, W, PT, PL, M, OH, OW, R, 2, RELU>(job, (v, o, (os, ors)), yn);
             }
             if R == 1 {
-                pass::<C, M, OH, OW, R, 3, RELU>(job, (v, o, (os, ors)), yn);
+                pass::<C, H, W, PT, PL, M, OH, OW, R, 3, RELU>(job, (v, o, (os, ors)), yn);
             }
             t0 += TB;
         }
     }
 }
 
-/// What every pass over a block reads: the padded band, its geometry (transformed block
-/// stride, first padded row, band rows and columns), the transformed kernel, the bias,
-/// the block and whether the CPU has AVX and FMA.
+/// Whether the input transform runs with 512-bit registers, reading the input itself
+/// (no padded band): AVX-512F and an even channel count.
+#[inline(always)]
+fn avx512_inputs<const C: usize>(avx: bool) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        avx && C.is_multiple_of(2) && super::packed::avx512()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = avx;
+        false
+    }
+}
+
+/// What every pass over a block reads: the padded band (unused by the 512-bit input
+/// transform) and the image, the band's geometry (transformed block stride, first padded
+/// row, band rows and columns), the transformed kernel, the bias, the block and whether
+/// the CPU has AVX and FMA.
 type Job<'a> = (
-    &'a [f32],
+    (&'a [f32], &'a [f32]),
     (usize, usize, usize, usize),
     &'a [f32],
     Option<&'a [f32]>,
@@ -181,6 +201,10 @@ type Job<'a> = (
 #[inline(always)]
 fn pass<
     const C: usize,
+    const H: usize,
+    const W: usize,
+    const PT: usize,
+    const PL: usize,
     const M: usize,
     const OH: usize,
     const OW: usize,
@@ -188,15 +212,15 @@ fn pass<
     const A0: usize,
     const RELU: bool,
 >(
-    (padded, geometry, u, b, tiles, avx): Job<'_>,
+    ((padded, xn), geometry, u, b, tiles, avx): Job<'_>,
     (v, o, (os, ors)): (&mut [f32], &mut [f32], (usize, usize)),
     yn: &mut [f32],
 ) {
     let vs = geometry.0;
     #[cfg(target_arch = "x86_64")]
-    if avx && C.is_multiple_of(2) && super::packed::avx512() {
+    if avx512_inputs::<C>(avx) {
         // Safety: the CPU has AVX-512F.
-        unsafe { inputs_avx512::<C, R, A0>(padded, v, geometry, tiles) };
+        unsafe { inputs_avx512::<C, H, W, PT, PL, R, A0>(xn, v, vs, tiles) };
     } else if avx {
         // Safety: the CPU has AVX and FMA.
         unsafe { inputs_avx::<C, R, A0>(padded, v, geometry, tiles) };
@@ -204,7 +228,10 @@ fn pass<
         inputs::<C, R, A0, false>(padded, v, geometry, tiles);
     }
     #[cfg(not(target_arch = "x86_64"))]
-    inputs::<C, R, A0, false>(padded, v, geometry, tiles);
+    {
+        let _ = xn;
+        inputs::<C, R, A0, false>(padded, v, geometry, tiles);
+    }
     // The pass's products O_e = U_e V_e, over whole panels (a partial panel's tiles are
     // not its first lanes, see `LANE_TILE`).
     for k in 0..4 * R {
@@ -333,95 +360,120 @@ fn inputs<const C: usize, const R: usize, const A0: usize, const AVX: bool>(
 }
 
 /// [`inputs`] two channels at a time in 512-bit registers (lanes 0-7 channel `c`, 8-15
-/// channel `c + 1`, the same tiles in `LANE_TILE` order): one two-source permute picks
-/// a window column's 16 values, and the two channels' panels are adjacent in `v`, so
-/// each element is one store. For even `C` (odd `C` takes [`inputs`]).
+/// channel `c + 1`, the same tiles in `LANE_TILE` order), read from the image `xn`
+/// (`[C, H, W]`) itself: a masked load takes a window column's run of 16 values, the
+/// lanes outside the image zero (the padding), one two-source permute picks its 16
+/// values, and the two channels' panels are adjacent in `v`, so each element is one
+/// store. The masks depend on the tiles only and are worked out once per panel. For even
+/// `C` (see [`avx512_inputs`]).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx,fma")]
-fn inputs_avx512<const C: usize, const R: usize, const A0: usize>(
-    padded: &[f32],
+fn inputs_avx512<
+    const C: usize,
+    const H: usize,
+    const W: usize,
+    const PT: usize,
+    const PL: usize,
+    const R: usize,
+    const A0: usize,
+>(
+    xn: &[f32],
     v: &mut [f32],
-    (vs, r0, hp, wp): (usize, usize, usize, usize),
+    vs: usize,
     (t0, tb, tiles_w): Block,
 ) {
     use core::arch::x86_64::{
-        _mm512_add_ps, _mm512_loadu_ps, _mm512_mask_mov_ps, _mm512_permutex2var_ps,
+        _mm512_add_ps, _mm512_mask_mov_ps, _mm512_maskz_loadu_ps, _mm512_permutex2var_ps,
         _mm512_setr_epi32, _mm512_setzero_ps, _mm512_storeu_ps, _mm512_sub_ps,
     };
     const { assert!(NR == 8) };
-    if !C.is_multiple_of(2) {
-        // (Not called so; the 256-bit transform takes odd channel counts.)
-        inputs::<C, R, A0, true>(padded, v, (vs, r0, hp, wp), (t0, tb, tiles_w));
-        return;
-    }
+    assert!(C.is_multiple_of(2), "channels in pairs");
     let rows = const { window_rows(A0, R) };
-    let plane = hp * wp;
+    let plane = H * W;
+    let src = xn[..C * plane].as_ptr();
     // Lane l of either half: value 2 LANE_TILE[l] of its channel's run (bit 4: the
     // second source).
     let idx = _mm512_setr_epi32(0, 2, 8, 10, 4, 6, 12, 14, 16, 18, 24, 26, 20, 22, 28, 30);
     for p in 0..tb.div_ceil(NR) {
         let first = t0 + p * NR;
         let width = NR.min(t0 + tb - first);
-        // Per tile row the panel touches: the offset (from a channel's band) of the run
-        // under its window row 0, column 0, and the lanes (of both halves) it fills.
-        let mut runs = [(0usize, 0u16); NR];
+        // Per tile row the panel touches: the offset (in a channel's plane, possibly
+        // outside it) of the run under window row 0, column 0, the lanes (of both
+        // halves) it fills, and per window row `i` and column `j` the values of the run
+        // inside the image (none for rows the pass does not read).
+        let mut runs = [(0isize, 0u16, [[0u16; 4]; 4]); NR];
         let mut count = 0;
         for (ty, tx, ls, le) in segments(first, width, tiles_w) {
-            let mut mask = 0u16;
+            let mut lanes = 0u16;
             for (l, &t) in LANE_TILE.iter().enumerate() {
                 if t >= ls && t < le {
-                    mask |= 0x101 << l;
+                    lanes |= 0x101 << l;
                 }
             }
-            // The run starts `2 ls` columns before the segment's first tile (in the
-            // slack before the band at worst).
-            runs[count] = (SLACK + (2 * ty - r0) * wp + 2 * tx - 2 * ls, mask);
+            // The run starts `2 ls` columns before the segment's first tile.
+            let (r0, c0) = (
+                (2 * ty) as isize - PT as isize,
+                (2 * tx) as isize - (2 * ls) as isize - PL as isize,
+            );
+            let mut inside = [[0u16; 4]; 4];
+            for (i, row) in inside.iter_mut().enumerate() {
+                let r = r0 + i as isize;
+                if rows & (1 << i) == 0 || r < 0 || r >= H as isize {
+                    continue;
+                }
+                for (j, m) in row.iter_mut().enumerate() {
+                    for l in 0..2 * NR {
+                        let col = c0 + (j + l) as isize;
+                        if col >= 0 && col < W as isize {
+                            *m |= 1 << l;
+                        }
+                    }
+                }
+            }
+            runs[count] = (r0 * W as isize + c0, lanes, inside);
             count += 1;
         }
         let runs = &runs[..count];
-        // Every load below reads 2 NR values from `SLACK + c plane + off + i wp + j`
-        // and `plane` further, for channels `c < C - 1`, `off` in `runs`, `i, j < 4`.
-        let last = runs.iter().map(|r| r.0).max().unwrap_or(0) + (C - 1) * plane;
-        assert!(last + 3 * wp + 3 + 2 * NR <= padded.len(), "band too short");
         let at_v = p * C * NR;
         assert!(
             at_v + C * NR + (4 * R - 1) * vs <= v.len(),
             "block too short"
         );
-        let src = padded.as_ptr();
         for c in (0..C).step_by(2) {
             // Whole-register indices only (the loops unroll), so `d` stays in
             // registers.
             let mut d = [_mm512_setzero_ps(); 16];
-            // Safety: the loads stay inside `padded` (asserted above); the CPU has
-            // AVX-512F.
+            // Safety: the loads read only lanes inside rows `0..H`, columns `0..W` of
+            // channels `c` and `c + 1 < C` (the masks), so inside `xn[..C plane]`; the
+            // CPU has AVX-512F.
             unsafe {
-                let load = |at: usize| {
+                let load = |at: *const f32, inside: u16| {
                     _mm512_permutex2var_ps(
-                        _mm512_loadu_ps(src.add(at)),
+                        _mm512_maskz_loadu_ps(inside, at),
                         idx,
-                        _mm512_loadu_ps(src.add(at + plane)),
+                        _mm512_maskz_loadu_ps(inside, at.wrapping_add(plane)),
                     )
                 };
-                // One tile row: no merging (lanes past `width` may hold other
-                // values of the band; no output takes them).
-                if let [(off, _)] = runs {
-                    let base = c * plane + off;
+                let channel = src.wrapping_add(c * plane);
+                // One tile row: no merging (lanes past `width` may hold other values of
+                // the image; no output takes them).
+                if let [(off, _, inside)] = runs {
+                    let base = channel.wrapping_offset(*off);
                     for i in 0..4 {
                         if rows & (1 << i) != 0 {
                             for j in 0..4 {
-                                d[4 * i + j] = load(base + i * wp + j);
+                                d[4 * i + j] = load(base.wrapping_add(i * W + j), inside[i][j]);
                             }
                         }
                     }
                 } else {
-                    for &(off, mask) in runs {
-                        let base = c * plane + off;
+                    for &(off, lanes, inside) in runs {
+                        let base = channel.wrapping_offset(off);
                         for i in 0..4 {
                             if rows & (1 << i) != 0 {
                                 for j in 0..4 {
-                                    let lanes = load(base + i * wp + j);
-                                    d[4 * i + j] = _mm512_mask_mov_ps(d[4 * i + j], mask, lanes);
+                                    let run = load(base.wrapping_add(i * W + j), inside[i][j]);
+                                    d[4 * i + j] = _mm512_mask_mov_ps(d[4 * i + j], lanes, run);
                                 }
                             }
                         }
