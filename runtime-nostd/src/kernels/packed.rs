@@ -555,7 +555,7 @@ fn detect_avx512() -> bool {
 /// must have AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx,fma")]
-unsafe fn tile_avx512<const R: usize, const Z: usize>(
+unsafe fn tile_avx512<const R: usize, const Z: usize, const PAIRED: bool>(
     k: usize,
     (a, a_rs): (*const f32, usize),
     panels: &[f32],
@@ -583,6 +583,9 @@ unsafe fn tile_avx512<const R: usize, const Z: usize>(
         // One step of `k` from row pointers `rows` (plus `u`) and panel rows at `bk`.
         let step = |v: &mut [[__m512; Z]; R], rows: &[*const f32; R], bk: *const f32, u: usize| {
             let bv: [__m512; Z] = core::array::from_fn(|z| {
+                if PAIRED {
+                    return _mm512_loadu_ps(bk.add((z * k + u) * 2 * NR));
+                }
                 let lo = _mm512_castps256_ps512(_mm256_loadu_ps(bk.add((2 * z * k + u) * NR)));
                 let hi = _mm256_castps_pd(_mm256_loadu_ps(bk.add(((2 * z + 1) * k + u) * NR)));
                 _mm512_castpd_ps(_mm512_insertf64x4::<1>(_mm512_castps_pd(lo), hi))
@@ -599,7 +602,7 @@ unsafe fn tile_avx512<const R: usize, const Z: usize>(
         let mut kk = 0;
         while kk + 4 <= k {
             let rows: [*const f32; R] = core::array::from_fn(|r| a.add(r * a_rs + kk));
-            let bk = b.add(kk * NR);
+            let bk = b.add(kk * NR * if PAIRED { 2 } else { 1 });
             for u in 0..4 {
                 step(&mut v, &rows, bk, u);
             }
@@ -607,7 +610,12 @@ unsafe fn tile_avx512<const R: usize, const Z: usize>(
         }
         while kk < k {
             let rows: [*const f32; R] = core::array::from_fn(|r| a.add(r * a_rs + kk));
-            step(&mut v, &rows, b.add(kk * NR), 0);
+            step(
+                &mut v,
+                &rows,
+                b.add(kk * NR * if PAIRED { 2 } else { 1 }),
+                0,
+            );
             kk += 1;
         }
         for (r, x) in v.iter().enumerate() {
@@ -619,6 +627,106 @@ unsafe fn tile_avx512<const R: usize, const Z: usize>(
                 };
                 _mm512_storeu_ps(out.add(r * out_rs + 16 * z), x);
             }
+        }
+    }
+}
+
+/// `y = a b` (`[m, k]` rows `a_rs` apart times `[k, n]`, rows of `y` `y_rs` apart)
+/// with `B` packed in pairs of panels, `[k][2 NR]` each (panels `2 q` and `2 q + 1` side
+/// by side, `n` rounded up to whole pairs), so that each step of `k` loads a pair as one
+/// 512-bit register; [`gemm_packed`] joins two 256-bit panel rows instead, which takes
+/// the shuffle port the fused multiply-adds also use. Whole pairs of columns are
+/// stored: `y` rows hold `n` rounded up to `2 NR`.
+///
+/// # Safety
+/// The CPU must have AVX-512F (see [`avx512`]).
+///
+/// # Panics
+/// When a slice is shorter than the sizes need.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx,fma")]
+pub unsafe fn gemm_pairs(
+    (m, k, n): (usize, usize, usize),
+    (a, a_rs): (&[f32], usize),
+    bp: &[f32],
+    (y, y_rs): (&mut [f32], usize),
+) {
+    const W: usize = 2 * NR;
+    let pairs = n.div_ceil(W);
+    if m == 0 || pairs == 0 {
+        return;
+    }
+    assert!(
+        k == 0 || a.len() > (m - 1) * a_rs + (k - 1),
+        "gemm_pairs: A too short"
+    );
+    assert!(bp.len() >= pairs * k * W, "gemm_pairs: B too short");
+    assert!(
+        y.len() >= (m - 1) * y_rs + pairs * W,
+        "gemm_pairs: Y too short"
+    );
+    /// Rows `r0..r0 + R` against every pair, two at a time.
+    ///
+    /// # Safety
+    /// As `gemm_pairs`, with its asserts; `r0 + R <= m`.
+    #[inline(always)]
+    unsafe fn rows<const R: usize>(
+        r0: usize,
+        (k, pairs): (usize, usize),
+        (a, a_rs): (*const f32, usize),
+        bp: *const f32,
+        (y, y_rs): (*mut f32, usize),
+    ) {
+        let (a, y) = (a.wrapping_add(r0 * a_rs), y.wrapping_add(r0 * y_rs));
+        let mut q = 0;
+        // Safety: the caller's contract: rows `r0..r0 + R` of `a` and `y`, pairs
+        // `q..q + Z` of `bp`.
+        unsafe {
+            let panels =
+                |q: usize, z: usize| core::slice::from_raw_parts(bp.add(q * k * W), z * k * W);
+            while q + 2 <= pairs {
+                tile_avx512::<R, 2, true>(
+                    k,
+                    (a, a_rs),
+                    panels(q, 2),
+                    None,
+                    (y.add(q * W), y_rs),
+                    false,
+                );
+                q += 2;
+            }
+            if q < pairs {
+                tile_avx512::<R, 1, true>(
+                    k,
+                    (a, a_rs),
+                    panels(q, 1),
+                    None,
+                    (y.add(q * W), y_rs),
+                    false,
+                );
+            }
+        }
+    }
+    let dims = (k, pairs);
+    let (a, bp, y) = ((a.as_ptr(), a_rs), bp.as_ptr(), (y.as_mut_ptr(), y_rs));
+    let mut r0 = 0;
+    // Safety: the asserts above bound every row block and pair.
+    unsafe {
+        while r0 + 12 <= m {
+            rows::<12>(r0, dims, a, bp, y);
+            r0 += 12;
+        }
+        if r0 + 8 <= m {
+            rows::<8>(r0, dims, a, bp, y);
+            r0 += 8;
+        }
+        while r0 + 4 <= m {
+            rows::<4>(r0, dims, a, bp, y);
+            r0 += 4;
+        }
+        while r0 < m {
+            rows::<1>(r0, dims, a, bp, y);
+            r0 += 1;
         }
     }
 }
@@ -640,9 +748,9 @@ unsafe fn tile_wide<const R: usize, const Q: usize>(
     // Safety: the caller's contract.
     unsafe {
         if Q == 2 {
-            tile_avx512::<R, 1>(k, a, panels, start, out, relu);
+            tile_avx512::<R, 1, false>(k, a, panels, start, out, relu);
         } else {
-            tile_avx512::<R, 2>(k, a, panels, start, out, relu);
+            tile_avx512::<R, 2, false>(k, a, panels, start, out, relu);
         }
     }
 }

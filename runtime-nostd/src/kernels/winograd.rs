@@ -136,7 +136,7 @@ pub fn conv3x3_winograd<
     #[cfg(not(target_arch = "x86_64"))]
     let avx = false;
     // The 512-bit input transform reads the input itself, the padding masked.
-    let direct = avx512_inputs::<C>(avx);
+    let direct = paired::<TB>(avx);
     for n in 0..N {
         let xn = &x[n * C * H * W..(n + 1) * C * H * W];
         let yn = &mut y[n * M * OH * OW..(n + 1) * M * OH * OW];
@@ -151,28 +151,31 @@ pub fn conv3x3_winograd<
             let geometry = (vs, 2 * ty0, hp, wp);
             // The passes in order: the first to touch an output row sets it.
             let job = ((&*padded, xn), geometry, u, b, tiles, avx);
-            pass::<C, H, W, PT, PL, M, OH, OW, R, 0, RELU>(job, (v, o, (os, ors)), yn);
+            pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 0, RELU>(job, (v, o, (os, ors)), yn);
             if R == 1 {
-                pass::<C, H, W, PT, PL, M, OH, OW, R, 1, RELU>(job, (v, o, (os, ors)), yn);
+                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 1, RELU>(job, (v, o, (os, ors)), yn);
             }
             if R <= 2 {
-                pass::<C, H, W, PT, PL, M, OH, OW, R, 2, RELU>(job, (v, o, (os, ors)), yn);
+                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 2, RELU>(job, (v, o, (os, ors)), yn);
             }
             if R == 1 {
-                pass::<C, H, W, PT, PL, M, OH, OW, R, 3, RELU>(job, (v, o, (os, ors)), yn);
+                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 3, RELU>(job, (v, o, (os, ors)), yn);
             }
             t0 += TB;
         }
     }
 }
 
-/// Whether the input transform runs with 512-bit registers, reading the input itself
-/// (no padded band): AVX-512F and an even channel count.
+/// Whether a block's transformed inputs are laid out in pairs of panels, `[C][2 NR]`
+/// each (panels `2 q` and `2 q + 1` side by side), for the 512-bit input transform
+/// (which reads the image itself, no padded band) and [`super::packed::gemm_pairs`]:
+/// AVX-512F, and blocks of whole pairs of panels. Otherwise one panel `[C][NR]` after
+/// another, as [`gemm_packed`] reads them.
 #[inline(always)]
-fn avx512_inputs<const C: usize>(avx: bool) -> bool {
+fn paired<const TB: usize>(avx: bool) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        avx && C.is_multiple_of(2) && super::packed::avx512()
+        avx && TB.div_ceil(NR).is_multiple_of(2) && super::packed::avx512()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -208,6 +211,7 @@ fn pass<
     const M: usize,
     const OH: usize,
     const OW: usize,
+    const TB: usize,
     const R: usize,
     const A0: usize,
     const RELU: bool,
@@ -217,8 +221,9 @@ fn pass<
     yn: &mut [f32],
 ) {
     let vs = geometry.0;
+    let paired = paired::<TB>(avx);
     #[cfg(target_arch = "x86_64")]
-    if avx512_inputs::<C>(avx) {
+    if paired {
         // Safety: the CPU has AVX-512F.
         unsafe { inputs_avx512::<C, H, W, PT, PL, R, A0>(xn, v, vs, tiles) };
     } else if avx {
@@ -229,20 +234,31 @@ fn pass<
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = xn;
+        let _ = (xn, paired);
         inputs::<C, R, A0, false>(padded, v, geometry, tiles);
     }
     // The pass's products O_e = U_e V_e, over whole panels (a partial panel's tiles are
-    // not its first lanes, see `LANE_TILE`).
+    // not its first lanes, see `LANE_TILE`), or whole pairs of them.
     for k in 0..4 * R {
         let e = 4 * A0 + k;
+        let (ue, ve, oe) = (
+            &u[e * M * C..(e + 1) * M * C],
+            &v[k * vs..(k + 1) * vs],
+            &mut o[k * os..(k + 1) * os],
+        );
+        #[cfg(target_arch = "x86_64")]
+        if paired {
+            // Safety: the CPU has AVX-512F (`paired`); `ors` holds whole pairs.
+            unsafe { super::packed::gemm_pairs((M, C, tiles.1), (ue, C), ve, (oe, ors)) };
+            continue;
+        }
         gemm_packed(
             (M, C, tiles.1.div_ceil(NR) * NR),
-            &u[e * M * C..(e + 1) * M * C],
+            ue,
             C,
-            &v[k * vs..(k + 1) * vs],
+            ve,
             None,
-            &mut o[k * os..(k + 1) * os],
+            oe,
             (ors, 1),
             false,
         );
@@ -359,13 +375,15 @@ fn inputs<const C: usize, const R: usize, const A0: usize, const AVX: bool>(
     }
 }
 
-/// [`inputs`] two channels at a time in 512-bit registers (lanes 0-7 channel `c`, 8-15
-/// channel `c + 1`, the same tiles in `LANE_TILE` order), read from the image `xn`
-/// (`[C, H, W]`) itself: a masked load takes a window column's run of 16 values, the
-/// lanes outside the image zero (the padding), one two-source permute picks its 16
-/// values, and the two channels' panels are adjacent in `v`, so each element is one
-/// store. The masks depend on the tiles only and are worked out once per panel. For even
-/// `C` (see [`avx512_inputs`]).
+/// [`inputs`] for a block laid out in pairs of panels (see [`paired`]), one channel
+/// and two panels (16 tiles) a 512-bit register (lanes 8-15 the second panel, each half
+/// in `LANE_TILE` order), read from the image `xn` (`[C, H, W]`) itself: two masked
+/// loads take a window column's run of 32 values, the lanes outside the image zero (the
+/// padding), one two-source permute picks the tiles' 16 values, and each element is one
+/// store. The masks depend on the tiles only and are worked out once per pair.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx,fma")]
 fn inputs_avx512<
@@ -387,27 +405,28 @@ fn inputs_avx512<
         _mm512_setr_epi32, _mm512_setzero_ps, _mm512_storeu_ps, _mm512_sub_ps,
     };
     const { assert!(NR == 8) };
-    assert!(C.is_multiple_of(2), "channels in pairs");
+    const PAIR: usize = 2 * NR;
     let rows = const { window_rows(A0, R) };
     let plane = H * W;
     let src = xn[..C * plane].as_ptr();
-    // Lane l of either half: value 2 LANE_TILE[l] of its channel's run (bit 4: the
-    // second source).
+    // Lane l: value 2 t of the run, t = 8 (l / 8) + LANE_TILE[l % 8] its tile (bit 4:
+    // the second source, values 16..32).
     let idx = _mm512_setr_epi32(0, 2, 8, 10, 4, 6, 12, 14, 16, 18, 24, 26, 20, 22, 28, 30);
-    for p in 0..tb.div_ceil(NR) {
-        let first = t0 + p * NR;
-        let width = NR.min(t0 + tb - first);
-        // Per tile row the panel touches: the offset (in a channel's plane, possibly
-        // outside it) of the run under window row 0, column 0, the lanes (of both
-        // halves) it fills, and per window row `i` and column `j` the values of the run
-        // inside the image (none for rows the pass does not read).
-        let mut runs = [(0isize, 0u16, [[0u16; 4]; 4]); NR];
+    for q in 0..tb.div_ceil(PAIR) {
+        let first = t0 + q * PAIR;
+        let width = PAIR.min(t0 + tb - first);
+        // Per tile row the pair touches: the offset (in a channel's plane, possibly
+        // outside it) of the run under window row 0, column 0, the lanes it fills, and
+        // per window row `i` and column `j` the values of each half of the run inside
+        // the image (none for rows the pass does not read).
+        let mut runs = [(0isize, 0u16, [[[0u16; 2]; 4]; 4]); PAIR];
         let mut count = 0;
         for (ty, tx, ls, le) in segments(first, width, tiles_w) {
             let mut lanes = 0u16;
-            for (l, &t) in LANE_TILE.iter().enumerate() {
+            for l in 0..PAIR {
+                let t = l / NR * NR + LANE_TILE[l % NR];
                 if t >= ls && t < le {
-                    lanes |= 0x101 << l;
+                    lanes |= 1 << l;
                 }
             }
             // The run starts `2 ls` columns before the segment's first tile.
@@ -415,17 +434,19 @@ fn inputs_avx512<
                 (2 * ty) as isize - PT as isize,
                 (2 * tx) as isize - (2 * ls) as isize - PL as isize,
             );
-            let mut inside = [[0u16; 4]; 4];
+            let mut inside = [[[0u16; 2]; 4]; 4];
             for (i, row) in inside.iter_mut().enumerate() {
                 let r = r0 + i as isize;
                 if rows & (1 << i) == 0 || r < 0 || r >= H as isize {
                     continue;
                 }
-                for (j, m) in row.iter_mut().enumerate() {
-                    for l in 0..2 * NR {
-                        let col = c0 + (j + l) as isize;
-                        if col >= 0 && col < W as isize {
-                            *m |= 1 << l;
+                for (j, halves) in row.iter_mut().enumerate() {
+                    for (h, m) in halves.iter_mut().enumerate() {
+                        for l in 0..PAIR {
+                            let col = c0 + (j + h * PAIR + l) as isize;
+                            if col >= 0 && col < W as isize {
+                                *m |= 1 << l;
+                            }
                         }
                     }
                 }
@@ -434,24 +455,24 @@ fn inputs_avx512<
             count += 1;
         }
         let runs = &runs[..count];
-        let at_v = p * C * NR;
+        let at_v = q * C * PAIR;
         assert!(
-            at_v + C * NR + (4 * R - 1) * vs <= v.len(),
+            at_v + C * PAIR + (4 * R - 1) * vs <= v.len(),
             "block too short"
         );
-        for c in (0..C).step_by(2) {
+        for c in 0..C {
             // Whole-register indices only (the loops unroll), so `d` stays in
             // registers.
             let mut d = [_mm512_setzero_ps(); 16];
             // Safety: the loads read only lanes inside rows `0..H`, columns `0..W` of
-            // channels `c` and `c + 1 < C` (the masks), so inside `xn[..C plane]`; the
-            // CPU has AVX-512F.
+            // channel `c < C` (the masks), so inside `xn[..C plane]`; the CPU has
+            // AVX-512F.
             unsafe {
-                let load = |at: *const f32, inside: u16| {
+                let load = |at: *const f32, inside: [u16; 2]| {
                     _mm512_permutex2var_ps(
-                        _mm512_maskz_loadu_ps(inside, at),
+                        _mm512_maskz_loadu_ps(inside[0], at),
                         idx,
-                        _mm512_maskz_loadu_ps(inside, at.wrapping_add(plane)),
+                        _mm512_maskz_loadu_ps(inside[1], at.wrapping_add(PAIR)),
                     )
                 };
                 let channel = src.wrapping_add(c * plane);
@@ -480,7 +501,7 @@ fn inputs_avx512<
                     }
                 }
             }
-            let at = at_v + c * NR;
+            let at = at_v + c * PAIR;
             for k in 0..R {
                 // Row a of Bt over the window's rows, then every row of Bt over columns.
                 // (A loop, not `array::from_fn`: its closure would not inherit the
@@ -1034,20 +1055,31 @@ mod tests {
 
     #[test]
     fn winograd_matches_direct() {
-        // Pad 1 over rows of 20 tiles wide enough for whole panels and panels across
-        // tile rows, two images, two blocks; all 16 elements in one pass.
-        agree::<2, 8, 40, 40, 12, 40, 40, 1, 1, 48, 4>();
-        // All elements in one pass over an odd number of panels (the last pair of the
-        // 512-bit output transform half empty), panels across up to three tile rows,
-        // half tiles at the bottom and right.
-        agree::<1, 6, 9, 23, 5, 9, 23, 1, 1, 24, 4>();
-        agree::<1, 6, 9, 11, 5, 9, 11, 1, 1, 24, 4>();
-        // Odd output sizes (half tiles at the bottom and right), no padding; one element
-        // row a pass.
-        agree::<1, 5, 9, 23, 7, 7, 21, 0, 0, 16, 1>();
-        // Asymmetric padding (top 2, left 0, bottom 0, right 1), fewer tiles than a
-        // panel; two element rows a pass.
-        agree::<1, 4, 4, 5, 6, 4, 4, 2, 0, 8, 2>();
-        agree::<2, 8, 40, 40, 12, 40, 40, 1, 1, 48, 1>();
+        let cases = || {
+            // Pad 1 over rows of 20 tiles wide enough for whole panels and panels across
+            // tile rows, two images, two blocks; all 16 elements in one pass.
+            agree::<2, 8, 40, 40, 12, 40, 40, 1, 1, 48, 4>();
+            // All elements in one pass over an odd number of panels (the last pair of the
+            // 512-bit output transform half empty), panels across up to three tile rows,
+            // half tiles at the bottom and right; blocks of 3 panels (not in pairs).
+            agree::<1, 6, 9, 23, 5, 9, 23, 1, 1, 24, 4>();
+            agree::<1, 6, 9, 11, 5, 9, 11, 1, 1, 24, 4>();
+            // Blocks in pairs of panels whose last block ends inside a pair (60 tiles
+            // in blocks of 32 and 16), an odd channel count, pairs across three tile
+            // rows.
+            agree::<1, 5, 9, 23, 6, 9, 23, 1, 1, 32, 4>();
+            agree::<1, 5, 9, 11, 13, 9, 11, 1, 1, 16, 4>();
+            // Odd output sizes (half tiles at the bottom and right), no padding; one
+            // element row a pass.
+            agree::<1, 5, 9, 23, 7, 7, 21, 0, 0, 16, 1>();
+            // Asymmetric padding (top 2, left 0, bottom 0, right 1), fewer tiles than a
+            // panel; two element rows a pass.
+            agree::<1, 4, 4, 5, 6, 4, 4, 2, 0, 8, 2>();
+            agree::<2, 8, 40, 40, 12, 40, 40, 1, 1, 48, 1>();
+            agree::<1, 8, 12, 12, 8, 12, 12, 1, 1, 16, 2>();
+        };
+        // With AVX-512 where the CPU has it (the paired layout), and without.
+        cases();
+        super::super::packed::without_avx512(cases);
     }
 }
