@@ -28,6 +28,21 @@ pub fn max_pool2d<
         y.fill(f32::NEG_INFINITY);
         return;
     }
+    #[cfg(target_arch = "x86_64")]
+    if KH == 3
+        && KW == 3
+        && SH == 2
+        && SW == 2
+        && DH == 1
+        && DW == 1
+        && PL + W <= MAX_ROW
+        && 2 * OW <= MAX_ROW
+        && super::packed::avx512()
+    {
+        // Safety: the CPU has AVX-512F (checked just above).
+        unsafe { max_pool_3x3s2_avx512::<NC, H, W, OH, OW, PT, PL>(x, y) };
+        return;
+    }
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     if KH > 2 && W <= MAX_ROW {
         max_pool_rows_first::<NC, H, W, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL>(x, y);
@@ -97,6 +112,81 @@ fn max_pool_rows_first<
             }
             yrow.fill(f32::NEG_INFINITY);
             row_taps::<W, KW, OW, SW, DW, PL>(yrow, row);
+        }
+    }
+}
+
+/// [`max_pool2d`] for 3x3 windows at stride 2 (ResNet's stem pooling) with 512-bit
+/// registers: per output row the window rows' column maxima go into a row buffer
+/// behind `PL` values of -inf (and -inf after it), so every output is the max of three
+/// adjacent buffer values `2 ox .. 2 ox + 3` with no edge cases; two-source permutes
+/// pick the even, odd and next even values of 32 for 16 outputs at a time. Each max
+/// keeps its running value when the new one is NaN, so NaN never wins, as in the
+/// other paths.
+///
+/// # Safety
+/// The CPU must have AVX-512F; `PL + W <= MAX_ROW` and `2 OW <= MAX_ROW`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx,fma")]
+unsafe fn max_pool_3x3s2_avx512<
+    const NC: usize,
+    const H: usize,
+    const W: usize,
+    const OH: usize,
+    const OW: usize,
+    const PT: usize,
+    const PL: usize,
+>(
+    x: &[f32],
+    y: &mut [f32],
+) {
+    use core::arch::x86_64::{
+        _mm512_loadu_ps, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_max_ps,
+        _mm512_permutex2var_ps, _mm512_set1_ps, _mm512_setr_epi32,
+    };
+    // Outputs read buffer values up to `2 (OW rounded up to 16) + 34`.
+    let mut buf = [f32::NEG_INFINITY; MAX_ROW + 64];
+    assert!(PL + W <= MAX_ROW && 2 * OW <= MAX_ROW, "row too long");
+    let x = &x[..NC * H * W];
+    let y = &mut y[..NC * OH * OW];
+    let lanes = |n: usize| -> u16 { if n >= 16 { u16::MAX } else { (1u16 << n) - 1 } };
+    let evens = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    let odds = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    let low = _mm512_set1_ps(f32::NEG_INFINITY);
+    for (xp, yp) in x.chunks_exact(H * W).zip(y.chunks_exact_mut(OH * OW)) {
+        for (oh, yrow) in yp.chunks_exact_mut(OW).enumerate() {
+            let rows = [0, 1, 2].map(|kh| (2 * oh + kh).wrapping_sub(PT));
+            let mut i = 0;
+            while i < W {
+                let mask = lanes(W - i);
+                let mut m = low;
+                for &ih in &rows {
+                    if ih < H {
+                        let row = &xp[ih * W..(ih + 1) * W];
+                        // Safety: the lanes in `mask` are inside `row`.
+                        let v = unsafe { _mm512_maskz_loadu_ps(mask, row.as_ptr().add(i)) };
+                        m = _mm512_max_ps(v, m);
+                    }
+                }
+                // Safety: lanes `PL + i ..` in `mask` end at `PL + W <= MAX_ROW`.
+                unsafe { _mm512_mask_storeu_ps(buf.as_mut_ptr().add(PL + i), mask, m) };
+                i += 16;
+            }
+            let mut o = 0;
+            while o < OW {
+                // Safety: `2 o + 34 <= 2 OW + 32 <= MAX_ROW + 64` (`o < OW`, a multiple
+                // of 16); the store's lanes are inside `yrow`.
+                unsafe {
+                    let at = buf.as_ptr().add(2 * o);
+                    let (a, b) = (_mm512_loadu_ps(at), _mm512_loadu_ps(at.add(16)));
+                    let (c, d) = (_mm512_loadu_ps(at.add(2)), _mm512_loadu_ps(at.add(18)));
+                    let mut m = _mm512_max_ps(_mm512_permutex2var_ps(a, evens, b), low);
+                    m = _mm512_max_ps(_mm512_permutex2var_ps(a, odds, b), m);
+                    m = _mm512_max_ps(_mm512_permutex2var_ps(c, evens, d), m);
+                    _mm512_mask_storeu_ps(yrow.as_mut_ptr().add(o), lanes(OW - o), m);
+                }
+                o += 16;
+            }
         }
     }
 }
@@ -240,6 +330,7 @@ pub fn global_max_pool<const NC: usize, const S: usize>(x: &[f32], y: &mut [f32]
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::max_pool2d;
 
     /// Stride 2 (the shuffled path, 3x3 pad 1 and 2x2) against a direct per-window
@@ -270,16 +361,32 @@ mod tests {
             }
             m
         }
-        let mut y = [0.0f32; 2 * 5 * 11];
-        max_pool2d::<2, H, W, 3, 3, 5, 11, 2, 2, 1, 1, 1, 1>(&x, &mut y);
-        for (i, &v) in y.iter().enumerate() {
-            let (p, oh, ow) = (i / 55, i / 11 % 5, i % 11);
-            assert_eq!(
-                v.to_bits(),
-                want(&x, 3, 1, oh, ow, p).to_bits(),
-                "3x3 at {i}"
-            );
-        }
+        let three = |x: &[f32]| {
+            let mut y = [0.0f32; 2 * 5 * 11];
+            max_pool2d::<2, H, W, 3, 3, 5, 11, 2, 2, 1, 1, 1, 1>(x, &mut y);
+            for (i, &v) in y.iter().enumerate() {
+                let (p, oh, ow) = (i / 55, i / 11 % 5, i % 11);
+                assert_eq!(
+                    v.to_bits(),
+                    want(x, 3, 1, oh, ow, p).to_bits(),
+                    "3x3 at {i}"
+                );
+            }
+            // No padding: the last input row and column in no window.
+            let mut y = [0.0f32; 2 * 4 * 10];
+            max_pool2d::<2, H, W, 3, 3, 4, 10, 2, 2, 1, 1, 0, 0>(x, &mut y);
+            for (i, &v) in y.iter().enumerate() {
+                let (p, oh, ow) = (i / 40, i / 10 % 4, i % 10);
+                assert_eq!(
+                    v.to_bits(),
+                    want(x, 3, 0, oh, ow, p).to_bits(),
+                    "3x3 unpadded at {i}"
+                );
+            }
+        };
+        // With the AVX-512 kernel where the CPU has it, and without.
+        three(&x);
+        crate::kernels::packed::without_avx512(|| three(&x));
         let mut y = [0.0f32; 2 * 4 * 11];
         max_pool2d::<2, H, W, 2, 2, 4, 11, 2, 2, 1, 1, 0, 0>(&x, &mut y);
         for (i, &v) in y.iter().enumerate() {
@@ -290,5 +397,50 @@ mod tests {
                 "2x2 at {i}"
             );
         }
+    }
+
+    /// 3x3 stride-2 windows over rows of several registers (outputs past 16 and 32, a
+    /// row of 70 inputs), with NaNs and an infinity among the inputs, with the AVX-512
+    /// kernel where the CPU has it and without, against a per-window max.
+    #[test]
+    fn three_by_three_stride_two_wide_rows() {
+        fn check<
+            const H: usize,
+            const W: usize,
+            const OH: usize,
+            const OW: usize,
+            const P: usize,
+        >() {
+            let x: std::vec::Vec<f32> = (0..3 * H * W)
+                .map(|i| match i % 29 {
+                    3 => f32::NAN,
+                    17 => f32::INFINITY,
+                    _ => (i as f32 * 0.37).cos(),
+                })
+                .collect();
+            let run = || {
+                let mut y = std::vec![0.0f32; 3 * OH * OW];
+                max_pool2d::<3, H, W, 3, 3, OH, OW, 2, 2, 1, 1, P, P>(&x, &mut y);
+                for (i, &v) in y.iter().enumerate() {
+                    let (p, oh, ow) = (i / (OH * OW), i / OW % OH, i % OW);
+                    let mut m = f32::NEG_INFINITY;
+                    for kh in 0..3 {
+                        for kw in 0..3 {
+                            let ih = (oh * 2 + kh) as isize - P as isize;
+                            let iw = (ow * 2 + kw) as isize - P as isize;
+                            if ih >= 0 && ih < H as isize && iw >= 0 && iw < W as isize {
+                                m = m.max(x[p * H * W + ih as usize * W + iw as usize]);
+                            }
+                        }
+                    }
+                    assert_eq!(v.to_bits(), m.to_bits(), "{H}x{W} pad {P} at {i}");
+                }
+            };
+            run();
+            crate::kernels::packed::without_avx512(run);
+        }
+        check::<7, 70, 4, 35, 1>();
+        check::<6, 33, 2, 16, 0>();
+        check::<5, 64, 3, 32, 1>();
     }
 }
