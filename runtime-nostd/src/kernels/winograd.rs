@@ -265,9 +265,9 @@ fn pass<
     }
     let products = (&*o, (os, ors));
     #[cfg(target_arch = "x86_64")]
-    if R == 4 && avx && super::packed::avx512() {
+    if avx && super::packed::avx512() {
         // Safety: the CPU has AVX-512F.
-        unsafe { outputs_avx512::<M, OH, OW, RELU>(products, b, yn, tiles) };
+        unsafe { outputs_avx512::<M, OH, OW, R, A0, RELU>(products, b, yn, tiles) };
     } else if avx {
         // Safety: the CPU has AVX and FMA.
         unsafe { outputs_avx::<M, OH, OW, R, A0, RELU>(products, b, yn, tiles) };
@@ -552,17 +552,24 @@ fn outputs_avx<
     outputs::<M, OH, OW, R, A0, RELU, true>(products, b, yn, block);
 }
 
-/// The output transform of a pass over all 16 elements (`R` = 4, the pass sets every
-/// output) with 512-bit registers: one output channel and two panels of tiles a
+/// [`outputs`] with 512-bit registers: one output channel and two panels of tiles a
 /// register (lanes 8-15 the second panel, in `LANE_TILE` order), so each element is
 /// one load. The tile rows the panels cross, and the output edges, become the masks
-/// of the stores, worked out once per pair of panels for every channel.
+/// of the stores (and of the loads of outputs a later pass adds to), worked out once
+/// per pair of panels for every channel.
 ///
 /// # Safety
 /// The CPU must have AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx,fma")]
-fn outputs_avx512<const M: usize, const OH: usize, const OW: usize, const RELU: bool>(
+fn outputs_avx512<
+    const M: usize,
+    const OH: usize,
+    const OW: usize,
+    const R: usize,
+    const A0: usize,
+    const RELU: bool,
+>(
     (o, (os, ors)): Products<'_>,
     b: Option<&[f32]>,
     yn: &mut [f32],
@@ -574,12 +581,21 @@ fn outputs_avx512<const M: usize, const OH: usize, const OW: usize, const RELU: 
         _mm512_unpacklo_ps,
     };
     const { assert!(NR == 8) };
+    let pass = A0..A0 + R;
+    // Which output rows `p` of a tile this pass adds to (a nonzero `At[p][a]` for one of
+    // its element rows), sets (it holds row `p`'s first element row, `p`) and finishes
+    // with the activation (it holds its last, `p + 2`).
+    let touches = |p: usize| pass.clone().any(|a| AT[p][a] != 0);
+    let (sets, finishes) = (
+        |p: usize| pass.contains(&p),
+        |p: usize| pass.contains(&(p + 2)),
+    );
     let panels = tb.div_ceil(NR);
     let plane = OH * OW;
     // Every load reads 16 values (8 for a last, odd panel) at
-    // `k os + m ors + q NR` for `k < 16`, `m < M`, `q + 1 < panels`.
+    // `k os + m ors + q NR` for `k < 4 R`, `m < M`, `q + 1 < panels`.
     assert!(
-        15 * os + (M - 1) * ors + panels * NR <= o.len(),
+        (4 * R - 1) * os + (M - 1) * ors + panels * NR <= o.len(),
         "products too short"
     );
     assert!(M * plane <= yn.len(), "output too short");
@@ -594,15 +610,15 @@ fn outputs_avx512<const M: usize, const OH: usize, const OW: usize, const RELU: 
         let first = t0 + q * NR;
         let width = (2 * NR).min(t0 + tb - first);
         let load_mask = if q + 1 < panels { u16::MAX } else { 0xff };
-        // Per tile row and output row `p` of the tiles: where in a channel's plane the
-        // run of 32 output values (2 per tile) starts, `p`, and the lanes of each half
-        // of the run that land inside the row.
+        // Per tile row and output row `p` of the tiles this pass touches: where in a
+        // channel's plane the run of 32 output values (2 per tile) starts, `p`, and the
+        // lanes of each half of the run that land inside the row.
         let mut stores = [(0usize, 0usize, 0u16, 0u16); 2 * (2 * NR + 2)];
         let mut count = 0;
         for (ty, tx, ls, le) in segments(first, width, tiles_w) {
             for p in 0..2 {
                 let oh = 2 * ty + p;
-                if oh >= OH {
+                if oh >= OH || !touches(p) {
                     continue;
                 }
                 let (lo, hi) = (2 * ls, 2 * ls + (2 * (le - ls)).min(OW - 2 * tx));
@@ -619,17 +635,18 @@ fn outputs_avx512<const M: usize, const OH: usize, const OW: usize, const RELU: 
         for m in 0..M {
             let bias = _mm512_set1_ps(b.map_or(0.0, |b| b[m]));
             // Safety: the loads stay inside `o` (asserted above, masked lanes not
-            // read); the stores write only lanes inside output rows of channel `m`
-            // (`M plane <= yn.len()`), masked lanes not written.
+            // read); the stores (and the loads of `y`) touch only lanes inside output
+            // rows of channel `m` (`M plane <= yn.len()`), masked lanes not touched.
             unsafe {
                 let base = o.as_ptr().add(m * ors + q * NR);
+                // t_a = O_a A for the pass's element rows `a` (product block `4 (a - A0)
+                // + b`): columns r0 + r1 + r2 and r1 - r2 - r3.
                 let mut t = [[_mm512_setzero_ps(); 2]; 4];
-                for (a, t) in t.iter_mut().enumerate() {
-                    let r0 = _mm512_maskz_loadu_ps(load_mask, base.add(4 * a * os));
-                    let r1 = _mm512_maskz_loadu_ps(load_mask, base.add((4 * a + 1) * os));
-                    let r2 = _mm512_maskz_loadu_ps(load_mask, base.add((4 * a + 2) * os));
-                    let r3 = _mm512_maskz_loadu_ps(load_mask, base.add((4 * a + 3) * os));
-                    // t_a = O_a A: columns r0 + r1 + r2 and r1 - r2 - r3.
+                for (a, t) in t.iter_mut().enumerate().skip(A0).take(R) {
+                    let at = |b: usize| {
+                        _mm512_maskz_loadu_ps(load_mask, base.add((4 * (a - A0) + b) * os))
+                    };
+                    let (r0, r1, r2, r3) = (at(0), at(1), at(2), at(3));
                     *t = [
                         _mm512_add_ps(r0, _mm512_add_ps(r1, r2)),
                         _mm512_sub_ps(_mm512_sub_ps(r1, r2), r3),
@@ -637,20 +654,22 @@ fn outputs_avx512<const M: usize, const OH: usize, const OW: usize, const RELU: 
                 }
                 let mut runs: [[__m512; 2]; 2] = [[_mm512_setzero_ps(); 2]; 2];
                 for (p, run) in runs.iter_mut().enumerate() {
-                    // Output row p = At[p] t: t0 + t1 + t2, t1 - t2 - t3.
+                    if !touches(p) {
+                        continue;
+                    }
+                    // This pass's share of output row p = At[p] t (row 0: t0 + t1 + t2,
+                    // row 1: t1 - t2 - t3), per column, with the bias if it sets the row.
                     let mut cols = [_mm512_setzero_ps(); 2];
                     for (c, col) in cols.iter_mut().enumerate() {
-                        let v = if p == 0 {
-                            _mm512_add_ps(t[0][c], _mm512_add_ps(t[1][c], t[2][c]))
-                        } else {
-                            _mm512_sub_ps(_mm512_sub_ps(t[1][c], t[2][c]), t[3][c])
-                        };
-                        let v = _mm512_add_ps(v, bias);
-                        *col = if RELU {
-                            _mm512_max_ps(v, _mm512_setzero_ps())
-                        } else {
-                            v
-                        };
+                        let mut v = if sets(p) { bias } else { _mm512_setzero_ps() };
+                        for a in pass.clone() {
+                            v = match AT[p][a] {
+                                1 => _mm512_add_ps(v, t[a][c]),
+                                -1 => _mm512_sub_ps(v, t[a][c]),
+                                _ => v,
+                            };
+                        }
+                        *col = v;
                     }
                     // Per 128-bit lane, unpacking pairs tiles (LANE_TILE order) into
                     // (column 0, column 1) runs: tiles 0-3 and 8-11 in `lo`, 4-7 and
@@ -665,8 +684,17 @@ fn outputs_avx512<const M: usize, const OH: usize, const OW: usize, const RELU: 
                 let out = yn.as_mut_ptr().add(m * plane);
                 for &(at, p, m0, m1) in stores {
                     let dst = out.wrapping_add(at);
-                    _mm512_mask_storeu_ps(dst, m0, runs[p][0]);
-                    _mm512_mask_storeu_ps(dst.wrapping_add(16), m1, runs[p][1]);
+                    for (z, mask) in [m0, m1].into_iter().enumerate() {
+                        let dst = dst.wrapping_add(16 * z);
+                        let mut v = runs[p][z];
+                        if !sets(p) {
+                            v = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, dst), v);
+                        }
+                        if RELU && finishes(p) {
+                            v = _mm512_max_ps(v, _mm512_setzero_ps());
+                        }
+                        _mm512_mask_storeu_ps(dst, mask, v);
+                    }
                 }
             }
         }
