@@ -63,11 +63,12 @@ pub const fn scratch_len(c: usize, m: usize, oh: usize, ow: usize, tb: usize, r:
 }
 
 /// Whether passes of fewer than four element rows beat the im2col kernel
-/// (`conv::conv2d_packed`) on this CPU: not with AVX-512, whose products run about
-/// twice as fast as the 256-bit transforms the passes repeat (measured on a Xeon with
-/// two 512-bit FMA units: 101 against 67 us for a 64 -> 128 channel 8x8 layer); with
-/// 256-bit or scalar products the 2.25x fewer products win. The macro emits both
-/// kernels for such a convolution, in the same scratch.
+/// (`conv::conv2d_packed`, the direct kernel where it applies) on this CPU: not with
+/// AVX-512, where the direct kernel runs near the FMA units' peak and one-row passes
+/// repeat the window loads and the output reads four times (measured on a Xeon with
+/// two 512-bit FMA units, 64 -> 128 channels over 8x8: one-row passes 60 us, direct 56,
+/// all 16 elements a pass 37); with 256-bit or scalar products the 2.25x fewer products
+/// win. The macro emits both kernels for such a convolution, in the same scratch.
 #[inline(always)]
 pub fn passes_pay() -> bool {
     #[cfg(target_arch = "x86_64")]
