@@ -501,6 +501,10 @@ pub fn avx512() -> bool {
     #[cfg(not(all(target_feature = "avx512f", target_feature = "fma")))]
     {
         use core::sync::atomic::Ordering;
+        #[cfg(test)]
+        if test_switch::OFF.with(core::cell::Cell::get) {
+            return false;
+        }
         match AVX512_STATE.load(Ordering::Relaxed) {
             1 => false,
             2 => true,
@@ -879,10 +883,23 @@ core::arch::global_asm!(
     ".size tinyonnx_panel8_vfma, . - tinyonnx_panel8_vfma",
 );
 
-/// Runs `f` with the run-time AVX-512 paths switched off, in a build without AVX-512
-/// on x86-64 (elsewhere they are off, or compiled in, and `f` runs as is). One test at a
-/// time holds the switch (so that the state is always restored); tests running
-/// meanwhile produce the same results on the other paths.
+/// The test switch of [`avx512`]: per thread, so that the tests running meanwhile in
+/// other threads keep their paths.
+#[cfg(all(
+    test,
+    target_arch = "x86_64",
+    not(all(target_feature = "avx512f", target_feature = "fma"))
+))]
+mod test_switch {
+    extern crate std;
+    std::thread_local! {
+        pub static OFF: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+    }
+}
+
+/// Runs `f` with the run-time AVX-512 paths switched off on this thread, in a build
+/// without AVX-512 on x86-64 (elsewhere they are off, or compiled in, and `f` runs as
+/// is).
 #[cfg(test)]
 pub(crate) fn without_avx512(f: impl FnOnce()) {
     #[cfg(all(
@@ -890,15 +907,9 @@ pub(crate) fn without_avx512(f: impl FnOnce()) {
         not(all(target_feature = "avx512f", target_feature = "fma"))
     ))]
     {
-        use core::sync::atomic::{AtomicBool, Ordering};
-        static HELD: AtomicBool = AtomicBool::new(false);
-        while HELD.swap(true, Ordering::Acquire) {
-            core::hint::spin_loop();
-        }
-        let before = AVX512_STATE.swap(1, Ordering::Relaxed);
+        let before = test_switch::OFF.with(|off| off.replace(true));
         f();
-        AVX512_STATE.store(before, Ordering::Relaxed);
-        HELD.store(false, Ordering::Release);
+        test_switch::OFF.with(|off| off.set(before));
     }
     #[cfg(not(all(
         target_arch = "x86_64",
