@@ -5,7 +5,8 @@
 //! the macro at compile time). Per tile and channel pair that is 16 products instead of
 //! 36, and the 16 products of all channel pairs are 16 matrix products
 //! `O_e[M, T] = U_e[M, C] V_e[C, T]` over a block of `T` tiles, through
-//! [`super::packed::gemm_packed`]. The transforms only add and subtract, and
+//! [`super::packed::gemm_packed`] (with AVX-512, [`super::packed::gemm_pairs`] over
+//! `V_e` in pairs of panels). The transforms only add and subtract, and
 //! `G` holds halves, so the rounding is that of a few more additions per output.
 //!
 //! The matrices, for correlation as `Conv` computes it:
