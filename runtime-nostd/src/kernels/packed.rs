@@ -546,15 +546,16 @@ fn detect_avx512() -> bool {
     ebx & (1 << 16) != 0 && unsafe { xgetbv0() } & 0b1110_0110 == 0b1110_0110
 }
 
-/// `R` rows of `A` times a pair of panels with 512-bit fused multiply-adds: each
-/// accumulator row (16 values, both panels) is one register, each step of `k` joins the
-/// two panels' rows into one register and broadcasts one value of `A` per row. The
-/// accumulators start at zero or from `start` (`(values, row stride, per column)`: 16
-/// values a row, or one value a row broadcast) and end at `out` (16 values a row,
+/// `R` rows of `A` times `Z` pairs of panels with 512-bit fused multiply-adds: each
+/// accumulator row of a pair (16 values, both panels) is one register, each step of `k`
+/// joins the two panels' rows into one register (with `PAIRED`, the pair is stored as
+/// `[k][2 NR]` and each row is one load) and broadcasts one value of `A` per row. The
+/// accumulators start at zero or from `start` (`(values, row stride, per column)`: 16 Z
+/// values a row, or one value a row broadcast) and end at `out` (16 Z values a row,
 /// `out_rs` apart), clamped at zero when `relu`.
 ///
 /// # Safety
-/// Row `r < R` of `a` must have `k` values at `r * a_rs`, `panels` two panels of
+/// Row `r < R` of `a` must have `k` values at `r * a_rs`, `panels` `2 Z` panels of
 /// `k * NR`; `start` and `out` must be valid for the reads and writes above; the CPU
 /// must have AVX-512F.
 #[cfg(target_arch = "x86_64")]
@@ -573,6 +574,10 @@ unsafe fn tile_avx512<const R: usize, const Z: usize, const PAIRED: bool>(
         _mm512_max_ps, _mm512_set1_ps, _mm512_setzero_ps, _mm512_storeu_ps,
     };
     const { assert!(NR == 8) };
+    // Values of `B` a step of `k` moves by within a panel (or a pair of them).
+    const fn row_len(paired: bool) -> usize {
+        if paired { 2 * NR } else { NR }
+    }
     let b = panels.as_ptr();
     // Safety: the caller's contract: `start` and `out` hold `R` rows of `16 Z` values,
     // `panels` `2 Z` panels of `k * NR`, row `r` of `a` has `k` values at `r * a_rs`.
@@ -606,7 +611,7 @@ unsafe fn tile_avx512<const R: usize, const Z: usize, const PAIRED: bool>(
         let mut kk = 0;
         while kk + 4 <= k {
             let rows: [*const f32; R] = core::array::from_fn(|r| a.add(r * a_rs + kk));
-            let bk = b.add(kk * NR * if PAIRED { 2 } else { 1 });
+            let bk = b.add(kk * row_len(PAIRED));
             for u in 0..4 {
                 step(&mut v, &rows, bk, u);
             }
@@ -614,12 +619,7 @@ unsafe fn tile_avx512<const R: usize, const Z: usize, const PAIRED: bool>(
         }
         while kk < k {
             let rows: [*const f32; R] = core::array::from_fn(|r| a.add(r * a_rs + kk));
-            step(
-                &mut v,
-                &rows,
-                b.add(kk * NR * if PAIRED { 2 } else { 1 }),
-                0,
-            );
+            step(&mut v, &rows, b.add(kk * row_len(PAIRED)), 0);
             kk += 1;
         }
         for (r, x) in v.iter().enumerate() {
