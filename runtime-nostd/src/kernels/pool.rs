@@ -333,7 +333,57 @@ mod tests {
     extern crate std;
     use super::max_pool2d;
 
-    /// Stride 2 (the shuffled path, 3x3 pad 1 and 2x2) against a direct per-window
+    /// The max of plane `p`'s `k x k` window at stride 2 over output `(oh, ow)` of an
+    /// `h x w` input padded by `pad` (NaN never wins, as with `f32::max`).
+    #[allow(clippy::too_many_arguments)]
+    fn window_max(
+        x: &[f32],
+        (h, w): (usize, usize),
+        k: usize,
+        pad: usize,
+        p: usize,
+        oh: usize,
+        ow: usize,
+    ) -> f32 {
+        let mut m = f32::NEG_INFINITY;
+        for kh in 0..k {
+            for kw in 0..k {
+                let ih = (oh * 2 + kh) as isize - pad as isize;
+                let iw = (ow * 2 + kw) as isize - pad as isize;
+                if ih >= 0 && ih < h as isize && iw >= 0 && iw < w as isize {
+                    m = m.max(x[p * h * w + ih as usize * w + iw as usize]);
+                }
+            }
+        }
+        m
+    }
+
+    /// 3x3 windows at stride 2 over `NC` planes against [`window_max`], with the AVX-512
+    /// kernel where the CPU has it and without.
+    fn three_by_three<
+        const NC: usize,
+        const H: usize,
+        const W: usize,
+        const OH: usize,
+        const OW: usize,
+        const P: usize,
+    >(
+        x: &[f32],
+    ) {
+        let run = || {
+            let mut y = std::vec![0.0f32; NC * OH * OW];
+            max_pool2d::<NC, H, W, 3, 3, OH, OW, 2, 2, 1, 1, P, P>(x, &mut y);
+            for (i, &v) in y.iter().enumerate() {
+                let (p, oh, ow) = (i / (OH * OW), i / OW % OH, i % OW);
+                let want = window_max(x, (H, W), 3, P, p, oh, ow);
+                assert_eq!(v.to_bits(), want.to_bits(), "3x3 {H}x{W} pad {P} at {i}");
+            }
+        };
+        run();
+        crate::kernels::packed::without_avx512(run);
+    }
+
+    /// Stride 2 (the shuffled path, 3x3 pad 1 and 0, and 2x2) against a direct per-window
     /// max, with NaNs among the inputs (they never win, as with `f32::max`).
     #[test]
     fn stride_two_matches_windows() {
@@ -346,62 +396,23 @@ mod tests {
                 (i as f32 * 0.61).sin()
             }
         });
-        fn want(x: &[f32], k: usize, pad: usize, oh: usize, ow: usize, p: usize) -> f32 {
-            let mut m = f32::NEG_INFINITY;
-            for kh in 0..k {
-                for kw in 0..k {
-                    let (ih, iw) = (
-                        (oh * 2 + kh) as isize - pad as isize,
-                        (ow * 2 + kw) as isize - pad as isize,
-                    );
-                    if ih >= 0 && ih < H as isize && iw >= 0 && iw < W as isize {
-                        m = m.max(x[p * H * W + ih as usize * W + iw as usize]);
-                    }
-                }
-            }
-            m
-        }
-        let three = |x: &[f32]| {
-            let mut y = [0.0f32; 2 * 5 * 11];
-            max_pool2d::<2, H, W, 3, 3, 5, 11, 2, 2, 1, 1, 1, 1>(x, &mut y);
-            for (i, &v) in y.iter().enumerate() {
-                let (p, oh, ow) = (i / 55, i / 11 % 5, i % 11);
-                assert_eq!(
-                    v.to_bits(),
-                    want(x, 3, 1, oh, ow, p).to_bits(),
-                    "3x3 at {i}"
-                );
-            }
-            // No padding: the last input row and column in no window.
-            let mut y = [0.0f32; 2 * 4 * 10];
-            max_pool2d::<2, H, W, 3, 3, 4, 10, 2, 2, 1, 1, 0, 0>(x, &mut y);
-            for (i, &v) in y.iter().enumerate() {
-                let (p, oh, ow) = (i / 40, i / 10 % 4, i % 10);
-                assert_eq!(
-                    v.to_bits(),
-                    want(x, 3, 0, oh, ow, p).to_bits(),
-                    "3x3 unpadded at {i}"
-                );
-            }
-        };
-        // With the AVX-512 kernel where the CPU has it, and without.
-        three(&x);
-        crate::kernels::packed::without_avx512(|| three(&x));
+        three_by_three::<2, H, W, 5, 11, 1>(&x);
+        // No padding: the last input row and column in no window.
+        three_by_three::<2, H, W, 4, 10, 0>(&x);
         let mut y = [0.0f32; 2 * 4 * 11];
         max_pool2d::<2, H, W, 2, 2, 4, 11, 2, 2, 1, 1, 0, 0>(&x, &mut y);
         for (i, &v) in y.iter().enumerate() {
             let (p, oh, ow) = (i / 44, i / 11 % 4, i % 11);
             assert_eq!(
                 v.to_bits(),
-                want(&x, 2, 0, oh, ow, p).to_bits(),
+                window_max(&x, (H, W), 2, 0, p, oh, ow).to_bits(),
                 "2x2 at {i}"
             );
         }
     }
 
     /// 3x3 stride-2 windows over rows of several registers (outputs past 16 and 32, a
-    /// row of 70 inputs), with NaNs and an infinity among the inputs, with the AVX-512
-    /// kernel where the CPU has it and without, against a per-window max.
+    /// row of 70 inputs), with NaNs and an infinity among the inputs.
     #[test]
     fn three_by_three_stride_two_wide_rows() {
         fn check<
@@ -418,26 +429,7 @@ mod tests {
                     _ => (i as f32 * 0.37).cos(),
                 })
                 .collect();
-            let run = || {
-                let mut y = std::vec![0.0f32; 3 * OH * OW];
-                max_pool2d::<3, H, W, 3, 3, OH, OW, 2, 2, 1, 1, P, P>(&x, &mut y);
-                for (i, &v) in y.iter().enumerate() {
-                    let (p, oh, ow) = (i / (OH * OW), i / OW % OH, i % OW);
-                    let mut m = f32::NEG_INFINITY;
-                    for kh in 0..3 {
-                        for kw in 0..3 {
-                            let ih = (oh * 2 + kh) as isize - P as isize;
-                            let iw = (ow * 2 + kw) as isize - P as isize;
-                            if ih >= 0 && ih < H as isize && iw >= 0 && iw < W as isize {
-                                m = m.max(x[p * H * W + ih as usize * W + iw as usize]);
-                            }
-                        }
-                    }
-                    assert_eq!(v.to_bits(), m.to_bits(), "{H}x{W} pad {P} at {i}");
-                }
-            };
-            run();
-            crate::kernels::packed::without_avx512(run);
+            three_by_three::<3, H, W, OH, OW, P>(&x);
         }
         check::<7, 70, 4, 35, 1>();
         check::<6, 33, 2, 16, 0>();
