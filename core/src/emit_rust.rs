@@ -198,6 +198,9 @@ fn steps(
                 // The user's kernel path keeps its spans, so a type that is not a kernel
                 // is an error at the path.
                 (Some(info), _) => custom_call(
+                    graph,
+                    plan,
+                    i,
                     &lower_ctx(graph, plan, schedule, i),
                     kernels
                         .iter()
@@ -321,11 +324,22 @@ pub fn emit(c: &Compiled) -> TokenStream {
         Some(quote!(#ws #bs))
     });
 
-    let out_decls = graph.outputs.iter().map(|&o| {
-        let ident = format_ident!("__out{}", o);
+    // The outputs: zeroed arrays `forward_with` returns, or the caller's buffers
+    // (`run`), which the forward pass writes in place.
+    let out_idents: Vec<Ident> = graph
+        .outputs
+        .iter()
+        .map(|&o| format_ident!("__out{}", o))
+        .collect();
+    let out_decls = graph.outputs.iter().zip(&out_idents).map(|(&o, ident)| {
         let elem = format_ident!("{}", graph.tensors[o].ty.dtype.name());
         let n = graph.device_numel(o);
         quote!(let mut #ident = [<#elem as ::core::default::Default>::default(); #n];)
+    });
+    let out_params = graph.outputs.iter().zip(&out_idents).map(|(&o, ident)| {
+        let elem = format_ident!("{}", graph.tensors[o].ty.dtype.name());
+        let n = graph.device_numel(o);
+        quote!(#ident: &mut [#elem; #n])
     });
     let kernels_by_name: Vec<(String, &syn::Path)> = c
         .model
@@ -422,7 +436,7 @@ pub fn emit(c: &Compiled) -> TokenStream {
             #[allow(clippy::too_many_arguments)]
             #[inline]
             pub fn forward(arena: &mut ::tinyonnx::Arena<#arena_bytes>, #(#params_sig),*) -> #ret_ty {
-                Self::forward_with(arena, #(#param_names,)* &mut |_, _| {})
+                Self::forward_with(arena, #(#param_names,)* &mut ::tinyonnx::__export::no_trace)
             }
 
             /// [`Self::forward`], calling `trace` with the name and values of every
@@ -437,13 +451,31 @@ pub fn emit(c: &Compiled) -> TokenStream {
                 #(#params_sig,)*
                 trace: &mut F,
             ) -> #ret_ty {
+                #(#out_decls)*
+                // Safety: the arena's pointer covers its `ARENA_BYTES` bytes at a 16-byte
+                // aligned address and stays exclusively borrowed for the call.
+                unsafe { Self::__forward_into(arena.as_mut_ptr(), #(#param_names,)* #(&mut #out_idents,)* trace) };
+                #ret_val
+            }
+
+            /// The forward pass on a raw arena, writing the outputs in place (so that
+            /// [`::tinyonnx::Model::run`] needs no stack for them).
+            ///
+            /// # Safety
+            /// `__base` points to `ARENA_BYTES` writable bytes at a 16-byte aligned
+            /// address that nothing else reads or writes during the call.
+            #[doc(hidden)]
+            #[allow(clippy::too_many_arguments, clippy::unnecessary_cast, unused_unsafe, unused_variables)]
+            unsafe fn __forward_into<F: ::core::ops::FnMut(&str, ::tinyonnx::TensorRef<'_>) + ?Sized>(
+                __base: *mut u8,
+                #(#params_sig,)*
+                #(#out_params,)*
+                trace: &mut F,
+            ) {
                 #(#weights)*
                 #(#folded)*
-                let __base: *mut u8 = arena.as_mut_ptr();
                 let _ = __base;
-                #(#out_decls)*
                 #(#steps)*
-                #ret_val
             }
         }
 
@@ -481,14 +513,31 @@ pub fn emit(c: &Compiled) -> TokenStream {
 
 type TensorStreamPair = (TokenStream, TokenStream);
 
-/// A custom operator's node: `<kernel as CustomKernel>::run(inputs, outputs)`.
-fn custom_call(cx: &LowerCtx, kernel: &syn::Path) -> TokenStream {
+/// A custom operator's node: `<kernel as CustomKernel>::run(inputs, outputs)`. The
+/// outputs in the arena are zeroed first: the trait is safe, so a kernel that leaves
+/// values unwritten must not make later code read stale bytes as an invalid `bool`.
+fn custom_call(
+    graph: &Graph,
+    plan: &Plan,
+    i: usize,
+    cx: &LowerCtx,
+    kernel: &syn::Path,
+) -> TokenStream {
     let ins = cx.inputs.iter().flatten().map(|o| {
         let (v, e) = (variant(o.dtype), &o.expr);
         quote!(::tinyonnx::TensorRef::#v(#e))
     });
-    let outs = cx.outputs.iter().map(|o| {
-        let (v, e) = (variant(o.dtype), &o.expr);
+    let outs = cx.outputs.iter().zip(&graph.nodes[i].outputs).map(|(o, &id)| {
+        let v = variant(o.dtype);
+        let e = if in_arena(graph, id) {
+            let (offset, len) = (plan.offsets[&id], graph.device_numel(id));
+            let elem = format_ident!("{}", o.dtype.name());
+            // Safety (of the generated call): as for `region_mut`; zero bytes are a
+            // valid value of every element type.
+            quote!(unsafe { ::tinyonnx::__export::region_zeroed_mut::<#elem>(__base, #offset, #len) })
+        } else {
+            o.expr.clone()
+        };
         quote!(::tinyonnx::TensorMut::#v(#e))
     });
     quote! {
@@ -560,7 +609,8 @@ fn forward_doc(graph: &Graph) -> TokenStream {
     doc_lines(&text)
 }
 
-/// The body of `Model::run_f32`: length checks, then `forward` on a stack arena.
+/// The body of `Model::run_f32`: length checks, then the forward pass writing into the
+/// caller's buffers.
 fn run_f32(graph: &Graph) -> TokenStream {
     let all_f32 = graph
         .inputs
@@ -582,28 +632,24 @@ fn run_f32(graph: &Graph) -> TokenStream {
                 .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: inputs[#k].len() })?;
         }
     });
-    let out_checks = graph.outputs.iter().enumerate().map(|(k, &o)| {
+    let out_binds = graph.outputs.iter().enumerate().map(|(k, &o)| {
         let n = graph.device_numel(o);
+        let (m, ident) = (format_ident!("__m{}", k), format_ident!("__o{}", k));
         quote! {
-            if outputs[#k].len() != #n {
-                return ::core::result::Result::Err(::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got: outputs[#k].len() });
-            }
+            let got = #m.len();
+            let #ident: &mut [f32; #n] = (&mut **#m)
+                .try_into()
+                .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got })?;
         }
     });
-    run_body(
-        graph,
-        quote!(#(#in_checks)* #(#out_checks)*),
-        |_, r| quote!(s.copy_from_slice(&#r[..]);),
-        |k, _| quote!(let s = &mut outputs[#k];),
-        None,
-    )
+    run_body(graph, quote!(#(#in_checks)* #(#out_binds)*), None)
 }
 
 use crate::ops::variant;
 
 /// The body of `Model::run` (and with `trace`, the expression of the trace callback,
-/// of `Model::run_traced`): dtype and length checks per port, then `forward` on the
-/// arena, then the results copied into the output buffers.
+/// of `Model::run_traced`): dtype and length checks per port, then the forward pass
+/// writing into the caller's buffers.
 fn run_typed(graph: &Graph, trace: Option<TokenStream>) -> TokenStream {
     let in_checks = graph.inputs.iter().enumerate().map(|(k, &i)| {
         let n = graph.device_numel(i);
@@ -619,78 +665,53 @@ fn run_typed(graph: &Graph, trace: Option<TokenStream>) -> TokenStream {
             };
         }
     });
-    let out_checks = graph.outputs.iter().enumerate().map(|(k, &o)| {
+    let out_binds = graph.outputs.iter().enumerate().map(|(k, &o)| {
         let n = graph.device_numel(o);
         let dtype = graph.tensors[o].ty.dtype;
-        let (v, name) = (variant(dtype), dtype.name());
+        let (v, elem, name) = (variant(dtype), crate::ops::elem(dtype), dtype.name());
+        let (m, ident) = (format_ident!("__m{}", k), format_ident!("__o{}", k));
         quote! {
-            match &outputs[#k] {
-                ::tinyonnx::TensorMut::#v(s) if s.len() == #n => {}
-                ::tinyonnx::TensorMut::#v(s) => return ::core::result::Result::Err(::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got: s.len() }),
+            let #ident: &mut [#elem; #n] = match #m {
+                ::tinyonnx::TensorMut::#v(s) => {
+                    let got = s.len();
+                    (&mut **s)
+                        .try_into()
+                        .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got })?
+                }
                 other => return ::core::result::Result::Err(::tinyonnx::RunError::DType { which: ::tinyonnx::Port::Output(#k), expected: #name, got: other.dtype() }),
-            }
+            };
         }
     });
-    run_body(
-        graph,
-        quote!(#(#in_checks)* #(#out_checks)*),
-        |_, r| quote!(s.copy_from_slice(&#r[..]);),
-        |k, o| {
-            let v = variant(graph.tensors[o].ty.dtype);
-            quote!(let ::tinyonnx::TensorMut::#v(s) = &mut outputs[#k] else { unreachable!() };)
-        },
-        trace,
-    )
+    run_body(graph, quote!(#(#in_checks)* #(#out_binds)*), trace)
 }
 
 /// The shared part of `run_f32` and `run`: port counts, `checks` (which bind `__in<k>`
-/// and validate the outputs), the arena, `forward`, and per output `bind_out(k, id)`
-/// (which binds `s` to the output buffer) followed by `copy(k, result)`.
-fn run_body(
-    graph: &Graph,
-    checks: TokenStream,
-    copy: impl Fn(usize, &Ident) -> TokenStream,
-    bind_out: impl Fn(usize, TensorId) -> TokenStream,
-    trace: Option<TokenStream>,
-) -> TokenStream {
+/// and, from the output slots `__m<k>`, the output arrays `__o<k>`), the arena, and the
+/// forward pass on the arena's pointer, writing the outputs in place: the stack these
+/// take does not grow with the tensors.
+fn run_body(graph: &Graph, checks: TokenStream, trace: Option<TokenStream>) -> TokenStream {
     let n_in = graph.inputs.len();
     let n_out = graph.outputs.len();
-    let in_idents: Vec<Ident> = (0..n_in).map(|k| format_ident!("__in{}", k)).collect();
-    let result_idents: Vec<Ident> = (0..n_out).map(|k| format_ident!("__r{}", k)).collect();
-    let bind = if n_out == 1 {
-        let r = &result_idents[0];
-        quote!(let #r)
-    } else {
-        quote!(let (#(#result_idents),*))
-    };
-    let copies = graph
-        .outputs
-        .iter()
-        .zip(&result_idents)
-        .enumerate()
-        .map(|(k, (&o, r))| {
-            let b = bind_out(k, o);
-            let c = copy(k, r);
-            quote!({ #b #c })
-        });
+    let ins: Vec<Ident> = (0..n_in).map(|k| format_ident!("__in{}", k)).collect();
+    let slots: Vec<Ident> = (0..n_out).map(|k| format_ident!("__m{}", k)).collect();
+    let outs: Vec<Ident> = (0..n_out).map(|k| format_ident!("__o{}", k)).collect();
     let name = Ident::new(&graph.name, Span::call_site());
-    let forward = match trace {
-        Some(t) => quote!(#name::forward_with(arena, #(#in_idents,)* #t)),
-        None => quote!(#name::forward(arena, #(#in_idents),*)),
-    };
+    let trace = trace.unwrap_or_else(|| quote!(&mut ::tinyonnx::__export::no_trace));
     quote! {
         if inputs.len() != #n_in {
             return ::core::result::Result::Err(::tinyonnx::RunError::Count { which: "inputs", expected: #n_in, got: inputs.len() });
         }
-        if outputs.len() != #n_out {
-            return ::core::result::Result::Err(::tinyonnx::RunError::Count { which: "outputs", expected: #n_out, got: outputs.len() });
-        }
+        let got = outputs.len();
+        let [#(#slots),*] = outputs else {
+            return ::core::result::Result::Err(::tinyonnx::RunError::Count { which: "outputs", expected: #n_out, got });
+        };
         #checks
-        let got = arena.len();
-        let arena = ::tinyonnx::__export::arena_from_bytes::<{ #name::ARENA_BYTES }>(arena)
-            .ok_or(::tinyonnx::RunError::Arena { needed: #name::ARENA_BYTES, got })?;
-        #bind = #forward;
-        #(#copies)*
+        let __base = ::tinyonnx::__export::arena_ptr(arena, #name::ARENA_BYTES)?;
+        // The outputs start zeroed, as `forward`'s do.
+        #(#outs.fill(::core::default::Default::default());)*
+        // Safety: `arena_ptr` checked that the buffer holds `ARENA_BYTES` bytes at a
+        // 16-byte aligned address, and `arena` stays exclusively borrowed for the call.
+        unsafe { #name::__forward_into(__base, #(#ins,)* #(#outs,)* #trace) };
         ::core::result::Result::Ok(())
     }
 }

@@ -568,15 +568,24 @@ pub mod __export {
         unsafe { &*w.0.as_ptr().cast::<[i64; N]>() }
     }
 
-    /// Views a byte buffer as an arena, if it is large enough and 16-byte aligned.
-    pub fn arena_from_bytes<const N: usize>(bytes: &mut [u8]) -> Option<&mut crate::Arena<N>> {
-        if bytes.len() < N || bytes.as_ptr().align_offset(16) != 0 {
-            return None;
+    /// The trace callback of the untraced forward passes: one function, so that
+    /// `forward`, `run` and `run_f32` share one instance of the forward pass.
+    #[inline(always)]
+    pub fn no_trace(_: &str, _: crate::TensorRef<'_>) {}
+
+    /// The start of a caller's arena buffer for a model that needs `needed` bytes: an
+    /// error unless the buffer holds that many bytes at a 16-byte aligned address (a
+    /// model that needs none takes any buffer, the empty one included). The generated
+    /// code works on the returned pointer; the buffer is never viewed as an [`Arena`](crate::Arena)
+    /// (whose size is `needed` rounded up to 16, more than a buffer of `needed` bytes).
+    pub fn arena_ptr(bytes: &mut [u8], needed: usize) -> Result<*mut u8, crate::RunError> {
+        if needed > 0 && (bytes.len() < needed || bytes.as_ptr().align_offset(16) != 0) {
+            return Err(crate::RunError::Arena {
+                needed,
+                got: bytes.len(),
+            });
         }
-        // Safety: `Arena<N>` is `repr(C, align(16))` around `[u8; N]`; the buffer was
-        // checked above to hold `N` bytes at a 16-byte aligned address, every byte
-        // pattern is valid, and the returned borrow keeps the buffer exclusively borrowed.
-        Some(unsafe { &mut *bytes.as_mut_ptr().cast::<crate::Arena<N>>() })
+        Ok(bytes.as_mut_ptr())
     }
 
     /// A shared view of `len` elements at byte `offset` of an arena.
@@ -601,5 +610,27 @@ pub mod __export {
     pub unsafe fn region_mut<'a, T>(base: *mut u8, offset: usize, len: usize) -> &'a mut [T] {
         // Safety: guaranteed by the caller as documented above.
         unsafe { core::slice::from_raw_parts_mut(base.add(offset).cast::<T>(), len) }
+    }
+
+    /// [`region_mut`] with its bytes zeroed first: the outputs handed to a user's
+    /// [`CustomKernel`](crate::CustomKernel), which may leave some unwritten (a `bool`
+    /// read back from stale arena bytes would be an invalid value).
+    ///
+    /// # Safety
+    /// As for [`region_mut`], except that the bytes need not hold `T` values before;
+    /// all-zero bytes must be a valid `T` (true of every element type a model has).
+    #[inline(always)]
+    pub unsafe fn region_zeroed_mut<'a, T>(
+        base: *mut u8,
+        offset: usize,
+        len: usize,
+    ) -> &'a mut [T] {
+        // Safety: the range is inside the arena and not otherwise borrowed (the
+        // caller's contract), so it may be written; zero bytes are a valid `T`.
+        unsafe {
+            let at = base.add(offset).cast::<T>();
+            core::ptr::write_bytes(at, 0, len);
+            core::slice::from_raw_parts_mut(at, len)
+        }
     }
 }

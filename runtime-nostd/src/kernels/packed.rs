@@ -26,6 +26,22 @@ pub const fn packed_len(k: usize, n: usize) -> usize {
     n.div_ceil(NR) * k * NR
 }
 
+/// [`packed_len`], or `None` where it overflows.
+const fn packed_len_checked(k: usize, n: usize) -> Option<usize> {
+    match n.div_ceil(NR).checked_mul(NR) {
+        Some(cols) => cols.checked_mul(k),
+        None => None,
+    }
+}
+
+/// The largest index `(r - 1) rs + (c - 1) cs` of an `r x c` strided view (`r`, `c` at
+/// least 1), or `None` where it overflows.
+fn last_index((r, rs): (usize, usize), (c, cs): (usize, usize)) -> Option<usize> {
+    (r - 1)
+        .checked_mul(rs)?
+        .checked_add((c - 1).checked_mul(cs)?)
+}
+
 /// A strided matrix view: element `(r, j)` is `values[r * rows + j * cols]`.
 #[derive(Debug, Clone, Copy)]
 pub struct Strided<'a> {
@@ -58,19 +74,23 @@ pub fn gemm_packed(
     if m == 0 || n == 0 {
         return;
     }
-    let panels = n.div_ceil(NR);
+    // The tiles read and write through raw pointers after these checks, so each is
+    // computed without overflow: a wrapped index would pass and reach outside a slice.
     assert!(
-        k == 0 || a.len() > (m - 1) * a_rs + (k - 1),
+        k == 0 || last_index((m, a_rs), (k, 1)).is_some_and(|i| i < a.len()),
         "gemm_packed: A too short"
     );
-    assert!(bp.len() >= panels * k * NR, "gemm_packed: B too short");
     assert!(
-        y.len() > (m - 1) * y_rs + (n - 1) * y_cs,
+        packed_len_checked(k, n).is_some_and(|l| l <= bp.len()),
+        "gemm_packed: B too short"
+    );
+    assert!(
+        last_index((m, y_rs), (n, y_cs)).is_some_and(|i| i < y.len()),
         "gemm_packed: Y too short"
     );
     if let Some(c) = init {
         assert!(
-            c.values.len() > (m - 1) * c.rows + (n - 1) * c.cols,
+            last_index((m, c.rows), (n, c.cols)).is_some_and(|i| i < c.values.len()),
             "gemm_packed: init too short"
         );
     }
@@ -660,13 +680,23 @@ pub unsafe fn gemm_pairs(
     if m == 0 || pairs == 0 {
         return;
     }
+    // Checked as in `gemm_packed`: the tiles use raw pointers after these.
     assert!(
-        k == 0 || a.len() > (m - 1) * a_rs + (k - 1),
+        k == 0 || last_index((m, a_rs), (k, 1)).is_some_and(|i| i < a.len()),
         "gemm_pairs: A too short"
     );
-    assert!(bp.len() >= pairs * k * W, "gemm_pairs: B too short");
     assert!(
-        y.len() >= (m - 1) * y_rs + pairs * W,
+        pairs
+            .checked_mul(W)
+            .and_then(|c| c.checked_mul(k))
+            .is_some_and(|l| l <= bp.len()),
+        "gemm_pairs: B too short"
+    );
+    assert!(
+        pairs
+            .checked_mul(W)
+            .and_then(|cols| last_index((m, y_rs), (cols, 1)))
+            .is_some_and(|i| i < y.len()),
         "gemm_pairs: Y too short"
     );
     /// Rows `r0..r0 + R` against every pair, two at a time.
@@ -921,6 +951,51 @@ pub(crate) fn without_avx512(f: impl FnOnce()) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    // Strides whose index arithmetic wraps must fail the length checks, not pass them
+    // (in release builds the old unchecked products wrapped to small numbers, and the
+    // tiles then read and wrote far outside the slices).
+    #[test]
+    #[should_panic(expected = "gemm_packed: A too short")]
+    fn wrapping_a_stride_is_refused() {
+        let (a, bp, mut y) = ([1.0f32; 4], [1.0f32; NR * 2], [0.0f32; 3]);
+        gemm_packed((3, 2, 1), &a, 1 << 63, &bp, None, &mut y, (1, 0), false);
+    }
+
+    #[test]
+    #[should_panic(expected = "gemm_packed: Y too short")]
+    fn wrapping_y_stride_is_refused() {
+        let (a, bp, mut y) = ([1.0f32; 6], [1.0f32; NR * 2], [0.0f32; 3]);
+        gemm_packed((3, 2, 1), &a, 2, &bp, None, &mut y, (1 << 63, 0), false);
+    }
+
+    #[test]
+    #[should_panic(expected = "gemm_packed: init too short")]
+    fn wrapping_init_stride_is_refused() {
+        let (a, bp, mut y, c) = ([1.0f32; 6], [1.0f32; NR * 2], [0.0f32; 3], [0.0f32; 3]);
+        let init = Strided {
+            values: &c,
+            rows: 1 << 63,
+            cols: 0,
+        };
+        gemm_packed((3, 2, 1), &a, 2, &bp, Some(init), &mut y, (1, 0), false);
+    }
+
+    #[test]
+    #[should_panic(expected = "gemm_packed: B too short")]
+    fn overflowing_b_length_is_refused() {
+        let (a, bp, mut y) = ([1.0f32; 4], [1.0f32; NR * 2], [0.0f32; 2]);
+        gemm_packed(
+            (1, 2, usize::MAX - 3),
+            &a,
+            0,
+            &bp,
+            None,
+            &mut y,
+            (0, 0),
+            false,
+        );
+    }
 
     const MAXK: usize = 9;
     const MAXM: usize = 25;
