@@ -37,6 +37,10 @@ compile_error!("tinyonnx stores weights little-endian and supports little-endian
 
 pub mod kernels;
 
+/// The memory layouts the compiler and the kernels share (panel width, packed and
+/// scratch lengths), as `const fn`s.
+pub use tinyonnx_layout as layout;
+
 /// Declares a model; see the crate documentation and the README for the language.
 pub use tinyonnx_macros::onnx_model;
 

@@ -100,41 +100,20 @@ fn tile_positions(
     Some(tile.min(positions))
 }
 
-/// Scratch values of a tile of `pb` positions: its panels, the last one padded, and the
-/// slack for starting them at a 64-byte boundary.
+/// Scratch values of a tile of `pb` positions (`tinyonnx_layout::patch_len`).
 fn patch_len(k: usize, pb: usize) -> usize {
-    panels_len(k, pb) + ALIGN_SLACK
+    tinyonnx_layout::patch_len(k, pb)
 }
 
 /// Scratch values of the direct kernel x86-64 CPUs with AVX-512 run instead of im2col
-/// (`kernels::direct::ring_len`, 0 where it does not apply): one group and output rows
-/// of 8 or of at least 16 positions; per channel the zero-padded input rows under the
-/// output rows of one tile (`(KH - 1) DH + 1`, plus `SH` for each further row: a tile
-/// takes four rows of 8 positions, two of 16, else one), each split into its `SW` phases of `OW + (KW - 1) DW / SW` values, and
-/// the alignment slack.
+/// (`tinyonnx_layout::direct::ring_len`; 0 where it does not apply).
 fn ring_len(c: usize, g: usize, [h, w]: [Axis; 2]) -> usize {
-    if g != 1 || (w.output < 16 && w.output != 8) {
-        return 0;
-    }
-    let phase = w.output + (w.kernel - 1) * w.dilation / w.stride;
-    let tile_rows = match w.output {
-        8 => 4,
-        16 => 2,
-        _ => 1,
-    };
-    let rows = (h.kernel - 1) * h.dilation + 1 + (tile_rows - 1) * h.stride;
-    c * rows * w.stride * phase + ALIGN_SLACK
+    tinyonnx_layout::direct::ring_len(
+        (c, g),
+        (h.kernel, h.dilation, h.stride),
+        (w.output, w.kernel, w.stride, w.dilation),
+    )
 }
-
-/// Values of a packed `[k, n]` operand: `n` rounded up to whole panels of `PANEL`
-/// (`kernels::packed::packed_len`).
-fn panels_len(k: usize, n: usize) -> usize {
-    n.div_ceil(PANEL) * PANEL * k
-}
-
-/// Values of slack in a kernel's scratch for starting its panels at a 64-byte boundary
-/// (`kernels::ALIGN_SLACK`).
-const ALIGN_SLACK: usize = 15;
 
 /// Scratch values the Winograd path aims at (its transformed inputs and products for a
 /// block of tiles); a block has at least sixteen tiles.
@@ -167,16 +146,9 @@ fn winograd_tiles(
 }
 
 /// Scratch values of the Winograd path in passes of `rows` element rows
-/// (`kernels::winograd::scratch_len`): `4 rows` transformed input blocks `[C, TB]` (in
-/// panels) and as many product blocks `[M, TB]` (rows padded to whole panels), each 16
-/// values apart, and per channel the zero-padded input rows under one block (`2 tw + 2`
-/// columns for `tw` tiles a row, at most `2 (ceil(TB / tw) + 1) + 2` rows, never more
-/// than the padded image), with `2 PANEL + 4` values either side.
+/// (`tinyonnx_layout::winograd::scratch_len`).
 fn winograd_scratch(c: usize, m: usize, [h, w]: [Axis; 2], tb: usize, rows: usize) -> usize {
-    let (vs, os) = (panels_len(c, tb) + 16, panels_len(m, tb) + 16);
-    let (th, tw) = (h.output.div_ceil(2), w.output.div_ceil(2));
-    let band = (2 * (tb.div_ceil(tw) + 1) + 2).min(2 * th + 2);
-    4 * rows * (vs + os) + c * band * (2 * tw + 2) + 2 * (2 * PANEL + 4) + ALIGN_SLACK
+    tinyonnx_layout::winograd::scratch_len(c, m, h.output, w.output, tb, rows)
 }
 
 /// `U = G g Gt` of every `[M][C][3][3]` kernel, in the `[16][M][C]` order the Winograd
@@ -497,9 +469,21 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             // left-hand side of the products, the patches being packed at run time.
             let (decl, wp) = node_static("wp", weights.to_vec());
             let sc = &scratch.expr;
+            let len = scratch.shape[0];
+            let (cg, mg) = (c, g);
+            let (rows, cols) = (
+                [h.kernel, h.dilation, h.stride],
+                [w.output, w.kernel, w.stride, w.dilation],
+            );
             Some((
                 decl,
                 quote! {
+                    // The planned scratch holds what the kernel carves from it, by the
+                    // formulas of the runtime's own layout crate.
+                    const {
+                        assert!(#len >= ::tinyonnx::layout::patch_len(#k, #pb));
+                        assert!(#len >= ::tinyonnx::layout::direct::ring_len((#cg, #mg), (#(#rows),*), (#(#cols),*)));
+                    }
                     #kernels::conv::conv2d_packed::<#(#dims),*, #(#win),*, #pb, #relu>(#xs, #wp, #b, #y, #sc);
                 },
             ))
@@ -518,7 +502,12 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         let dims = [
             n, c, h.input, w.input, m, h.output, w.output, pt, pl, tb, rows,
         ];
+        let len = scratch.shape[0];
+        let (oh, ow) = (h.output, w.output);
         let call = quote! {
+            const {
+                assert!(#len >= ::tinyonnx::layout::winograd::scratch_len(#c, #m, #oh, #ow, #tb, #rows));
+            }
             #kernels::winograd::conv3x3_winograd::<#(#dims),*, #relu>(#xs, #wu, #b, #y, #sc);
         };
         if let (true, Some((packed_decl, packed_call))) = (rows < 4, packed) {

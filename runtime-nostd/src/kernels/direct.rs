@@ -15,55 +15,7 @@
 //! weight per channel from the ONNX layout `[M][C][KH][KW]` (one pointer, the rows a
 //! constant `C KH KW` apart). The outputs are stored straight into NCHW.
 
-use super::ALIGN_SLACK;
-
-/// Values of one phase of a padded input row: the output positions plus the reach of
-/// the kernel's columns in that phase.
-pub const fn phase_len(ow: usize, kw: usize, sw: usize, dw: usize) -> usize {
-    ow + (kw - 1) * dw / sw
-}
-
-/// Output rows a tile covers: four for rows of 8 positions (two a register), two where
-/// one row fills one register (the broadcast weights then serve twice the positions),
-/// else one.
-pub const fn tile_rows(ow: usize) -> usize {
-    if ow == 8 {
-        4
-    } else if ow <= 16 {
-        2
-    } else {
-        1
-    }
-}
-
-/// Padded input rows per channel in the ring: those under the output rows of one tile.
-pub const fn ring_rows(kh: usize, dh: usize, sh: usize, ow: usize) -> usize {
-    (kh - 1) * dh + 1 + (tile_rows(ow) - 1) * sh
-}
-
-/// Scratch values of the ring (see the module docs), with the slack for starting it at
-/// a 64-byte boundary.
-#[allow(clippy::too_many_arguments)]
-pub const fn ring_len(
-    c: usize,
-    kh: usize,
-    dh: usize,
-    sh: usize,
-    ow: usize,
-    kw: usize,
-    sw: usize,
-    dw: usize,
-) -> usize {
-    c * ring_rows(kh, dh, sh, ow) * sw * phase_len(ow, kw, sw, dw) + ALIGN_SLACK
-}
-
-/// Whether the direct kernel takes a convolution of `groups` groups with output rows of
-/// `ow` positions: one group, and at least one full register of positions a row, or
-/// exactly half of one (two rows a register); other narrow rows would leave lanes idle
-/// (im2col packs them across rows).
-pub const fn applies(groups: usize, ow: usize) -> bool {
-    groups == 1 && (ow >= 16 || ow == 8)
-}
+pub use tinyonnx_layout::direct::{applies, phase_len, ring_len, ring_rows, tile_rows};
 
 #[cfg(target_arch = "x86_64")]
 /// Padded row `dst` (`SW` phases of `lp` values) from input row `xrow` (`W` values):
@@ -557,7 +509,7 @@ mod tests {
         let mut want = [0.0f32; 2 * 14 * 40 * 40];
         let mut got = [f32::NAN; 2 * 14 * 40 * 40];
         let mut ring = [f32::NAN; 4096];
-        assert!(ring_len(C, KH, DH, SH, OW, KW, SW, DW) <= ring.len());
+        assert!(ring_len((C, 1), (KH, DH, SH), (OW, KW, SW, DW)) <= ring.len());
         conv2d::<N, C, H, W, M, 1, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, RELU>(
             &x,
             &w,

@@ -24,9 +24,7 @@ pub mod softmax;
 pub mod unary;
 pub mod winograd;
 
-/// Values of slack a kernel's scratch carries so that its packed panels can start at a
-/// 64-byte boundary ([`cache_aligned`]).
-pub const ALIGN_SLACK: usize = 15;
+pub use tinyonnx_layout::ALIGN_SLACK;
 
 /// `scratch` from its first 64-byte boundary (at most [`ALIGN_SLACK`] values in): the
 /// arena is only 16-byte aligned and the planner places buffers at any multiple of 4

@@ -6,8 +6,7 @@
 //! per row block. Used by `Gemm` and `MatMul` with a constant `B`, by `Conv` (after
 //! im2col into planned scratch) and by the `LSTM` gate products.
 
-/// Columns of one packed panel.
-pub const NR: usize = 8;
+pub use tinyonnx_layout::{NR, packed_len};
 
 /// Rows of `A` and panels of `B` one host tile multiplies at once: enough independent
 /// accumulator chains to hide the add latency without running out of vector
@@ -20,11 +19,6 @@ const MR: usize = 4;
 const QR: usize = 2;
 #[cfg(not(target_feature = "avx"))]
 const QR: usize = 1;
-
-/// Number of `f32` values of a packed `[K, N]` matrix.
-pub const fn packed_len(k: usize, n: usize) -> usize {
-    n.div_ceil(NR) * k * NR
-}
 
 /// [`packed_len`], or `None` where it overflows.
 const fn packed_len_checked(k: usize, n: usize) -> Option<usize> {

@@ -14,54 +14,10 @@
 //! `G = [[1, 0, 0], [1/2, 1/2, 1/2], [1/2, -1/2, 1/2], [0, 0, 1]]`,
 //! `At = [[1, 1, 1, 0], [0, 1, -1, -1]]`.
 
-use super::packed::{NR, gemm_packed, packed_len};
+use super::packed::{NR, gemm_packed};
 
-/// Skew added to the stride between the 16 transformed blocks and the 16 product
-/// blocks: at whole pages apart, the 16 streams would share one set of the L1 cache.
-const SKEW: usize = 16;
-
-/// Values before and after the padded input band: a panel's window rows start up to
-/// `2 NR` columns before its first tile's row and read `2 NR + 4` values.
-const SLACK: usize = 2 * NR + 4;
-
-/// The layout of [`conv3x3_winograd`]'s scratch for a `[C, H, W]` input with `th x tw`
-/// tiles, `M` output channels, blocks of `tb` tiles and passes of `r` element rows:
-/// (transformed block stride, product block stride, product row stride, band rows, band
-/// columns, total values). A pass holds `4 r` transformed blocks and `4 r` product
-/// blocks. The band holds the zero-padded input rows under one block's tiles
-/// (`2 tw + 2` columns, at most `2 (ceil(tb / tw) + 1) + 2` rows), per channel.
-const fn layout(
-    (c, m, oh, ow): (usize, usize, usize, usize),
-    tb: usize,
-    r: usize,
-) -> (usize, usize, usize, usize, usize, usize) {
-    let vs = packed_len(c, tb) + SKEW;
-    let ors = tb.div_ceil(NR) * NR;
-    let os = m * ors + SKEW;
-    let (th, tw) = (oh.div_ceil(2), ow.div_ceil(2));
-    let band = 2 * (tb.div_ceil(tw) + 1) + 2;
-    let (hp, wp) = (
-        if band < 2 * th + 2 { band } else { 2 * th + 2 },
-        2 * tw + 2,
-    );
-    (
-        vs,
-        os,
-        ors,
-        hp,
-        wp,
-        4 * r * (vs + os) + c * hp * wp + 2 * SLACK + super::ALIGN_SLACK,
-    )
-}
-
-/// Scratch values [`conv3x3_winograd`] needs for a `[C, H, W]` input with `OH x OW`
-/// outputs per channel, `M` output channels, blocks of `tb` tiles and passes of `r`
-/// (1, 2 or 4) rows of the 4x4 elements: `4 r` transformed input blocks (`[C, tb]` in
-/// panels), `4 r` product blocks (`[M, tb]`, rows padded to whole panels) and the
-/// zero-padded input rows of a block.
-pub const fn scratch_len(c: usize, m: usize, oh: usize, ow: usize, tb: usize, r: usize) -> usize {
-    layout((c, m, oh, ow), tb, r).5
-}
+pub use tinyonnx_layout::winograd::scratch_len;
+use tinyonnx_layout::winograd::{SLACK, layout};
 
 /// Whether passes of fewer than four element rows beat the im2col kernel
 /// (`conv::conv2d_packed`, the direct kernel where it applies) on this CPU: not with
@@ -126,7 +82,8 @@ pub fn conv3x3_winograd<
     };
     let tiles_w = OW.div_ceil(2);
     let tiles = OH.div_ceil(2) * tiles_w;
-    let (vs, os, ors, hp, wp, len) = layout((C, M, OH, OW), TB, R);
+    let l = layout((C, M, OH, OW), TB, R);
+    let (vs, os, ors, hp, wp, len) = (l.vs, l.os, l.ors, l.band_rows, l.band_cols, l.len);
     let x = &x[..N * C * H * W];
     let u = &u[..16 * M * C];
     let y = &mut y[..N * M * OH * OW];

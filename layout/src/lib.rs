@@ -1,0 +1,186 @@
+//! Every memory-layout fact that the compiler (`tinyonnx-core`, when it plans scratch
+//! and packs weights) and the kernels (`tinyonnx`, when they carve that scratch) both
+//! rely on, each written once as a `const fn`. A formula that differed between the two
+//! would be an out-of-bounds panic on a device; here there is only one.
+//!
+//! Sizes are counted in `f32` values unless a name says bytes.
+
+#![no_std]
+#![deny(missing_docs)]
+
+/// Columns of one packed panel of a matrix product's right-hand side: `B[K, N]` is
+/// stored as `ceil(N / NR)` panels of `[K][NR]`, the last one padded with zeros.
+pub const NR: usize = 8;
+
+/// Values of slack a kernel's scratch carries so that its packed panels can start at a
+/// 64-byte boundary: the arena is 16-byte aligned and buffers start at any multiple of
+/// 4 bytes, so at most 15 values are skipped.
+pub const ALIGN_SLACK: usize = 15;
+
+/// Values of a packed `[k, n]` operand: `n` rounded up to whole panels of [`NR`].
+pub const fn packed_len(k: usize, n: usize) -> usize {
+    n.div_ceil(NR) * NR * k
+}
+
+/// Scratch values of one im2col tile of `positions` output positions with patches of
+/// `k` values: the packed patches and the alignment slack.
+pub const fn patch_len(k: usize, positions: usize) -> usize {
+    packed_len(k, positions) + ALIGN_SLACK
+}
+
+/// The direct convolution x86-64 CPUs with AVX-512 run instead of im2col: the zero-padded
+/// input rows under the output rows of one tile, per channel, each row split into its
+/// `SW` phases (phase `r` holds padded columns `r, r + SW, ..`), in a ring in scratch.
+pub mod direct {
+    use super::ALIGN_SLACK;
+
+    /// Whether the direct kernel takes a convolution of `groups` groups with output rows
+    /// of `ow` positions: one group, and at least one full 16-lane register of positions
+    /// a row, or exactly half of one (two rows a register).
+    pub const fn applies(groups: usize, ow: usize) -> bool {
+        groups == 1 && (ow >= 16 || ow == 8)
+    }
+
+    /// Values of one phase of a padded input row: the output positions plus the reach
+    /// of the kernel's columns in that phase.
+    pub const fn phase_len(ow: usize, kw: usize, sw: usize, dw: usize) -> usize {
+        ow + (kw - 1) * dw / sw
+    }
+
+    /// Output rows a tile covers: four rows of 8 positions (two a register), two where a
+    /// row fills at most one register, else one.
+    pub const fn tile_rows(ow: usize) -> usize {
+        if ow == 8 {
+            4
+        } else if ow <= 16 {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Padded input rows per channel in the ring: those under one tile's output rows.
+    pub const fn ring_rows(kh: usize, dh: usize, sh: usize, ow: usize) -> usize {
+        (kh - 1) * dh + 1 + (tile_rows(ow) - 1) * sh
+    }
+
+    /// Scratch values of the ring for `c` channels and the kernel geometry
+    /// `(kh, dh, sh)` by rows and `(ow, kw, sw, dw)` by columns, with the slack for
+    /// starting it at a 64-byte boundary; 0 where the kernel does not apply.
+    pub const fn ring_len(
+        (c, groups): (usize, usize),
+        (kh, dh, sh): (usize, usize, usize),
+        (ow, kw, sw, dw): (usize, usize, usize, usize),
+    ) -> usize {
+        if !applies(groups, ow) {
+            return 0;
+        }
+        c * ring_rows(kh, dh, sh, ow) * sw * phase_len(ow, kw, sw, dw) + ALIGN_SLACK
+    }
+}
+
+/// Winograd F(2x2, 3x3): per block of `tb` tiles (2x2 outputs) and pass of `r` rows of
+/// the 4x4 elements, `4 r` transformed input blocks `[C, tb]` (packed), `4 r` product
+/// blocks `[M, tb]` (rows padded to whole panels), and per channel the zero-padded
+/// input rows under one block.
+pub mod winograd {
+    use super::{ALIGN_SLACK, NR, packed_len};
+
+    /// Values added to the stride between the 16 transformed blocks and between the 16
+    /// product blocks: at whole pages apart, the 16 streams would share one set of the
+    /// L1 cache.
+    pub const SKEW: usize = 16;
+
+    /// Values before and after the padded input band: a panel's window rows start up to
+    /// `2 NR` columns before its first tile's row and read `2 NR + 4` values.
+    pub const SLACK: usize = 2 * NR + 4;
+
+    /// Where each part of the scratch lies (in values, after the alignment slack).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Layout {
+        /// Stride between transformed input blocks.
+        pub vs: usize,
+        /// Stride between product blocks.
+        pub os: usize,
+        /// Row stride inside a product block (`tb` rounded up to whole panels).
+        pub ors: usize,
+        /// Rows of the padded input band, per channel.
+        pub band_rows: usize,
+        /// Columns of the padded input band.
+        pub band_cols: usize,
+        /// Values of the whole scratch, the alignment slack included.
+        pub len: usize,
+    }
+
+    /// The layout for `c` input and `m` output channels, `oh x ow` outputs per channel,
+    /// blocks of `tb` tiles and passes of `r` element rows (1, 2 or 4).
+    pub const fn layout(
+        (c, m, oh, ow): (usize, usize, usize, usize),
+        tb: usize,
+        r: usize,
+    ) -> Layout {
+        let vs = packed_len(c, tb) + SKEW;
+        let ors = tb.div_ceil(NR) * NR;
+        let os = m * ors + SKEW;
+        let (th, tw) = (oh.div_ceil(2), ow.div_ceil(2));
+        let band = 2 * (tb.div_ceil(tw) + 1) + 2;
+        let band_rows = if band < 2 * th + 2 { band } else { 2 * th + 2 };
+        let band_cols = 2 * tw + 2;
+        Layout {
+            vs,
+            os,
+            ors,
+            band_rows,
+            band_cols,
+            len: 4 * r * (vs + os) + c * band_rows * band_cols + 2 * SLACK + ALIGN_SLACK,
+        }
+    }
+
+    /// Scratch values of the whole layout.
+    pub const fn scratch_len(
+        c: usize,
+        m: usize,
+        oh: usize,
+        ow: usize,
+        tb: usize,
+        r: usize,
+    ) -> usize {
+        layout((c, m, oh, ow), tb, r).len
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_lengths_round_up_to_whole_panels() {
+        assert_eq!(packed_len(3, 1), 24);
+        assert_eq!(packed_len(3, 8), 24);
+        assert_eq!(packed_len(3, 9), 48);
+        assert_eq!(patch_len(2, 5), 16 + ALIGN_SLACK);
+    }
+
+    #[test]
+    fn the_ring_is_empty_where_the_direct_kernel_does_not_apply() {
+        assert_eq!(direct::ring_len((8, 2), (3, 1, 1), (32, 3, 1, 1)), 0);
+        assert_eq!(direct::ring_len((8, 1), (3, 1, 1), (12, 3, 1, 1)), 0);
+        // 8 channels, 3 rows under one output row, one phase of 32 + 2 values.
+        assert_eq!(
+            direct::ring_len((8, 1), (3, 1, 1), (32, 3, 1, 1)),
+            8 * 3 * 34 + ALIGN_SLACK
+        );
+        // Rows of 8 positions: four output rows a tile, stride 2 by rows and columns.
+        assert_eq!(direct::ring_rows(3, 1, 2, 8), 3 + 3 * 2);
+        assert_eq!(direct::phase_len(8, 3, 2, 1), 9);
+    }
+
+    #[test]
+    fn the_winograd_band_never_exceeds_the_padded_image() {
+        let l = winograd::layout((8, 16, 4, 4), 16, 4);
+        assert_eq!(l.band_rows, 2 * 2 + 2);
+        assert_eq!(l.band_cols, 2 * 2 + 2);
+        assert_eq!(l.vs, packed_len(8, 16) + winograd::SKEW);
+        assert_eq!(l.ors, 16);
+    }
+}
