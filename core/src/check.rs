@@ -1095,7 +1095,6 @@ impl<'m> Checker<'m> {
             outputs: outputs.clone(),
             attrs,
             control: None,
-            winograd: 0,
         });
         Some(outputs)
     }

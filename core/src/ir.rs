@@ -4,10 +4,9 @@
 use std::collections::BTreeMap;
 
 use crate::ops::{Attrs, OpSchema};
-use crate::types::{DType, TensorType};
+use crate::types::TensorType;
 
-/// Index of a tensor in [`Graph::tensors`].
-pub type TensorId = usize;
+pub use crate::data::{Data, TensorId};
 
 /// A checked model.
 #[derive(Debug, Clone)]
@@ -66,77 +65,6 @@ pub enum TensorKind {
     Weight,
     /// Computed by a node.
     Value,
-}
-
-/// Row-major tensor values known at compile time.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Data {
-    F32(Vec<f32>),
-    I64(Vec<i64>),
-    /// f64, i32, i8, u8 or bool values, each exact as an f64 (bool as 0 or 1).
-    Typed {
-        dtype: DType,
-        values: Vec<f64>,
-    },
-}
-
-impl Data {
-    /// Number of values.
-    pub fn len(&self) -> usize {
-        match self {
-            Data::F32(v) => v.len(),
-            Data::I64(v) => v.len(),
-            Data::Typed { values, .. } => values.len(),
-        }
-    }
-
-    /// Whether there are no values.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Little-endian bytes, as in ONNX `raw_data`.
-    pub fn le_bytes(&self) -> Vec<u8> {
-        match self {
-            Data::F32(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            Data::I64(v) => v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            Data::Typed { dtype, values } => values
-                .iter()
-                .flat_map(|&x| match dtype {
-                    DType::F64 => x.to_le_bytes().to_vec(),
-                    DType::I32 => (x as i32).to_le_bytes().to_vec(),
-                    DType::I8 => (x as i8).to_le_bytes().to_vec(),
-                    DType::U8 | DType::Bool => vec![x as u8],
-                    DType::F32 | DType::I64 => unreachable!("bug: {dtype} data is not Typed"),
-                })
-                .collect(),
-        }
-    }
-
-    /// The values as i64, if they are integers.
-    pub fn as_i64(&self) -> Option<&[i64]> {
-        match self {
-            Data::I64(v) => Some(v),
-            Data::F32(_) | Data::Typed { .. } => None,
-        }
-    }
-
-    /// The values as f32, if they are floats.
-    pub fn as_f32(&self) -> Option<&[f32]> {
-        match self {
-            Data::F32(v) => Some(v),
-            Data::I64(_) | Data::Typed { .. } => None,
-        }
-    }
-
-    /// The element type of the values.
-    pub fn dtype(&self) -> DType {
-        match self {
-            Data::F32(_) => DType::F32,
-            Data::I64(_) => DType::I64,
-            Data::Typed { dtype, .. } => *dtype,
-        }
-    }
 }
 
 /// What the ONNX names a custom operator's node.
@@ -216,10 +144,6 @@ pub struct Node {
     pub attrs: Attrs,
     /// The subgraphs of a control-flow node (`If`, `Loop`, `Scan`).
     pub control: Option<Box<Control>>,
-    /// Whether the kernel may take a faster path with more scratch (a `Conv` as
-    /// Winograd, in passes of this many rows of its 4x4 elements: 4, or 1 for a quarter
-    /// of the scratch; 0 for no), set by the planner from [`Graph::winograd`].
-    pub winograd: u8,
 }
 
 impl Node {

@@ -1,17 +1,19 @@
 //! The compiler behind `tinyonnx::onnx_model!`.
 //!
-//! `syntax` parses the invocation into a tree that keeps every span; `check` resolves
-//! names, arity, attributes, dtypes and shapes and builds the span-free `ir::Graph`,
-//! reporting every error at once; `plan` lays the intermediate tensors out in one arena;
-//! `emit_onnx` serializes the ONNX model and `emit_rust` writes the forward pass. Nothing
-//! after `check` fails on user input.
+//! Stages, each reading only the ones below it: `syntax` parses the invocation into a
+//! tree that keeps every span; `check` (with `layers`) resolves names, arity,
+//! attributes, dtypes and shapes and builds the span-free `ir::Graph`, reporting every
+//! error at once; `plan` decides how the forward pass runs (order, kernels, arena,
+//! fusions, control-flow bodies) as one record; `emit_onnx` serializes the ONNX model
+//! and `emit_rust` writes the forward pass from the record. `driver` runs them in
+//! order. Nothing after `check` fails on user input.
 
 pub mod check;
 pub mod compose;
-pub mod control;
+pub mod data;
+pub mod driver;
 pub mod emit_onnx;
 pub mod emit_rust;
-pub mod fuse;
 pub mod fuzz;
 pub mod init;
 pub mod ir;
@@ -23,291 +25,7 @@ pub mod syntax;
 pub mod types;
 pub mod weights;
 
-use proc_macro2::{Ident, TokenStream};
-use quote::quote;
-
-/// Everything the compiler produces for one model, for the macro and for tools.
-#[derive(Debug)]
-pub struct Compiled {
-    pub model: syntax::ModelDef,
-    pub graph: ir::Graph,
-    pub plan: plan::Plan,
-    pub schedule: fuse::Schedule,
-    pub onnx: Vec<u8>,
-    /// Warnings for the user (unused inputs and weights), with their spans.
-    pub warnings: Vec<check::Warning>,
-    /// Weight files read, so that the build reruns when one changes.
-    pub files: Vec<std::path::PathBuf>,
-}
-
-/// Why a model did not compile: every error, and the model when it parsed.
-#[derive(Debug)]
-pub struct Failure {
-    pub model: Option<syntax::ModelDef>,
-    pub errors: Vec<syn::Error>,
-}
-
-/// Parses and checks a model; on failure returns every error found.
-pub fn compile(tokens: TokenStream) -> Result<Compiled, Box<Failure>> {
-    compile_timed(tokens).map(|(c, _)| c)
-}
-
-/// Plans the declared node order and a memory-aware one ([`plan::greedy_order`]) and
-/// keeps the order with the smaller arena (the declared one on a tie), reordering
-/// `graph.nodes` to it; then chooses the Winograd convolutions (`graph.winograd`).
-fn schedule_and_plan(graph: &mut ir::Graph) -> plan::Plan {
-    let plan_of = |g: &ir::Graph| {
-        let scratch: Vec<usize> = (0..g.nodes.len())
-            .map(|i| ops::scratch_elems(g, i))
-            .collect();
-        plan::plan(g, &scratch)
-    };
-    if graph.winograd == ir::Winograd::Always {
-        for node in &mut graph.nodes {
-            node.winograd = 4;
-        }
-    }
-    let mut plan = order_and_plan(graph, &plan_of);
-    if graph.winograd != ir::Winograd::Auto {
-        return plan;
-    }
-    // Winograd convolutions where their scratch fits in the arena as planned: one node
-    // at a time, all sixteen elements a pass or else a row of four (a quarter of the
-    // scratch), kept when the arena does not grow.
-    for i in 0..graph.nodes.len() {
-        let before = ops::scratch_elems(graph, i);
-        for rows in [4, 1] {
-            graph.nodes[i].winograd = rows;
-            if ops::scratch_elems(graph, i) == before {
-                graph.nodes[i].winograd = 0;
-                break;
-            }
-            let trial = plan_of(graph);
-            if trial.arena_bytes <= plan.arena_bytes {
-                plan = trial;
-                break;
-            }
-            graph.nodes[i].winograd = 0;
-        }
-    }
-    plan
-}
-
-/// The declared order or the memory-aware one, whichever plans the smaller arena.
-fn order_and_plan(graph: &mut ir::Graph, plan_of: &dyn Fn(&ir::Graph) -> plan::Plan) -> plan::Plan {
-    let declared = plan_of(graph);
-    let order = plan::greedy_order(graph);
-    if order.iter().enumerate().all(|(i, &k)| i == k) {
-        return declared;
-    }
-    let permute = |g: &mut ir::Graph, order: &[usize]| {
-        let mut slots: Vec<Option<ir::Node>> =
-            std::mem::take(&mut g.nodes).into_iter().map(Some).collect();
-        g.nodes = order
-            .iter()
-            .map(|&k| slots[k].take().expect("an order is a permutation"))
-            .collect();
-    };
-    permute(graph, &order);
-    let greedy = plan_of(graph);
-    if greedy.arena_bytes < declared.arena_bytes {
-        return greedy;
-    }
-    let mut inverse = vec![0; order.len()];
-    for (i, &k) in order.iter().enumerate() {
-        inverse[k] = i;
-    }
-    permute(graph, &inverse);
-    declared
-}
-
-/// Wall-clock time of each compiler phase, for reports.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Timings {
-    pub parse: std::time::Duration,
-    /// Name resolution, inference, initializers and weight files.
-    pub check: std::time::Duration,
-    pub plan: std::time::Duration,
-    pub fuse: std::time::Duration,
-    pub emit_onnx: std::time::Duration,
-}
-
-/// [`compile`], timing each phase.
-pub fn compile_timed(tokens: TokenStream) -> Result<(Compiled, Timings), Box<Failure>> {
-    let mut t = Timings::default();
-    let mut clock = std::time::Instant::now();
-    let mut lap = |slot: &mut std::time::Duration| {
-        *slot = clock.elapsed();
-        clock = std::time::Instant::now();
-    };
-    let parsed = syntax::parse_model(tokens);
-    lap(&mut t.parse);
-    let model = parsed.map_err(|errors| {
-        Box::new(Failure {
-            model: None,
-            errors,
-        })
-    })?;
-    let checked = check::check(&model);
-    lap(&mut t.check);
-    match checked {
-        Ok((graph, warnings, files)) => {
-            let mut c = finish(model, graph, warnings, files);
-            c.1.parse = t.parse;
-            c.1.check = t.check;
-            Ok(c)
-        }
-        Err(errors) => Err(Box::new(Failure {
-            model: Some(model),
-            errors,
-        })),
-    }
-}
-
-/// The phases after checking: the ONNX, the schedule and plan, the fusions.
-fn finish(
-    model: syntax::ModelDef,
-    mut graph: ir::Graph,
-    warnings: Vec<check::Warning>,
-    files: Vec<std::path::PathBuf>,
-) -> (Compiled, Timings) {
-    let mut t = Timings::default();
-    let mut clock = std::time::Instant::now();
-    let mut lap = |slot: &mut std::time::Duration| {
-        *slot = clock.elapsed();
-        clock = std::time::Instant::now();
-    };
-    // The ONNX keeps the declared node order; the forward pass may run another.
-    let onnx = emit_onnx::onnx_bytes(&graph);
-    lap(&mut t.emit_onnx);
-    let plan = schedule_and_plan(&mut graph);
-    lap(&mut t.plan);
-    let schedule = fuse::fuse(&graph, &plan);
-    lap(&mut t.fuse);
-    (
-        Compiled {
-            model,
-            graph,
-            plan,
-            schedule,
-            onnx,
-            warnings,
-            files,
-        },
-        t,
-    )
-}
-
-/// Compiles a composition whose two sources are present (see [`compose`]).
-fn compile_compose(def: syntax::ComposeDef) -> Result<Compiled, Vec<syn::Error>> {
-    let mut parts = Vec::new();
-    for m in [&def.first, &def.second] {
-        let (_, tokens) = def
-            .sources
-            .iter()
-            .find(|(s, _)| s == m)
-            .expect("fetched before compiling");
-        let model = syntax::parse_model(tokens.clone())?;
-        let (graph, warnings, files) = check::check(&model)?;
-        parts.push((model, graph, warnings, files));
-    }
-    let (mb, gb, wb, fb) = parts.pop().expect("two parts");
-    let (ma, ga, mut wa, mut fa) = parts.pop().expect("two parts");
-    let graph = compose::merge(&def, ga, gb)?;
-    wa.extend(wb);
-    fa.extend(fb);
-    // The custom operator declarations of both, for their kernels.
-    let items = ma
-        .items
-        .into_iter()
-        .chain(mb.items)
-        .filter(|i| matches!(i, syntax::Item::Custom(_)))
-        .collect();
-    let model = syntax::ModelDef {
-        doc: def.doc.clone(),
-        vis: def.vis.clone(),
-        name: def.name.clone(),
-        items,
-        close: def.call,
-    };
-    Ok(finish(model, graph, wa, fa).0)
-}
-
-/// A compiler warning at `span` on stable Rust: the use of a `#[deprecated]` constant
-/// whose note is the message (the technique of the proc-macro-warning crate).
-fn warning(span: proc_macro2::Span, msg: &str) -> TokenStream {
-    let name = Ident::new("tinyonnx_warning", span);
-    quote! {
-        const _: () = {
-            #[deprecated(note = #msg)]
-            #[allow(non_upper_case_globals)]
-            const tinyonnx_warning: () = ();
-            #name
-        };
-    }
-}
-
-/// The expansion of `onnx_model! { ... }`.
-pub fn expand(tokens: TokenStream) -> TokenStream {
-    let compiled = match syntax::parse_compose(tokens.clone()) {
-        None => compile(tokens.clone()),
-        Some(Err(e)) => return e.to_compile_error(),
-        Some(Ok(def)) => {
-            if let Some(next) = compose::fetch_next(&def, tokens.clone()) {
-                return next;
-            }
-            compile_compose(def).map_err(|errors| {
-                Box::new(Failure {
-                    model: None,
-                    errors,
-                })
-            })
-        }
-    };
-    match compiled {
-        Ok(c) => {
-            let code = emit_rust::emit(&c);
-            let source = compose::source_macro(&c.model, &tokens);
-            let warnings = c.warnings.iter().map(|(span, msg)| warning(*span, msg));
-            // Reading a file with include_bytes! makes cargo rebuild when it changes; the
-            // unused constant adds nothing to the binary.
-            let files = c.files.iter().map(|p| {
-                let p = p.display().to_string();
-                quote!(
-                    const _: &[u8] = include_bytes!(#p);
-                )
-            });
-            quote!(#code #source #(#warnings)* #(#files)*)
-        }
-        Err(failure) => {
-            let Failure { model, errors } = *failure;
-            let errors = errors.iter().map(syn::Error::to_compile_error);
-            // A stub type with the model's constants keeps most uses of the model from
-            // adding errors of their own.
-            let stub = model.map(|m| {
-                let vis = &m.vis;
-                let name = Ident::new(&m.name.to_string(), m.name.span());
-                quote! {
-                    #vis struct #name;
-                    #[allow(dead_code)]
-                    impl #name {
-                        pub const ONNX: &'static [u8] = &[];
-                        pub const ARENA_BYTES: usize = 0;
-                        pub const ARENA_LOWER_BOUND_BYTES: usize = 0;
-                        pub const PARAMS: usize = 0;
-                        pub const WEIGHTS_BYTES: usize = 0;
-                        pub const NODES: usize = 0;
-                        pub const MACS: u64 = 0;
-                        pub const fn arena() -> ::tinyonnx::Arena<0> {
-                            ::tinyonnx::Arena::new()
-                        }
-                    }
-                }
-            });
-            quote!(#(#errors)* #stub)
-        }
-    }
-}
+pub use driver::{Compiled, Failure, Timings, compile, compile_timed, expand};
 
 #[cfg(test)]
 mod tests {
@@ -361,23 +79,24 @@ mod tests {
         assert_eq!(body.input.len(), 3);
         assert_eq!(body.output.len(), 3);
         // The node lists w and h0 after its ONNX inputs, so both live until it runs.
-        let k = c
+        let p = &c.planned;
+        let k = p
             .graph
             .nodes
             .iter()
             .position(|n| n.control.is_some())
             .unwrap();
-        let node = &c.graph.nodes[k];
+        let node = &p.graph.nodes[k];
         assert_eq!(node.inputs.len(), 4);
         // The body's tensors lie inside the node's region, which is 8-byte aligned.
-        let base = c.plan.scratch[k].unwrap();
+        let base = p.steps[k].scratch.unwrap();
         assert_eq!(base % 8, 0);
-        let (bg, bp, _) = crate::control::placed_body(&c.graph, &c.plan, k, 0);
-        let region = crate::ops::scratch_elems(&c.graph, k) * 4;
-        for n in &bg.nodes {
+        let body = &p.steps[k].bodies[0];
+        let region = p.steps[k].scratch_elems * 4;
+        for n in &body.graph.nodes {
             for &t in &n.outputs {
-                let off = bp.offsets[&t];
-                assert!(off >= base && off + bg.device_numel(t) * 4 <= base + region);
+                let off = body.offsets[&t];
+                assert!(off >= base && off + body.graph.device_numel(t) * 4 <= base + region);
             }
         }
     }
@@ -386,18 +105,18 @@ mod tests {
     fn a_plain_chain_needs_exactly_its_lower_bound() {
         let c = super::compile(mlp()).unwrap();
         // h (8 floats) and the second linear's output (4 floats) are alive together.
-        assert_eq!(c.plan.lower_bound_bytes, (8 + 4) * 4);
-        assert_eq!(c.plan.arena_bytes, c.plan.lower_bound_bytes);
+        assert_eq!(c.planned.lower_bound_bytes, (8 + 4) * 4);
+        assert_eq!(c.planned.arena_bytes, c.planned.lower_bound_bytes);
         // Relu runs in place over the first Gemm's output.
-        assert!(c.plan.inplace[1]);
+        assert!(c.planned.steps[1].inplace);
     }
 
     /// Which nodes the planner let run as Winograd.
     fn winograd_nodes(c: &super::Compiled) -> Vec<&str> {
-        let nodes = c.graph.nodes.iter();
-        nodes
-            .filter(|n| n.winograd > 0)
-            .map(|n| n.op.op_type)
+        let p = &c.planned;
+        (p.graph.nodes.iter().zip(&p.steps))
+            .filter(|(_, s)| s.winograd > 0)
+            .map(|(n, _)| n.op.op_type)
             .collect()
     }
 
@@ -433,7 +152,7 @@ mod tests {
         let (auto, never) = (pooled(quote!()), pooled(quote!(winograd = never;)));
         assert_eq!(winograd_nodes(&auto), ["Conv"]);
         assert!(winograd_nodes(&never).is_empty());
-        assert_eq!(auto.plan.arena_bytes, never.plan.arena_bytes);
+        assert_eq!(auto.planned.arena_bytes, never.planned.arena_bytes);
         // A lone 3x3 convolution: its Winograd scratch would grow the arena.
         let lone = |setting: proc_macro2::TokenStream| {
             super::compile(quote! {
@@ -450,19 +169,24 @@ mod tests {
         assert!(winograd_nodes(&auto).is_empty());
         let always = lone(quote!(winograd = always;));
         assert_eq!(winograd_nodes(&always), ["Conv"]);
-        assert!(always.plan.arena_bytes > auto.plan.arena_bytes);
+        assert!(always.planned.arena_bytes > auto.planned.arena_bytes);
         assert!(winograd_nodes(&lone(quote!(winograd = never;))).is_empty());
         // Pooled by two only: all sixteen elements a pass would grow the arena, passes of
         // one element row (a quarter of the scratch) fit.
         let halved = |setting| pooled_convs(setting, 4, 16, 2);
-        let rows =
-            |c: &super::Compiled| c.graph.nodes.iter().map(|n| n.winograd).collect::<Vec<_>>();
+        let rows = |c: &super::Compiled| {
+            c.planned
+                .steps
+                .iter()
+                .map(|s| s.winograd)
+                .collect::<Vec<_>>()
+        };
         let (auto, never) = (halved(quote!()), halved(quote!(winograd = never;)));
         assert_eq!(rows(&auto), [0, 0, 1]);
-        assert_eq!(auto.plan.arena_bytes, never.plan.arena_bytes);
+        assert_eq!(auto.planned.arena_bytes, never.planned.arena_bytes);
         let always = halved(quote!(winograd = always;));
         assert_eq!(rows(&always)[2], 4);
-        assert!(always.plan.arena_bytes > auto.plan.arena_bytes);
+        assert!(always.planned.arena_bytes > auto.planned.arena_bytes);
     }
 
     #[test]
@@ -525,7 +249,7 @@ mod tests {
         assert_eq!(calls, ["unit", "unit", "unit_2", "Relu"]);
         assert!(g.node[0].domain() == "tinyonnx.local");
         // The forward pass inlines: 7 nodes (2 per call and the Relu).
-        assert_eq!(c.graph.nodes.len(), 7);
+        assert_eq!(c.planned.graph.nodes.len(), 7);
         // Tensors inside the calls are not named by the main graph.
         assert!(g.value_info.iter().all(|v| !v.name().contains("LeakyRelu")));
     }
@@ -599,18 +323,24 @@ mod tests {
     fn block_instances_get_readable_unique_names() {
         let c = super::compile(conv_block_model()).unwrap();
         let weights: Vec<&str> = c
+            .planned
             .graph
             .weights
             .iter()
-            .map(|&w| c.graph.tensors[w].name.as_str())
+            .map(|&w| c.planned.graph.tensors[w].name.as_str())
             .collect();
         assert!(weights.contains(&"stage1.conv.weight"), "{weights:?}");
         assert!(weights.contains(&"stage2.bn.var"), "{weights:?}");
-        let names: std::collections::HashSet<&str> =
-            c.graph.tensors.iter().map(|t| t.name.as_str()).collect();
+        let names: std::collections::HashSet<&str> = c
+            .planned
+            .graph
+            .tensors
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect();
         assert_eq!(
             names.len(),
-            c.graph.tensors.len(),
+            c.planned.graph.tensors.len(),
             "tensor names are unique"
         );
     }
@@ -618,7 +348,8 @@ mod tests {
     #[test]
     fn batch_norm_and_relu_fuse_into_the_convolution() {
         let c = super::compile(conv_block_model()).unwrap();
-        let ops: Vec<&str> = c.graph.nodes.iter().map(|n| n.op.op_type).collect();
+        let p = &c.planned;
+        let ops: Vec<&str> = p.graph.nodes.iter().map(|n| n.op.op_type).collect();
         assert_eq!(
             ops,
             [
@@ -633,14 +364,14 @@ mod tests {
         );
         // The ONNX keeps every node; the forward pass runs three kernels.
         let run: Vec<&str> = (0..ops.len())
-            .filter(|&i| !c.schedule.skip[i])
+            .filter(|&i| !p.steps[i].skip)
             .map(|i| ops[i])
             .collect();
         assert_eq!(run, ["Conv", "Conv", "GlobalAveragePool"]);
-        assert!(c.schedule.epilogue[0].relu && c.schedule.epilogue[3].relu);
+        assert!(p.steps[0].epilogue.relu && p.steps[3].epilogue.relu);
         // var = 2, scale = 1, mean = 0, B = 0: weights scale by 1/sqrt(2 + 1e-5).
-        let w = c.schedule.folded[0].as_ref().unwrap().0.as_f32().unwrap();
-        let orig = c.graph.tensors[c.graph.nodes[0].inputs[1].unwrap()]
+        let w = p.steps[0].folded.as_ref().unwrap().0.as_f32().unwrap();
+        let orig = p.graph.tensors[p.graph.nodes[0].inputs[1].unwrap()]
             .value
             .as_ref()
             .and_then(crate::ir::Data::as_f32)
@@ -661,23 +392,26 @@ mod tests {
             })
             .unwrap()
         };
+        let skips =
+            |c: &super::Compiled| c.planned.steps.iter().map(|s| s.skip).collect::<Vec<_>>();
         let c = compiled(quote!(f32));
-        assert_eq!(c.schedule.skip, [false, false, true, false]);
-        assert!(c.schedule.epilogue[1].relu);
+        assert_eq!(skips(&c), [false, false, true, false]);
+        assert!(c.planned.steps[1].epilogue.relu);
         // Relu of an f64 sum keeps its own kernel.
         let c = compiled(quote!(f64));
-        assert_eq!(c.schedule.skip, [false, false, false, false]);
+        assert_eq!(skips(&c), [false, false, false, false]);
     }
 
     /// The offsets of the named tensors' buffers.
     fn offset(c: &super::Compiled, name: &str) -> usize {
         let id = c
+            .planned
             .graph
             .tensors
             .iter()
             .position(|t| t.name == name)
             .unwrap_or_else(|| panic!("no tensor {name}"));
-        c.plan.offsets[&id]
+        c.planned.offsets[&id]
     }
 
     #[test]
@@ -695,18 +429,18 @@ mod tests {
             }
         })
         .unwrap();
-        assert_eq!(c.plan.lower_bound_bytes, 128);
-        assert_eq!(c.plan.arena_bytes, 128);
+        assert_eq!(c.planned.lower_bound_bytes, 128);
+        assert_eq!(c.planned.arena_bytes, 128);
         assert_eq!(offset(&c, "v"), offset(&c, "a"));
         assert_eq!(offset(&c, "w"), offset(&c, "b"));
         assert_ne!(offset(&c, "a"), offset(&c, "b"));
-        let ops: Vec<&str> = c.graph.nodes.iter().map(|n| n.op.op_type).collect();
+        let ops: Vec<&str> = c.planned.graph.nodes.iter().map(|n| n.op.op_type).collect();
         for (i, op) in ops.iter().enumerate() {
-            assert_eq!(c.plan.inplace[i], *op == "Reshape", "{op}");
+            assert_eq!(c.planned.steps[i].inplace, *op == "Reshape", "{op}");
         }
         // The views emit no copy, and `run`, `run_f32` and `run_traced` write the output
         // in place.
-        let code = super::emit_rust::emit(&c).to_string();
+        let code = c.emit().to_string();
         assert_eq!(code.matches("copy_from_slice").count(), 0, "{code}");
     }
 
@@ -725,8 +459,8 @@ mod tests {
             }
         })
         .unwrap();
-        assert_eq!(c.plan.lower_bound_bytes, 128);
-        assert_eq!(c.plan.arena_bytes, 128);
+        assert_eq!(c.planned.lower_bound_bytes, 128);
+        assert_eq!(c.planned.arena_bytes, 128);
         assert_eq!(offset(&c, "t"), offset(&c, "b"));
         assert_eq!(offset(&c, "u"), offset(&c, "b"));
     }
@@ -751,13 +485,14 @@ mod tests {
             }
         })
         .unwrap();
-        assert_eq!(c.plan.arena_bytes, 2080);
-        assert_eq!(c.plan.lower_bound_bytes, 2080);
+        assert_eq!(c.planned.arena_bytes, 2080);
+        assert_eq!(c.planned.lower_bound_bytes, 2080);
         let names: Vec<String> = c
+            .planned
             .graph
             .nodes
             .iter()
-            .map(|n| c.graph.tensors[n.outputs[0]].name.clone())
+            .map(|n| c.planned.graph.tensors[n.outputs[0]].name.clone())
             .collect();
         assert_eq!(names, ["big", "s", "m1", "m2", "m3", "y"]);
     }

@@ -16,7 +16,6 @@ pub struct Cost {
     pub parse_ms: f64,
     pub check_ms: f64,
     pub plan_ms: f64,
-    pub fuse_ms: f64,
     pub emit_onnx_ms: f64,
     pub emit_rust_ms: f64,
     pub total_ms: f64,
@@ -71,19 +70,19 @@ pub fn run(root: &Path) -> Result<Vec<Cost>> {
                     )
                 })?;
                 let start = Instant::now();
-                let code = tinyonnx_core::emit_rust::emit(&compiled);
+                let code = compiled.emit();
                 let emit = start.elapsed();
                 std::hint::black_box(code);
                 runs.push((
-                    compiled.graph.name.clone(),
-                    compiled.graph.nodes.len(),
-                    compiled.graph.params(),
+                    compiled.planned.graph.name.clone(),
+                    compiled.planned.graph.nodes.len(),
+                    compiled.planned.graph.params(),
                     t,
                     emit,
                 ));
             }
             let total = |r: &(String, usize, usize, tinyonnx_core::Timings, Duration)| {
-                r.3.parse + r.3.check + r.3.plan + r.3.fuse + r.3.emit_onnx + r.4
+                r.3.parse + r.3.check + r.3.plan + r.3.emit_onnx + r.4
             };
             runs.sort_by_key(total);
             let (name, nodes, params, t, emit) = &runs[RUNS / 2];
@@ -94,28 +93,26 @@ pub fn run(root: &Path) -> Result<Vec<Cost>> {
                 parse_ms: ms(t.parse),
                 check_ms: ms(t.check),
                 plan_ms: ms(t.plan),
-                fuse_ms: ms(t.fuse),
                 emit_onnx_ms: ms(t.emit_onnx),
                 emit_rust_ms: ms(*emit),
-                total_ms: ms(t.parse + t.check + t.plan + t.fuse + t.emit_onnx + *emit),
+                total_ms: ms(t.parse + t.check + t.plan + t.emit_onnx + *emit),
             });
         }
     }
     costs.sort_by_key(|c| std::cmp::Reverse(c.params));
     println!(
-        "{:<18} {:>6} {:>9} {:>8} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
-        "model", "nodes", "params", "parse", "check", "plan", "fuse", "ONNX", "Rust", "total ms"
+        "{:<18} {:>6} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9}",
+        "model", "nodes", "params", "parse", "check", "plan", "ONNX", "Rust", "total ms"
     );
     for c in &costs {
         println!(
-            "{:<18} {:>6} {:>9} {:>8.2} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>9.2}",
+            "{:<18} {:>6} {:>9} {:>8.2} {:>8.2} {:>8.2} {:>9.2} {:>9.2} {:>9.2}",
             c.model,
             c.nodes,
             c.params,
             c.parse_ms,
             c.check_ms,
             c.plan_ms,
-            c.fuse_ms,
             c.emit_onnx_ms,
             c.emit_rust_ms,
             c.total_ms

@@ -577,7 +577,6 @@ impl<'m> Checker<'m> {
                 explicit,
                 bodies,
             })),
-            winograd: 0,
         });
         outs
     }

@@ -4,7 +4,7 @@
 use quote::quote;
 
 use super::*;
-use crate::ir::Data;
+use crate::data::Data;
 use crate::types::{Shape, TensorType};
 
 pub static CONSTANT: OpSchema = OpSchema {

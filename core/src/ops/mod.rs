@@ -6,7 +6,7 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use crate::ir::Data;
+use crate::data::Data;
 use crate::types::{DType, TensorType};
 
 mod arg;
@@ -195,36 +195,9 @@ pub struct ScratchCtx<'a> {
     pub attrs: &'a Attrs,
     /// Whether each input's values are known at compile time.
     pub consts: Vec<bool>,
-    /// The node may take its faster path with more scratch ([`crate::ir::Node::winograd`]).
+    /// The node may take its faster path with more scratch (the plan's choice, see
+    /// `plan::Step::winograd`).
     pub winograd: u8,
-}
-
-/// The f32 scratch elements node `i` of `graph` needs (0: none).
-pub fn scratch_elems(graph: &crate::ir::Graph, i: usize) -> usize {
-    let node = &graph.nodes[i];
-    if let Some(control) = &node.control {
-        return crate::control::scratch_bytes(graph, control).div_ceil(4);
-    }
-    let cx = ScratchCtx {
-        inputs: node
-            .inputs
-            .iter()
-            .map(|t| t.map(|id| graph.device_shape(id)))
-            .collect(),
-        outputs: node
-            .outputs
-            .iter()
-            .map(|&id| graph.device_shape(id))
-            .collect(),
-        attrs: &node.attrs,
-        consts: node
-            .inputs
-            .iter()
-            .map(|t| t.is_some_and(|id| graph.tensors[id].value.is_some()))
-            .collect(),
-        winograd: node.winograd,
-    };
-    (node.op.scratch)(&cx)
 }
 
 /// The schema fields most operators share; operators override what differs.
@@ -727,7 +700,7 @@ pub struct Epilogue {
     pub relu: bool,
     /// `y += bias` along the last axis, before the Relu (a following `Add` of a constant
     /// vector, which then emits nothing).
-    pub bias: Option<crate::ir::TensorId>,
+    pub bias: Option<crate::data::TensorId>,
 }
 
 impl LowerCtx<'_> {
@@ -876,8 +849,8 @@ pub fn normalize_axis(
     })
 }
 
-/// Columns of one packed panel; equal to `kernels::packed::NR` of the runtime.
-pub const PANEL: usize = 8;
+/// Columns of one packed panel, as the runtime's kernels read them.
+pub const PANEL: usize = tinyonnx_layout::NR;
 
 /// Packs `B[K, N]` (element `(k, j)` from `b`) into the panels `kernels::packed` reads:
 /// `ceil(N / PANEL)` panels of `[K][PANEL]`, the last one padded with zeros.
@@ -904,8 +877,56 @@ pub fn node_static(tag: &str, values: Vec<f32>) -> (TokenStream, TokenStream) {
 pub fn node_static_data(tag: &str, data: &Data) -> (TokenStream, TokenStream) {
     let stat = quote::format_ident!("__{}", tag.to_uppercase());
     let view = quote::format_ident!("__{}", tag);
-    let decl = crate::emit_rust::static_data(&stat, &view, data);
+    let decl = static_data(&stat, &view, data);
     (decl, quote!(&#view[..]))
+}
+
+/// A `static` of aligned little-endian bytes and a typed view of it named `view`.
+pub fn static_data(
+    stat: &proc_macro2::Ident,
+    view: &proc_macro2::Ident,
+    data: &Data,
+) -> TokenStream {
+    let bytes = data.le_bytes();
+    let nbytes = bytes.len();
+    let n = data.len();
+    let lit = proc_macro2::Literal::byte_string(&bytes);
+    let (elem, helper) = match data {
+        Data::F32(_) => (quote!(f32), quote!(weights_f32)),
+        Data::I64(_) => (quote!(i64), quote!(weights_i64)),
+        Data::Typed { dtype, values } => {
+            // Small-type weights as a typed array literal (bool has invalid bit patterns,
+            // so it is never viewed from bytes).
+            let elem = elem(*dtype);
+            let lits = values.iter().map(|&v| match dtype {
+                DType::F64 => quote!(#v),
+                DType::I32 => {
+                    let l = proc_macro2::Literal::i32_suffixed(v as i32);
+                    quote!(#l)
+                }
+                DType::I8 => {
+                    let l = proc_macro2::Literal::i8_suffixed(v as i8);
+                    quote!(#l)
+                }
+                DType::U8 => {
+                    let l = proc_macro2::Literal::u8_suffixed(v as u8);
+                    quote!(#l)
+                }
+                _ => {
+                    let b = v != 0.0;
+                    quote!(#b)
+                }
+            });
+            return quote! {
+                static #stat: [#elem; #n] = [#(#lits),*];
+                let #view: &'static [#elem; #n] = &#stat;
+            };
+        }
+    };
+    quote! {
+        static #stat: ::tinyonnx::__export::Aligned<#nbytes> = ::tinyonnx::__export::Aligned(*#lit);
+        let #view: &'static [#elem; #n] = ::tinyonnx::__export::#helper::<#nbytes, #n>(&#stat);
+    }
 }
 
 /// `SUPPORTED_OPS.md`: every operator of [`REGISTRY`], its opsets, dtypes, inputs and

@@ -10,9 +10,9 @@
 //!   (with or without bias) or an f32 `Add` (a residual connection) the same way becomes
 //!   that node's epilogue and emits nothing.
 
+use super::arena::Plan;
 use crate::ir::{Data, Graph, TensorId};
 use crate::ops::Epilogue;
-use crate::plan::Plan;
 
 /// What the emitter does differently from one node per kernel call.
 #[derive(Debug, Clone, Default)]

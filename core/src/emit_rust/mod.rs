@@ -1,275 +1,18 @@
 //! Emits the model type: its constants (ONNX bytes, arena size, counts) and the
-//! statically planned `no_std` forward pass.
+//! statically planned `no_std` forward pass. A one-way walk over the plan's record
+//! ([`Planned`]): every decision was made by `plan`, this module only writes it out.
+
+mod steps;
 
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::Compiled;
-use crate::fuse::Schedule;
-use crate::ir::{Data, Graph, TensorId, TensorKind};
-use crate::ops::{LowerCtx, Operand};
-use crate::plan::{Plan, in_arena};
+use crate::ir::{Graph, TensorId};
+use crate::ops::static_data;
+use crate::plan::Planned;
+use crate::syntax::ModelDef;
 
-/// Where a tensor lives in the generated code.
-pub(crate) fn operand(graph: &Graph, plan: &Plan, id: TensorId, mutable: bool) -> Operand {
-    let shape = graph.device_shape(id);
-    let len: usize = shape.iter().product();
-    let elem = format_ident!("{}", graph.tensors[id].ty.dtype.name());
-    let expr = match &graph.tensors[id].kind {
-        TensorKind::Input => {
-            let name = input_ident(graph, id);
-            quote!(&#name[..])
-        }
-        TensorKind::Weight => {
-            let name = format_ident!("__w{}", id);
-            quote!(&#name[..])
-        }
-        TensorKind::Value if !in_arena(graph, id) => {
-            let name = format_ident!("__out{}", id);
-            if mutable {
-                quote!(&mut #name[..])
-            } else {
-                quote!(&#name[..])
-            }
-        }
-        TensorKind::Value => {
-            let offset = plan.offsets[&id];
-            // Safety (of the generated call): the planner gives tensors that are alive
-            // at the same step disjoint, aligned byte ranges inside the arena, and each
-            // reference lives only for the one kernel call of its node.
-            if mutable {
-                quote!(unsafe { ::tinyonnx::__export::region_mut::<#elem>(__base, #offset, #len) })
-            } else {
-                quote!(unsafe { ::tinyonnx::__export::region::<#elem>(__base, #offset, #len) })
-            }
-        }
-    };
-    Operand {
-        expr,
-        shape,
-        dtype: graph.tensors[id].ty.dtype,
-    }
-}
-
-/// The parameter of `forward` for input `id`: its name, with characters an identifier
-/// cannot hold (a composition's `pre/x`) as `_`, and its position appended when that
-/// makes two inputs alike.
-fn input_ident(graph: &Graph, id: TensorId) -> Ident {
-    let clean = |name: &str| -> String {
-        name.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
-    };
-    let mut mine = clean(&graph.tensors[id].name);
-    if mine.starts_with(|c: char| c.is_ascii_digit()) {
-        mine.insert(0, '_');
-    }
-    let clash = graph
-        .inputs
-        .iter()
-        .any(|&o| o != id && clean(&graph.tensors[o].name) == mine);
-    let k = graph.inputs.iter().position(|&i| i == id).unwrap_or(0);
-    let name = if clash { format!("{mine}_{k}") } else { mine };
-    Ident::new(&name, Span::call_site())
-}
-
-/// The lowering context of node `i`.
-fn lower_ctx<'g>(graph: &'g Graph, plan: &Plan, schedule: &'g Schedule, i: usize) -> LowerCtx<'g> {
-    let node = &graph.nodes[i];
-    let mut inputs: Vec<Option<Operand>> = node
-        .inputs
-        .iter()
-        .map(|t| t.map(|id| operand(graph, plan, id, false)))
-        .collect();
-    if schedule.folded[i].is_some() {
-        // The convolution reads the folded weight and bias instead of its own.
-        let w = format_ident!("__wf{}", i);
-        let b = format_ident!("__bf{}", i);
-        let w_shape = inputs[1].as_ref().expect("Conv has W").shape.clone();
-        let m = w_shape[0];
-        inputs[1] = Some(Operand {
-            expr: quote!(&#w[..]),
-            shape: w_shape,
-            dtype: crate::types::DType::F32,
-        });
-        inputs.resize(3, None);
-        inputs[2] = Some(Operand {
-            expr: quote!(&#b[..]),
-            shape: vec![m],
-            dtype: crate::types::DType::F32,
-        });
-    }
-    let scratch = plan.scratch[i].map(|offset| {
-        let len = crate::ops::scratch_elems(graph, i);
-        Operand {
-            expr: quote!(unsafe { ::tinyonnx::__export::region_mut::<f32>(__base, #offset, #len) }),
-            shape: vec![len],
-            dtype: crate::types::DType::F32,
-        }
-    });
-    LowerCtx {
-        inputs,
-        outputs: node
-            .outputs
-            .iter()
-            .map(|&id| operand(graph, plan, id, true))
-            .collect(),
-        inplace: plan.inplace[i],
-        attrs: &node.attrs,
-        scratch,
-        input_consts: {
-            let mut consts: Vec<Option<&Data>> = node
-                .inputs
-                .iter()
-                .map(|t| t.and_then(|id| graph.tensors[id].value.as_ref()))
-                .collect();
-            if let Some((w, b)) = &schedule.folded[i] {
-                consts.resize(3, None);
-                consts[1] = Some(w);
-                consts[2] = Some(b);
-            }
-            consts
-        },
-        output_consts: node
-            .outputs
-            .iter()
-            .map(|&id| graph.tensors[id].value.as_ref())
-            .collect(),
-        epilogue: &schedule.epilogue[i],
-        epilogue_bias: schedule.epilogue[i]
-            .bias
-            .and_then(|t| graph.tensors[t].value.as_ref())
-            .and_then(Data::as_f32),
-        winograd: node.winograd,
-    }
-}
-
-/// Total multiply-accumulates of one inference (skipped nodes included, as in the ONNX).
-pub fn macs(graph: &Graph, plan: &Plan, schedule: &Schedule) -> u64 {
-    (0..graph.nodes.len())
-        .map(|i| match graph.nodes[i].control {
-            Some(_) => crate::control::macs(graph, plan, i),
-            None => (graph.nodes[i].op.macs)(&lower_ctx(graph, plan, schedule, i)),
-        })
-        .sum()
-}
-
-/// The custom operators' kernel paths by operator name.
-pub(crate) type Kernels<'a> = [(String, &'a syn::Path)];
-
-/// The kernel calls of a graph's nodes in order, each followed by `trace` calls for
-/// its outputs when `trace` is set.
-fn steps(
-    graph: &Graph,
-    plan: &Plan,
-    schedule: &Schedule,
-    kernels: &Kernels,
-    trace: bool,
-) -> Vec<TokenStream> {
-    (0..graph.nodes.len())
-        .map(|i| {
-            // A node whose kernel also does a later node's work (a fused Relu or bias, a
-            // folded BatchNormalization) leaves that node's value, reported at the later
-            // (skipped) node; its own value is never materialized.
-            let fused = schedule.epilogue[i] != crate::ops::Epilogue::default()
-                || schedule.folded[i].is_some()
-                // A skipped node followed by another skipped one (Conv, folded
-                // BatchNormalization, fused Relu): only the last value exists.
-                || (schedule.skip[i]
-                    && graph.nodes[i]
-                        .outputs
-                        .iter()
-                        .any(|&o| graph.consumers(o).iter().any(|&k| schedule.skip[k])));
-            let traces = graph.nodes[i]
-                .outputs
-                .iter()
-                .filter(|_| trace && !fused)
-                .map(|&o| trace_call(graph, plan, o));
-            if schedule.skip[i] {
-                return quote!(#(#traces)*);
-            }
-            let call = match (&graph.nodes[i].custom, &graph.nodes[i].control) {
-                // The user's kernel path keeps its spans, so a type that is not a kernel
-                // is an error at the path.
-                (Some(info), _) => custom_call(
-                    graph,
-                    plan,
-                    i,
-                    &lower_ctx(graph, plan, schedule, i),
-                    kernels
-                        .iter()
-                        .find(|(n, _)| *n == info.op_type)
-                        .map(|(_, p)| *p)
-                        .expect("bug: a custom node without its declaration"),
-                ),
-                (None, Some(_)) => crate::control::lower(graph, plan, i, kernels),
-                (None, None) => (graph.nodes[i].op.lower)(&lower_ctx(graph, plan, schedule, i)),
-            };
-            quote!({ #call } #(#traces)*)
-        })
-        .collect()
-}
-
-/// The kernel calls of a control-flow body (planned by `control`), without traces.
-pub(crate) fn body_steps(
-    graph: &Graph,
-    plan: &Plan,
-    schedule: &Schedule,
-    kernels: &Kernels,
-) -> TokenStream {
-    let steps = steps(graph, plan, schedule, kernels, false);
-    quote!(#(#steps)*)
-}
-
-/// A `static` of aligned little-endian bytes and a typed view of it named `view`.
-pub(crate) fn static_data(stat: &Ident, view: &Ident, data: &Data) -> TokenStream {
-    let bytes = data.le_bytes();
-    let nbytes = bytes.len();
-    let n = data.len();
-    let lit = Literal::byte_string(&bytes);
-    let (elem, helper) = match data {
-        Data::F32(_) => (quote!(f32), quote!(weights_f32)),
-        Data::I64(_) => (quote!(i64), quote!(weights_i64)),
-        Data::Typed { dtype, values } => {
-            // Small-type weights as a typed array literal (bool has invalid bit patterns,
-            // so it is never viewed from bytes).
-            let elem = crate::ops::elem(*dtype);
-            let lits = values.iter().map(|&v| match dtype {
-                crate::types::DType::F64 => quote!(#v),
-                crate::types::DType::I32 => {
-                    let l = Literal::i32_suffixed(v as i32);
-                    quote!(#l)
-                }
-                crate::types::DType::I8 => {
-                    let l = Literal::i8_suffixed(v as i8);
-                    quote!(#l)
-                }
-                crate::types::DType::U8 => {
-                    let l = Literal::u8_suffixed(v as u8);
-                    quote!(#l)
-                }
-                _ => {
-                    let b = v != 0.0;
-                    quote!(#b)
-                }
-            });
-            return quote! {
-                static #stat: [#elem; #n] = [#(#lits),*];
-                let #view: &'static [#elem; #n] = &#stat;
-            };
-        }
-    };
-    quote! {
-        static #stat: ::tinyonnx::__export::Aligned<#nbytes> = ::tinyonnx::__export::Aligned(*#lit);
-        let #view: &'static [#elem; #n] = ::tinyonnx::__export::#helper::<#nbytes, #n>(&#stat);
-    }
-}
+use steps::{input_ident, lower_ctx, macs, read_weights, steps};
 
 fn doc_lines(text: &str) -> TokenStream {
     let lines = text.lines().map(|l| format!(" {l}"));
@@ -284,16 +27,16 @@ fn tensor_info(graph: &Graph, id: TensorId) -> TokenStream {
 }
 
 /// The whole expansion of a checked model.
-pub fn emit(c: &Compiled) -> TokenStream {
-    let (graph, plan, schedule, onnx) = (&c.graph, &c.plan, &c.schedule, &c.onnx);
-    let (vis, doc) = (&c.model.vis, c.model.doc.as_str());
+pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8]) -> TokenStream {
+    let graph = &p.graph;
+    let (vis, doc) = (&model.vis, model.doc.as_str());
     let name = Ident::new(&graph.name, Span::call_site());
     let name_str = &graph.name;
-    let arena_bytes = plan.arena_bytes;
-    let lower_bound = plan.lower_bound_bytes;
+    let arena_bytes = p.arena_bytes;
+    let lower_bound = p.lower_bound_bytes;
     let params = graph.params();
     let nodes = graph.nodes.len();
-    let total_macs = macs(graph, plan, schedule);
+    let total_macs = macs(p);
     let weights_bytes: usize = graph
         .weights
         .iter()
@@ -306,7 +49,7 @@ pub fn emit(c: &Compiled) -> TokenStream {
     // Weights the kernels read: aligned static bytes, viewed as typed arrays. Weights
     // only compile-time code reads (shapes, axes, folded BatchNormalization parameters)
     // are not emitted.
-    let read = read_weights(graph, plan, schedule);
+    let read = read_weights(p);
     let weights = graph.weights.iter().filter(|w| read.contains(w)).map(|&w| {
         let data = graph.tensors[w]
             .value
@@ -314,10 +57,10 @@ pub fn emit(c: &Compiled) -> TokenStream {
             .expect("bug: a weight without values");
         static_data(&format_ident!("__W{}", w), &format_ident!("__w{}", w), data)
     });
-    let folded = schedule.folded.iter().enumerate().filter_map(|(i, f)| {
-        let (w, b) = f.as_ref()?;
+    let folded = p.steps.iter().enumerate().filter_map(|(i, step)| {
+        let (w, b) = step.folded.as_ref()?;
         // A convolution that packs its weights reads only the folded bias.
-        let packs = (graph.nodes[i].op.packs)(&lower_ctx(graph, plan, schedule, i));
+        let packs = (graph.nodes[i].op.packs)(&lower_ctx(p, i));
         let ws = (!packs.contains(&1))
             .then(|| static_data(&format_ident!("__WF{}", i), &format_ident!("__wf{}", i), w));
         let bs = static_data(&format_ident!("__BF{}", i), &format_ident!("__bf{}", i), b);
@@ -341,8 +84,7 @@ pub fn emit(c: &Compiled) -> TokenStream {
         let n = graph.device_numel(o);
         quote!(#ident: &mut [#elem; #n])
     });
-    let kernels_by_name: Vec<(String, &syn::Path)> = c
-        .model
+    let kernels_by_name: Vec<(String, &syn::Path)> = model
         .items
         .iter()
         .filter_map(|item| match item {
@@ -350,7 +92,7 @@ pub fn emit(c: &Compiled) -> TokenStream {
             _ => None,
         })
         .collect();
-    let steps = steps(graph, plan, schedule, &kernels_by_name, true);
+    let steps = steps(p, &kernels_by_name, true);
     let param_names: Vec<Ident> = graph
         .inputs
         .iter()
@@ -512,77 +254,6 @@ pub fn emit(c: &Compiled) -> TokenStream {
 }
 
 type TensorStreamPair = (TokenStream, TokenStream);
-
-/// A custom operator's node: `<kernel as CustomKernel>::run(inputs, outputs)`. The
-/// outputs in the arena are zeroed first: the trait is safe, so a kernel that leaves
-/// values unwritten must not make later code read stale bytes as an invalid `bool`.
-fn custom_call(
-    graph: &Graph,
-    plan: &Plan,
-    i: usize,
-    cx: &LowerCtx,
-    kernel: &syn::Path,
-) -> TokenStream {
-    let ins = cx.inputs.iter().flatten().map(|o| {
-        let (v, e) = (variant(o.dtype), &o.expr);
-        quote!(::tinyonnx::TensorRef::#v(#e))
-    });
-    let outs = cx.outputs.iter().zip(&graph.nodes[i].outputs).map(|(o, &id)| {
-        let v = variant(o.dtype);
-        let e = if in_arena(graph, id) {
-            let (offset, len) = (plan.offsets[&id], graph.device_numel(id));
-            let elem = format_ident!("{}", o.dtype.name());
-            // Safety (of the generated call): as for `region_mut`; zero bytes are a
-            // valid value of every element type.
-            quote!(unsafe { ::tinyonnx::__export::region_zeroed_mut::<#elem>(__base, #offset, #len) })
-        } else {
-            o.expr.clone()
-        };
-        quote!(::tinyonnx::TensorMut::#v(#e))
-    });
-    quote! {
-        <#kernel as ::tinyonnx::CustomKernel>::run(&[#(#ins),*], &mut [#(#outs),*]);
-    }
-}
-
-/// `trace("name", TensorRef::<T>(values))` for tensor `id` as it is after its node ran.
-fn trace_call(graph: &Graph, plan: &Plan, id: TensorId) -> TokenStream {
-    let name = &graph.tensors[id].name;
-    let v = variant(graph.tensors[id].ty.dtype);
-    let expr = operand(graph, plan, id, false).expr;
-    quote!(trace(#name, ::tinyonnx::TensorRef::#v(#expr));)
-}
-
-/// The weights some emitted kernel call reads.
-pub(crate) fn read_weights(graph: &Graph, plan: &Plan, schedule: &Schedule) -> Vec<TensorId> {
-    let mut read = Vec::new();
-    for (i, node) in graph.nodes.iter().enumerate() {
-        if schedule.skip[i] {
-            continue;
-        }
-        if node.control.is_some() {
-            read.extend(crate::control::read_weights(graph, plan, i));
-            continue;
-        }
-        let packed = (node.op.packs)(&lower_ctx(graph, plan, schedule, i));
-        for (k, t) in node.inputs.iter().enumerate() {
-            let Some(t) = *t else { continue };
-            let replaced = schedule.folded[i].is_some() && (k == 1 || k == 2);
-            let compile_time = node
-                .op
-                .input_spec(k)
-                .is_some_and(|s| s.ty == crate::ops::InTy::I64Const);
-            if graph.tensors[t].kind == TensorKind::Weight
-                && !replaced
-                && !compile_time
-                && !packed.contains(&k)
-            {
-                read.push(t);
-            }
-        }
-    }
-    read
-}
 
 fn forward_doc(graph: &Graph) -> TokenStream {
     let mut text = String::from(

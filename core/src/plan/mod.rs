@@ -1,0 +1,31 @@
+//! The plan: every decision about how the forward pass runs, made once, in one place.
+//!
+//! From a checked [`Graph`] it decides the node order ([`schedule`]), each node's kernel
+//! variant (a convolution's Winograd passes), the arena offsets, views, in-place writes
+//! and scratch regions ([`arena`], [`scratch`]), the fused epilogues ([`fuse`]) and the
+//! plans of the control-flow bodies, each placed in its node's scratch region (a tree
+//! of plans). The result is one value, [`Planned`] ([`record`]): the graph in execution
+//! order and one [`Step`] per node. Emission only reads it.
+//!
+//! This stage reads `ir`, `ops`, `data` and `types`; nothing below it imports it, and
+//! its own files import one way: `record` -> `fuse`, `scratch` -> `arena`;
+//! `schedule` -> `scratch`, `arena`.
+
+pub mod arena;
+pub mod fuse;
+pub mod record;
+pub mod schedule;
+pub mod scratch;
+
+use crate::ir::Graph;
+
+pub use arena::in_arena;
+pub use record::{Planned, Step};
+pub use scratch::scratch_elems;
+
+/// Plans a checked model: order, kernel variants, arena, fusions and bodies.
+pub fn plan(mut graph: Graph) -> Planned {
+    let (arena, winograd) = schedule::schedule(&mut graph);
+    let fused = fuse::fuse(&graph, &arena);
+    record::assemble(graph, arena, &winograd, fused)
+}

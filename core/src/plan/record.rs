@@ -1,0 +1,121 @@
+//! The plan's record: how each node runs, and the tree of plans of control-flow bodies.
+
+use std::collections::HashMap;
+
+use crate::data::{Data, TensorId};
+use crate::ir::{Control, Graph};
+use crate::ops::Epilogue;
+
+use super::arena::Plan;
+use super::fuse::Schedule;
+use super::scratch::{plan_body, scratch_elems};
+
+/// How one node runs in the forward pass.
+#[derive(Debug, Clone, Default)]
+pub struct Step {
+    /// Another node's kernel does this node's work (a fused Relu or bias, a folded
+    /// BatchNormalization): the node emits no kernel call.
+    pub skip: bool,
+    /// Output 0 is written over the node's in-place input.
+    pub inplace: bool,
+    /// Byte offset of the node's scratch region in the arena, if it has one.
+    pub scratch: Option<usize>,
+    /// f32 values of the scratch region (0: none).
+    pub scratch_elems: usize,
+    /// A convolution runs as Winograd F(2x2, 3x3) in passes of this many rows of its 4x4
+    /// elements (4: all sixteen at once; 1: a quarter of the scratch), or not (0).
+    pub winograd: u8,
+    /// Work of later nodes this node's kernel does on its output.
+    pub epilogue: Epilogue,
+    /// A convolution with a folded BatchNormalization: its replacement weight and bias.
+    pub folded: Option<(Data, Data)>,
+    /// A control-flow node's bodies, each planned inside this node's scratch region
+    /// (offsets absolute, the outer tensors it reads at their outer offsets).
+    pub bodies: Vec<Planned>,
+}
+
+/// A planned graph: the execution record emission reads.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The graph, its nodes in execution order.
+    pub graph: Graph,
+    /// Byte offset of every tensor the arena holds (for a body, also of the outer
+    /// tensors it reads).
+    pub offsets: HashMap<TensorId, usize>,
+    /// Size of the arena in bytes (for a body, of its region).
+    pub arena_bytes: usize,
+    /// The largest total size of tensors alive at the same step.
+    pub lower_bound_bytes: usize,
+    /// One step per node of `graph`, in order.
+    pub steps: Vec<Step>,
+}
+
+/// The record of a graph whose order, arena and fusions are decided.
+pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedule) -> Planned {
+    let Schedule {
+        epilogue,
+        skip,
+        folded,
+    } = fused;
+    let steps = epilogue
+        .into_iter()
+        .zip(skip)
+        .zip(folded)
+        .enumerate()
+        .map(|(i, ((epilogue, skip), folded))| Step {
+            skip,
+            inplace: arena.inplace[i],
+            scratch: arena.scratch[i],
+            scratch_elems: scratch_elems(&graph, i, winograd[i]),
+            winograd: winograd[i],
+            epilogue,
+            folded,
+            bodies: match &graph.nodes[i].control {
+                Some(c) => placed_bodies(&graph, &arena, arena.scratch[i], c),
+                None => Vec::new(),
+            },
+        })
+        .collect();
+    Planned {
+        graph,
+        offsets: arena.offsets,
+        arena_bytes: arena.arena_bytes,
+        lower_bound_bytes: arena.lower_bound_bytes,
+        steps,
+    }
+}
+
+/// The bodies of a control-flow node whose region starts at byte `base` of the outer
+/// arena (`outer_plan`), each planned there: offsets absolute, the outer tensors it
+/// reads at their outer offsets, nested bodies placed in turn.
+pub fn placed_bodies(
+    outer: &Graph,
+    outer_plan: &Plan,
+    base: Option<usize>,
+    control: &Control,
+) -> Vec<Planned> {
+    let base = base.unwrap_or(0);
+    control
+        .bodies
+        .iter()
+        .map(|body| {
+            let (g, mut p) = plan_body(outer, body);
+            for v in p.offsets.values_mut() {
+                *v += base;
+            }
+            for v in p.scratch.iter_mut().flatten() {
+                *v += base;
+            }
+            for (&t, &off) in &outer_plan.offsets {
+                p.offsets.entry(t).or_insert(off);
+            }
+            let n = g.nodes.len();
+            let unfused = Schedule {
+                epilogue: vec![Epilogue::default(); n],
+                skip: vec![false; n],
+                folded: vec![None; n],
+            };
+            assemble(g, p, &vec![0; n], unfused)
+        })
+        .collect()
+}
