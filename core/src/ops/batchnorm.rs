@@ -30,6 +30,7 @@ pub static BATCH_NORMALIZATION: OpSchema = OpSchema {
     inplace: Some(0),
     infer,
     lower,
+    absorbed: Some(Absorbed::BatchNorm),
     ..BASE
 };
 

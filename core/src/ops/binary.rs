@@ -12,8 +12,9 @@ use crate::types::{TensorType, broadcast, broadcast_strides};
 const INPUTS: &[InputSpec] = &[input("A"), input("B")];
 
 macro_rules! binary_op {
-    ($static:ident, $name:literal, $dtypes:expr, $since:expr, $out:expr, $inplace:expr) => {
+    ($static:ident, $name:literal, $dtypes:expr, $since:expr, $out:expr, $inplace:expr $(, $field:ident = $value:expr)*) => {
         pub static $static: OpSchema = OpSchema {
+            $($field: $value,)*
             op_type: $name,
             inputs: INPUTS,
             dtypes: $dtypes,
@@ -28,7 +29,21 @@ macro_rules! binary_op {
     };
 }
 
-binary_op!(ADD, "Add", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
+// An f32 sum (a residual connection) takes a following Relu; after a MatMul, an Add of a
+// constant row vector becomes its bias.
+binary_op!(
+    ADD,
+    "Add",
+    NUMERIC,
+    SMALL_INTS_FROM_14,
+    None,
+    Some(0),
+    fusion = Fusion {
+        relu: &[DType::F32],
+        ..Fusion::NONE
+    },
+    absorbed = Some(Absorbed::RowBias)
+);
 binary_op!(SUB, "Sub", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
 binary_op!(MUL, "Mul", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
 binary_op!(DIV, "Div", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));

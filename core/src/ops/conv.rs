@@ -74,6 +74,11 @@ pub static CONV: OpSchema = OpSchema {
             Vec::new()
         }
     },
+    fusion: Fusion {
+        relu: &[DType::F32],
+        row_bias: false,
+        batch_norm: true,
+    },
     ..BASE
 };
 

@@ -34,6 +34,10 @@ pub static GEMM: OpSchema = OpSchema {
             Vec::new()
         }
     },
+    fusion: Fusion {
+        relu: &[DType::F32],
+        ..Fusion::NONE
+    },
     ..BASE
 };
 

@@ -28,6 +28,11 @@ pub static MATMUL: OpSchema = OpSchema {
             Vec::new()
         }
     },
+    fusion: Fusion {
+        relu: &[DType::F32],
+        row_bias: true,
+        batch_norm: false,
+    },
     ..BASE
 };
 

@@ -172,11 +172,48 @@ pub struct OpSchema {
     /// Inputs whose compile-time values the lowering emits in its own layout (packed
     /// panels), so the weights as declared are not emitted for this node.
     pub packs: fn(&LowerCtx) -> Vec<usize>,
+    /// Work of the node after it that this operator's kernel can take over (its
+    /// epilogues), which `plan::fuse` uses.
+    pub fusion: Fusion,
+    /// The epilogue this operator becomes when it follows a node whose [`Fusion`] takes
+    /// it (a `Relu`, a bias `Add`, a `BatchNormalization`).
+    pub absorbed: Option<Absorbed>,
     /// Cross-check cases: model bodies (DSL items, optionally starting with `opset = N;`)
     /// that exercise the operator's dtypes, shapes and attributes. `cargo xtask codegen`
     /// turns each into a model in `tests/src/cases.rs`, which the tests run against ONNX
     /// Runtime on seeded inputs.
     pub cases: fn(&OpSchema) -> Vec<String>,
+}
+
+/// Work a node's kernel can take over from the node after it.
+#[derive(Debug, Clone, Copy)]
+pub struct Fusion {
+    /// Output element types for which a following `Relu` becomes the kernel's epilogue.
+    pub relu: &'static [DType],
+    /// A following `Add` of a constant vector along the last axis becomes the bias.
+    pub row_bias: bool,
+    /// A following `BatchNormalization` folds into the weights and bias.
+    pub batch_norm: bool,
+}
+
+impl Fusion {
+    /// Nothing fuses into the operator.
+    pub const NONE: Fusion = Fusion {
+        relu: &[],
+        row_bias: false,
+        batch_norm: false,
+    };
+}
+
+/// What a node becomes when the node before it takes over its work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Absorbed {
+    /// `max(y, 0)` on the producer's output.
+    Relu,
+    /// A bias along the last axis.
+    RowBias,
+    /// A batch normalization folded into the producer's weights and bias.
+    BatchNorm,
 }
 
 /// Computes an operator's outputs at compile time.
@@ -219,6 +256,8 @@ pub const BASE: OpSchema = OpSchema {
     variadic: false,
     output_names: &["output"],
     packs: |_| Vec::new(),
+    fusion: Fusion::NONE,
+    absorbed: None,
     cases: |_| Vec::new(),
 };
 

@@ -12,8 +12,9 @@ macro_rules! unary_op {
     ($static:ident, $name:literal, $lower:ident, $view:literal) => {
         unary_op!($static, $name, $lower, $view, &[DType::F32]);
     };
-    ($static:ident, $name:literal, $lower:ident, $view:literal, $dtypes:expr) => {
+    ($static:ident, $name:literal, $lower:ident, $view:literal, $dtypes:expr $(, $field:ident = $value:expr)*) => {
         pub static $static: OpSchema = OpSchema {
+            $($field: $value,)*
             op_type: $name,
             dtypes: $dtypes,
             inputs: INPUTS,
@@ -32,7 +33,14 @@ macro_rules! unary_op {
 }
 
 unary_op!(IDENTITY, "Identity", lower_identity, true, ALL_DTYPES);
-unary_op!(RELU, "Relu", lower_relu, false, &[DType::F32, DType::F64]);
+unary_op!(
+    RELU,
+    "Relu",
+    lower_relu,
+    false,
+    &[DType::F32, DType::F64],
+    absorbed = Some(Absorbed::Relu)
+);
 unary_op!(
     SIGMOID,
     "Sigmoid",

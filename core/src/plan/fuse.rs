@@ -1,4 +1,6 @@
-//! Forward-pass fusion, decided after planning and invisible in the ONNX:
+//! Forward-pass fusion, decided after the arena plan from each operator's
+//! `OpSchema::fusion` (what its kernel can take over) and `OpSchema::absorbed` (what a
+//! node can become), and invisible in the ONNX:
 //!
 //! - a `BatchNormalization` whose input is a `Conv` output read by nothing else, and
 //!   that the planner runs in place, is folded into the convolution's weights and bias
@@ -12,7 +14,7 @@
 
 use super::arena::Plan;
 use crate::ir::{Data, Graph, TensorId};
-use crate::ops::Epilogue;
+use crate::ops::{Absorbed, Epilogue};
 
 /// What the emitter does differently from one node per kernel call.
 #[derive(Debug, Clone, Default)]
@@ -24,9 +26,11 @@ pub struct Schedule {
     pub folded: Vec<Option<(Data, Data)>>,
 }
 
-fn only_consumer(graph: &Graph, t: TensorId, op_type: &str, plan: &Plan) -> Option<usize> {
+/// The one node that reads `t`, when it is an operator that `absorbed` describes, reads
+/// `t` as its first input, and runs in place (so skipping it changes no buffer).
+fn only_consumer(graph: &Graph, t: TensorId, absorbed: Absorbed, plan: &Plan) -> Option<usize> {
     match graph.consumers(t).as_slice() {
-        [k] if graph.nodes[*k].op.op_type == op_type
+        [k] if graph.nodes[*k].op.absorbed == Some(absorbed)
             && graph.nodes[*k].inputs.first() == Some(&Some(t))
             && plan.inplace[*k] =>
         {
@@ -58,52 +62,34 @@ pub fn fuse(graph: &Graph, plan: &Plan) -> Schedule {
         folded: vec![None; n],
     };
     for i in 0..n {
+        // What the operator's kernel can take over, from its schema: a bias, then a
+        // folded BatchNormalization, then a Relu on whatever those leave.
         let node = &graph.nodes[i];
-        if node.op.op_type == "MatMul" {
-            let mut out = node.outputs[0];
-            if let Some(k) = only_consumer(graph, out, "Add", plan)
-                && let Some(bias) = graph.nodes[k].inputs[1]
-                && f32_value(graph, Some(bias)).is_some()
-                && is_row_vector(graph, bias, out)
-            {
-                s.epilogue[i].bias = Some(bias);
-                s.skip[k] = true;
-                out = graph.nodes[k].outputs[0];
-            }
-            if let Some(r) = only_consumer(graph, out, "Relu", plan) {
-                s.epilogue[i].relu = true;
-                s.skip[r] = true;
-            }
-            continue;
-        }
-        if node.op.op_type == "Add"
-            && graph.tensors[node.outputs[0]].ty.dtype == crate::types::DType::F32
-        {
-            if let Some(r) = only_consumer(graph, node.outputs[0], "Relu", plan) {
-                s.epilogue[i].relu = true;
-                s.skip[r] = true;
-            }
-            continue;
-        }
-        if node.op.op_type == "Gemm" {
-            if let Some(r) = only_consumer(graph, node.outputs[0], "Relu", plan) {
-                s.epilogue[i].relu = true;
-                s.skip[r] = true;
-            }
-            continue;
-        }
-        if node.op.op_type != "Conv" {
-            continue;
-        }
+        let fusion = node.op.fusion;
         let mut out = node.outputs[0];
-        if let Some(k) = only_consumer(graph, out, "BatchNormalization", plan)
+        if fusion.row_bias
+            && let Some(k) = only_consumer(graph, out, Absorbed::RowBias, plan)
+            && let Some(bias) = graph.nodes[k].inputs[1]
+            && f32_value(graph, Some(bias)).is_some()
+            && is_row_vector(graph, bias, out)
+        {
+            s.epilogue[i].bias = Some(bias);
+            s.skip[k] = true;
+            out = graph.nodes[k].outputs[0];
+        }
+        if fusion.batch_norm
+            && let Some(k) = only_consumer(graph, out, Absorbed::BatchNorm, plan)
             && let Some(folded) = fold_bn(graph, i, k)
         {
             s.folded[i] = Some(folded);
             s.skip[k] = true;
             out = graph.nodes[k].outputs[0];
         }
-        if let Some(r) = only_consumer(graph, out, "Relu", plan) {
+        if fusion
+            .relu
+            .contains(&graph.tensors[node.outputs[0]].ty.dtype)
+            && let Some(r) = only_consumer(graph, out, Absorbed::Relu, plan)
+        {
             s.epilogue[i].relu = true;
             s.skip[r] = true;
         }
