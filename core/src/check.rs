@@ -158,6 +158,52 @@ pub(crate) struct Checker<'m> {
     body_depth: usize,
 }
 
+impl layers::LayerCx for Checker<'_> {
+    fn graph(&self) -> &Graph {
+        &self.graph
+    }
+    fn error(&mut self, span: Span, msg: impl std::fmt::Display) {
+        Checker::error(self, span, msg);
+    }
+    fn add_weight(&mut self, name: String, shape: &[usize], data: Data) -> TensorId {
+        Checker::add_weight(self, name, shape, data)
+    }
+    fn build(
+        &mut self,
+        op: &'static OpSchema,
+        node_name: String,
+        inputs: Vec<Option<TensorId>>,
+        attrs: Attrs,
+        span_of: &dyn Fn(At) -> Span,
+    ) -> Option<Vec<TensorId>> {
+        Checker::build(self, op, node_name, inputs, attrs, span_of)
+    }
+    fn instance_name(
+        &mut self,
+        layer: &str,
+        explicit: Option<(String, Span)>,
+        hint: Option<String>,
+        span: Span,
+    ) -> Option<String> {
+        Checker::instance_name(self, layer, explicit, hint, span)
+    }
+    fn layer_index(&self, layer: &str) -> usize {
+        Checker::layer_index(self, layer)
+    }
+    fn load_checked(
+        &mut self,
+        path: &syn::LitStr,
+        name: Option<&str>,
+        shape: &[usize],
+        what: &str,
+    ) -> Result<Vec<f32>, (Span, String)> {
+        Checker::load_checked(self, path, name, shape, what)
+    }
+    fn tensor_expr(&mut self, expr: &Expr) -> Option<TensorId> {
+        Checker::tensor_expr(self, expr)
+    }
+}
+
 impl<'m> Checker<'m> {
     pub(crate) fn error(&mut self, span: Span, msg: impl std::fmt::Display) {
         self.errors.push(syn::Error::new(span, msg));
@@ -1256,7 +1302,7 @@ impl<'m> Checker<'m> {
                 format!("{} needs the attribute `{m}`", op.op_type),
             );
         }
-        ok.then(|| attrs_with_defaults(op, explicit))
+        ok.then(|| ops::attrs_with_defaults(op, explicit))
     }
 
     /// `load("file", name = "tensor")`: the values of a tensor of `shape` from a file.
@@ -1639,21 +1685,6 @@ impl<'m> Checker<'m> {
         });
         Some(outputs)
     }
-}
-
-/// Attributes as the user wrote them (in the schema's order), plus the defaults.
-pub(crate) fn attrs_with_defaults(
-    op: &OpSchema,
-    mut explicit: Vec<(&'static str, AttrValue)>,
-) -> Attrs {
-    explicit.sort_by_key(|(n, _)| op.attrs.iter().position(|a| a.name == *n));
-    let defaults = op
-        .attrs
-        .iter()
-        .filter(|s| !explicit.iter().any(|(n, _)| *n == s.name))
-        .filter_map(|s| s.default.value().map(|v| (s.name, v)))
-        .collect();
-    Attrs { explicit, defaults }
 }
 
 fn contains_float(e: &Expr) -> bool {

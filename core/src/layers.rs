@@ -17,12 +17,52 @@
 
 use proc_macro2::Span;
 
-use crate::check::{Checker, attrs_with_defaults};
 use crate::init;
 use crate::ir::{Data, TensorId};
-use crate::ops::{self, At, AttrValue};
+use crate::ops::{self, At, AttrValue, Attrs, OpSchema, attrs_with_defaults};
 use crate::syntax::{Call, Expr};
 use crate::types::{DType, Dim, MAX_DIM};
+
+/// What layer sugar needs of the checker. A layer expands into nodes and weights
+/// built through this, so every node it makes passes the checker's rules, and the
+/// checker (which implements it) is the only module that knows both.
+pub(crate) trait LayerCx {
+    /// The graph built so far.
+    fn graph(&self) -> &crate::ir::Graph;
+    /// Reports an error at `span`; checking goes on.
+    fn error(&mut self, span: Span, msg: impl std::fmt::Display);
+    /// A new weight tensor holding `data`.
+    fn add_weight(&mut self, name: String, shape: &[usize], data: Data) -> TensorId;
+    /// Checks and adds one node (see `check::Checker::build`).
+    fn build(
+        &mut self,
+        op: &'static OpSchema,
+        node_name: String,
+        inputs: Vec<Option<TensorId>>,
+        attrs: Attrs,
+        span_of: &dyn Fn(At) -> Span,
+    ) -> Option<Vec<TensorId>>;
+    /// The name of the next instance of `layer` (explicit, from the binding, or counted).
+    fn instance_name(
+        &mut self,
+        layer: &str,
+        explicit: Option<(String, Span)>,
+        hint: Option<String>,
+        span: Span,
+    ) -> Option<String>;
+    /// Instances of `layer` so far.
+    fn layer_index(&self, layer: &str) -> usize;
+    /// f32 values of a weight file's tensor, checked against `shape`.
+    fn load_checked(
+        &mut self,
+        path: &syn::LitStr,
+        name: Option<&str>,
+        shape: &[usize],
+        what: &str,
+    ) -> Result<Vec<f32>, (Span, String)>;
+    /// The tensor an argument expression names or computes.
+    fn tensor_expr(&mut self, expr: &Expr) -> Option<TensorId>;
+}
 
 /// Every layer sugar name.
 pub const LAYERS: &[&str] = &[
@@ -73,7 +113,13 @@ impl<'c> Args<'c> {
         self.call.named().find(|(n, _)| *n == name).map(|(_, e)| e)
     }
 
-    fn int(&self, cx: &mut Checker, e: Option<&Expr>, what: &str, default: i64) -> Option<i64> {
+    fn int<C: LayerCx>(
+        &self,
+        cx: &mut C,
+        e: Option<&Expr>,
+        what: &str,
+        default: i64,
+    ) -> Option<i64> {
         match e {
             None => Some(default),
             Some(Expr::Int(v, _)) => Some(*v),
@@ -92,9 +138,9 @@ impl<'c> Args<'c> {
         }
     }
 
-    fn positive(
+    fn positive<C: LayerCx>(
         &self,
-        cx: &mut Checker,
+        cx: &mut C,
         e: Option<&Expr>,
         what: &str,
         default: i64,
@@ -111,9 +157,9 @@ impl<'c> Args<'c> {
     }
 
     /// An integer or a list of `n` integers (`3` means `[3, 3]`).
-    fn ints(
+    fn ints<C: LayerCx>(
         &self,
-        cx: &mut Checker,
+        cx: &mut C,
         e: Option<&Expr>,
         what: &str,
         n: usize,
@@ -163,7 +209,7 @@ impl<'c> Args<'c> {
         }
     }
 
-    fn float(&self, cx: &mut Checker, name: &str, default: f32) -> Option<f32> {
+    fn float<C: LayerCx>(&self, cx: &mut C, name: &str, default: f32) -> Option<f32> {
         match self.named(name) {
             None => Some(default),
             Some(Expr::Int(v, _)) => Some(*v as f32),
@@ -182,7 +228,7 @@ impl<'c> Args<'c> {
         }
     }
 
-    fn boolean(&self, cx: &mut Checker, name: &str, default: bool) -> Option<bool> {
+    fn boolean<C: LayerCx>(&self, cx: &mut C, name: &str, default: bool) -> Option<bool> {
         match self.named(name) {
             None => Some(default),
             Some(Expr::Bool(b, _)) => Some(*b),
@@ -200,7 +246,7 @@ impl<'c> Args<'c> {
         }
     }
 
-    fn string(&self, cx: &mut Checker, name: &str, default: &str) -> Option<String> {
+    fn string<C: LayerCx>(&self, cx: &mut C, name: &str, default: &str) -> Option<String> {
         match self.named(name) {
             None => Some(default.to_string()),
             Some(Expr::Str(s)) => Some(s.value()),
@@ -297,7 +343,11 @@ fn signature(layer: &str) -> (&'static [&'static str], &'static [&'static str]) 
 }
 
 /// Expands one layer call. Returns the outputs of its last node.
-pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Option<Vec<TensorId>> {
+pub(crate) fn expand<C: LayerCx>(
+    cx: &mut C,
+    call: &Call,
+    hint: Option<String>,
+) -> Option<Vec<TensorId>> {
     let layer = LAYERS
         .iter()
         .copied()
@@ -375,7 +425,7 @@ pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Opt
         );
         return None;
     }
-    let xt = cx.graph.tensors[x].ty.clone();
+    let xt = cx.graph().tensors[x].ty.clone();
     if xt.dtype != DType::F32 {
         cx.error(
             args.x_span(),
@@ -391,7 +441,7 @@ pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Opt
         _ => func_span,
     };
     let fixed = |d: &Dim| d.fixed();
-    let build = |cx: &mut Checker,
+    let build = |cx: &mut C,
                  op: &str,
                  node: String,
                  inputs: Vec<Option<TensorId>>,
@@ -400,7 +450,7 @@ pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Opt
         cx.build(op, node, inputs, attrs_with_defaults(op, attrs), &span_of)
     };
     // A weight from its initializer, or from the `weights` file under the key given.
-    let weight_keyed = |cx: &mut Checker,
+    let weight_keyed = |cx: &mut C,
                         e: Option<&Expr>,
                         default: Expr,
                         wname: String,
@@ -420,7 +470,7 @@ pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Opt
         }
     };
     // The same, with the file key equal to the weight's name.
-    let weight = |cx: &mut Checker,
+    let weight = |cx: &mut C,
                   e: Option<&Expr>,
                   default: Expr,
                   wname: String,
@@ -443,7 +493,7 @@ pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Opt
     let num = |v: f64| Expr::Float(v, func_span);
     let zeros = Expr::Name(syn::Ident::new("zeros", func_span));
     let ones = Expr::Name(syn::Ident::new("ones", func_span));
-    let channels = |cx: &mut Checker, rank: usize| -> Option<usize> {
+    let channels = |cx: &mut C, rank: usize| -> Option<usize> {
         if xt.shape.rank() != rank {
             cx.error(
                 x_span,
@@ -825,39 +875,38 @@ pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Opt
                 return None;
             }
             let hd = d / heads;
-            let proj =
-                |cx: &mut Checker, input: TensorId, part: &str, k: usize| -> Option<TensorId> {
-                    let w = weight(
+            let proj = |cx: &mut C, input: TensorId, part: &str, k: usize| -> Option<TensorId> {
+                let w = weight(
+                    cx,
+                    args.named("init"),
+                    call_init("glorot_uniform", &[("seed", seed(4 * index + k))]),
+                    format!("{name}.{part}.weight"),
+                    &[d, d],
+                )?;
+                let b = weight(
+                    cx,
+                    args.named("bias_init"),
+                    zeros.clone(),
+                    format!("{name}.{part}.bias"),
+                    &[d],
+                )?;
+                let m = build(
+                    cx,
+                    "MatMul",
+                    format!("{name}.{part}.matmul"),
+                    vec![Some(input), Some(w)],
+                    vec![],
+                )?[0];
+                Some(
+                    build(
                         cx,
-                        args.named("init"),
-                        call_init("glorot_uniform", &[("seed", seed(4 * index + k))]),
-                        format!("{name}.{part}.weight"),
-                        &[d, d],
-                    )?;
-                    let b = weight(
-                        cx,
-                        args.named("bias_init"),
-                        zeros.clone(),
-                        format!("{name}.{part}.bias"),
-                        &[d],
-                    )?;
-                    let m = build(
-                        cx,
-                        "MatMul",
-                        format!("{name}.{part}.matmul"),
-                        vec![Some(input), Some(w)],
+                        "Add",
+                        format!("{name}.{part}.add"),
+                        vec![Some(m), Some(b)],
                         vec![],
-                    )?[0];
-                    Some(
-                        build(
-                            cx,
-                            "Add",
-                            format!("{name}.{part}.add"),
-                            vec![Some(m), Some(b)],
-                            vec![],
-                        )?[0],
-                    )
-                };
+                    )?[0],
+                )
+            };
             let q = proj(cx, x, "q", 0)?;
             let k = proj(cx, x, "k", 1)?;
             let v = proj(cx, x, "v", 2)?;
@@ -867,7 +916,7 @@ pub(crate) fn expand(cx: &mut Checker, call: &Call, hint: Option<String>) -> Opt
                 Data::I64(vec![-1, seq as i64, heads as i64, hd as i64]),
             );
             let heads_of =
-                |cx: &mut Checker, t: TensorId, part: &str, perm: Vec<i64>| -> Option<TensorId> {
+                |cx: &mut C, t: TensorId, part: &str, perm: Vec<i64>| -> Option<TensorId> {
                     let r = build(
                         cx,
                         "Reshape",
@@ -953,8 +1002,8 @@ type LstmWeights = (Vec<f32>, Vec<f32>, Option<Vec<f32>>);
 /// PyTorch `nn.LSTM` weights (`weight_ih_l0` `[4H, I]`, `weight_hh_l0` `[4H, H]`,
 /// `bias_ih_l0`, `bias_hh_l0` `[4H]`, with `_reverse` for the second direction), gate order
 /// i, f, g, o, converted to ONNX's W, R, B with gate order i, o, f, c.
-fn pytorch_lstm(
-    cx: &mut Checker,
+fn pytorch_lstm<C: LayerCx>(
+    cx: &mut C,
     path: &syn::LitStr,
     name: &str,
     dirs: usize,

@@ -237,6 +237,18 @@ pub struct ScratchCtx<'a> {
     pub winograd: u8,
 }
 
+/// Attributes as the user wrote them (in the schema's order), plus the defaults.
+pub fn attrs_with_defaults(op: &OpSchema, mut explicit: Vec<(&'static str, AttrValue)>) -> Attrs {
+    explicit.sort_by_key(|(n, _)| op.attrs.iter().position(|a| a.name == *n));
+    let defaults = op
+        .attrs
+        .iter()
+        .filter(|s| !explicit.iter().any(|(n, _)| *n == s.name))
+        .filter_map(|s| s.default.value().map(|v| (s.name, v)))
+        .collect();
+    Attrs { explicit, defaults }
+}
+
 /// The schema fields most operators share; operators override what differs.
 pub const BASE: OpSchema = OpSchema {
     op_type: "",
