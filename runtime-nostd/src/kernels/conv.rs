@@ -106,8 +106,8 @@ pub fn conv2d<
 /// output row inside the input.
 ///
 /// On x86-64 CPUs with AVX-512F a convolution of one group with output rows of at least
-/// 16 positions runs as [`super::direct::conv2d_avx512`] instead, no patches gathered;
-/// `patches` then holds its ring ([`super::direct::ring_len`] values; the planner sizes
+/// 16 positions runs as [`super::arch::x86_64::direct::conv2d_avx512`] instead, no patches gathered;
+/// `patches` then holds its ring ([`tinyonnx_layout::direct::ring_len`] values; the planner sizes
 /// the scratch for both).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
@@ -139,10 +139,10 @@ pub fn conv2d_packed<
 ) {
     use super::packed::{NR, Strided, gemm_packed, packed_len};
     #[cfg(target_arch = "x86_64")]
-    if super::direct::applies(G, OW) && super::packed::avx512() {
+    if tinyonnx_layout::direct::applies(G, OW) && super::arch::x86_64::cpu::avx512() {
         // Safety: the CPU has AVX-512F, AVX and FMA (checked just above).
         unsafe {
-            super::direct::conv2d_avx512::<
+            super::arch::x86_64::direct::conv2d_avx512::<
                 N,
                 C,
                 H,
@@ -426,7 +426,7 @@ mod tests {
     #[test]
     fn packed_matches_direct() {
         packed_geometries();
-        crate::kernels::packed::without_avx512(packed_geometries);
+        crate::kernels::arch::without_avx512(packed_geometries);
     }
 
     fn packed_geometries() {

@@ -154,7 +154,7 @@ fn gate_update<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize>(
     opts: Options,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if super::packed::avx_fma() {
+    if super::arch::x86_64::cpu::avx_fma() {
         // Safety: the CPU has AVX and FMA (checked just above).
         unsafe { gate_update_avx::<F, G, H, HIDDEN>(gb, cb, hb, yb, pd, opts) };
         return;

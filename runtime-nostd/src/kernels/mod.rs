@@ -7,10 +7,10 @@
 // Index loops mirror the formulas of the ONNX specification.
 #![allow(clippy::needless_range_loop)]
 
+pub mod arch;
 pub mod binary;
 pub mod conv;
 pub mod copy;
-pub mod direct;
 pub mod gemm;
 pub mod lstm;
 pub mod math;
@@ -60,57 +60,13 @@ pub(crate) fn axpy(y: &mut [f32], a: f32, x: &[f32]) {
         // Safety: `x` and `y` hold at least `n` elements, `y` is exclusively borrowed and
         // cannot overlap `x`; the routine reads `n` floats from `x` and reads and writes
         // `n` floats of `y`, and follows the AAPCS-VFP calling convention.
-        unsafe { tinyonnx_axpy_vfma(n as u32, a, x.as_ptr(), y.as_mut_ptr()) };
+        unsafe { arch::arm::tinyonnx_axpy_vfma(n as u32, a, x.as_ptr(), y.as_mut_ptr()) };
     }
     #[cfg(not(all(feature = "fma-vfp4", target_arch = "arm")))]
     for (o, &v) in y[..n].iter_mut().zip(&x[..n]) {
         *o += a * v;
     }
 }
-
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-unsafe extern "C" {
-    fn tinyonnx_axpy_vfma(n: u32, a: f32, x: *const f32, y: *mut f32);
-}
-
-// AAPCS-VFP: n in r0, a in s0, x in r1, y in r2. s1-s11 are caller-saved scratch here
-// (s0-s15 are not preserved across calls).
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-core::arch::global_asm!(
-    ".syntax unified",
-    ".thumb",
-    ".fpu fpv4-sp-d16",
-    ".section .text.tinyonnx_axpy_vfma,\"ax\",%progbits",
-    ".global tinyonnx_axpy_vfma",
-    ".type tinyonnx_axpy_vfma,%function",
-    ".thumb_func",
-    "tinyonnx_axpy_vfma:",
-    "    cmp r0, #4",
-    "    blo 2f",
-    "1:",
-    "    vldmia r1!, {{s4-s7}}",
-    "    vldmia r2, {{s8-s11}}",
-    "    vfma.f32 s8, s0, s4",
-    "    vfma.f32 s9, s0, s5",
-    "    vfma.f32 s10, s0, s6",
-    "    vfma.f32 s11, s0, s7",
-    "    vstmia r2!, {{s8-s11}}",
-    "    subs r0, #4",
-    "    cmp r0, #4",
-    "    bhs 1b",
-    "2:",
-    "    cbz r0, 4f",
-    "3:",
-    "    vldmia r1!, {{s4}}",
-    "    vldr s8, [r2]",
-    "    vfma.f32 s8, s0, s4",
-    "    vstmia r2!, {{s8}}",
-    "    subs r0, #1",
-    "    bne 3b",
-    "4:",
-    "    bx lr",
-    ".size tinyonnx_axpy_vfma, . - tinyonnx_axpy_vfma",
-);
 
 /// `sum(a[i] * b[i])` over the shorter slice, in eight independent partial sums (combined
 /// pairwise at the end), which the compiler can keep in SIMD registers; a single running

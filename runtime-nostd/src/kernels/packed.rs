@@ -8,6 +8,11 @@
 
 pub use tinyonnx_layout::{NR, packed_len};
 
+#[cfg(test)]
+pub(crate) use super::arch::without_avx512;
+#[cfg(target_arch = "x86_64")]
+pub use super::arch::x86_64::cpu::{avx_fma, avx512};
+
 /// Rows of `A` and panels of `B` one host tile multiplies at once: enough independent
 /// accumulator chains to hide the add latency without running out of vector
 /// registers (16 with SSE or AVX, 32 with AVX-512).
@@ -385,7 +390,14 @@ unsafe fn tile<const R: usize, const Q: usize>(
     if R == 1 && Q == 1 {
         // Safety: as this function's contract; the routine reads `k` floats of `a`,
         // `k * NR` of `panels`, reads and writes the `NR` accumulators.
-        unsafe { tinyonnx_panel8_vfma(a, panels.as_ptr(), acc.as_mut_ptr().cast(), k as u32) };
+        unsafe {
+            super::arch::arm::tinyonnx_panel8_vfma(
+                a,
+                panels.as_ptr(),
+                acc.as_mut_ptr().cast(),
+                k as u32,
+            )
+        };
         return;
     }
     #[cfg(target_arch = "x86_64")]
@@ -431,133 +443,6 @@ unsafe fn tile<const R: usize, const Q: usize>(
             }
         }
     }
-}
-
-/// Whether this x86-64 CPU has AVX and FMA with the OS saving the AVX registers: known
-/// at compile time in builds with those features (`-C target-cpu=native`), otherwise
-/// asked once of `cpuid`/`xgetbv` and remembered, the way ONNX Runtime picks its MLAS
-/// kernels at run time.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub fn avx_fma() -> bool {
-    #[cfg(all(target_feature = "avx", target_feature = "fma"))]
-    {
-        true
-    }
-    #[cfg(not(all(target_feature = "avx", target_feature = "fma")))]
-    {
-        use core::sync::atomic::Ordering;
-        match AVX_STATE.load(Ordering::Relaxed) {
-            1 => false,
-            2 => true,
-            _ => {
-                let yes = detect_avx_fma();
-                AVX_STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-                yes
-            }
-        }
-    }
-}
-
-/// What [`avx_fma`] found: 0 not asked yet, 1 no, 2 yes.
-#[cfg(all(
-    target_arch = "x86_64",
-    not(all(target_feature = "avx", target_feature = "fma"))
-))]
-static AVX_STATE: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
-
-#[cfg(all(
-    target_arch = "x86_64",
-    not(all(target_feature = "avx", target_feature = "fma"))
-))]
-#[cold]
-fn detect_avx_fma() -> bool {
-    use core::arch::x86_64::__cpuid;
-    // CPUID leaf 1, ECX: bit 12 FMA, bit 27 OSXSAVE, bit 28 AVX.
-    #[allow(unused_unsafe)]
-    // Safety: every x86-64 CPU has CPUID leaf 1.
-    let ecx = unsafe { __cpuid(1) }.ecx;
-    if ecx & (1 << 12) == 0 || ecx & (1 << 27) == 0 || ecx & (1 << 28) == 0 {
-        return false;
-    }
-    // XCR0 bits 1 and 2: the OS saves SSE and AVX state.
-    // Safety: OSXSAVE is set, so XGETBV is available.
-    let xcr0 = unsafe { xgetbv0() };
-    xcr0 & 0b110 == 0b110
-}
-
-/// # Safety
-/// The CPU must support XGETBV (CPUID.1:ECX.OSXSAVE).
-#[cfg(all(
-    target_arch = "x86_64",
-    not(all(
-        target_feature = "avx",
-        target_feature = "fma",
-        target_feature = "avx512f"
-    ))
-))]
-#[target_feature(enable = "xsave")]
-unsafe fn xgetbv0() -> u64 {
-    // Safety: the caller's contract.
-    unsafe { core::arch::x86_64::_xgetbv(0) }
-}
-
-/// Whether the CPU has AVX-512F (and the OS saves its registers) besides AVX and FMA:
-/// known at compile time in builds with it, otherwise asked once of `cpuid`/`xgetbv`
-/// and remembered. On CPUs with two 512-bit FMA units it doubles the products' peak.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-pub fn avx512() -> bool {
-    #[cfg(all(target_feature = "avx512f", target_feature = "fma"))]
-    {
-        true
-    }
-    #[cfg(not(all(target_feature = "avx512f", target_feature = "fma")))]
-    {
-        use core::sync::atomic::Ordering;
-        #[cfg(test)]
-        if test_switch::OFF.with(core::cell::Cell::get) {
-            return false;
-        }
-        match AVX512_STATE.load(Ordering::Relaxed) {
-            1 => false,
-            2 => true,
-            _ => {
-                let yes = avx_fma() && detect_avx512();
-                AVX512_STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-                yes
-            }
-        }
-    }
-}
-
-/// What [`avx512`] found: 0 not asked yet, 1 no, 2 yes.
-#[cfg(all(
-    target_arch = "x86_64",
-    not(all(target_feature = "avx512f", target_feature = "fma"))
-))]
-static AVX512_STATE: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
-
-/// CPUID leaf 7, EBX bit 16 (AVX-512F), and XCR0 bits 5 to 7 (the OS saves the mask
-/// and upper ZMM registers); the caller checked AVX (so OSXSAVE).
-#[cfg(all(
-    target_arch = "x86_64",
-    not(all(target_feature = "avx512f", target_feature = "fma"))
-))]
-#[cold]
-fn detect_avx512() -> bool {
-    use core::arch::x86_64::{__cpuid, __cpuid_count};
-    #[allow(unused_unsafe)]
-    // Safety: every x86-64 CPU has CPUID leaf 0, which gives the highest leaf.
-    let max = unsafe { __cpuid(0) }.eax;
-    if max < 7 {
-        return false;
-    }
-    #[allow(unused_unsafe)]
-    // Safety: leaf 7 exists (checked above).
-    let ebx = unsafe { __cpuid_count(7, 0) }.ebx;
-    // Safety: the caller checked AVX, which needs OSXSAVE, so XGETBV is available.
-    ebx & (1 << 16) != 0 && unsafe { xgetbv0() } & 0b1110_0110 == 0b1110_0110
 }
 
 /// `R` rows of `A` times `Z` pairs of panels with 512-bit fused multiply-adds: each
@@ -865,83 +750,6 @@ unsafe fn store_columns_avx(rows: [&[f32; NR]; 4], y: *mut f32, y_cs: usize, rel
     }
 }
 
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-unsafe extern "C" {
-    fn tinyonnx_panel8_vfma(a: *const f32, panel: *const f32, acc: *mut f32, k: u32);
-}
-
-// AAPCS-VFP: a in r0, panel in r1, acc in r2, k in r3. Eight accumulators in s0-s7, the
-// value of A in s8, one panel row in s16-s23 (callee-saved, so pushed). Per k: one
-// load of A, one of eight panel values, eight fused multiply-adds, the loop: 12
-// instructions for 8 multiply-accumulates.
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-core::arch::global_asm!(
-    ".syntax unified",
-    ".thumb",
-    ".fpu fpv4-sp-d16",
-    ".section .text.tinyonnx_panel8_vfma,\"ax\",%progbits",
-    ".global tinyonnx_panel8_vfma",
-    ".type tinyonnx_panel8_vfma,%function",
-    ".thumb_func",
-    "tinyonnx_panel8_vfma:",
-    "    vpush {{s16-s23}}",
-    "    vldmia r2, {{s0-s7}}",
-    "    cbz r3, 2f",
-    "1:",
-    "    vldmia r0!, {{s8}}",
-    "    vldmia r1!, {{s16-s23}}",
-    "    vfma.f32 s0, s8, s16",
-    "    vfma.f32 s1, s8, s17",
-    "    vfma.f32 s2, s8, s18",
-    "    vfma.f32 s3, s8, s19",
-    "    vfma.f32 s4, s8, s20",
-    "    vfma.f32 s5, s8, s21",
-    "    vfma.f32 s6, s8, s22",
-    "    vfma.f32 s7, s8, s23",
-    "    subs r3, #1",
-    "    bne 1b",
-    "2:",
-    "    vstmia r2, {{s0-s7}}",
-    "    vpop {{s16-s23}}",
-    "    bx lr",
-    ".size tinyonnx_panel8_vfma, . - tinyonnx_panel8_vfma",
-);
-
-/// The test switch of [`avx512`]: per thread, so that the tests running meanwhile in
-/// other threads keep their paths.
-#[cfg(all(
-    test,
-    target_arch = "x86_64",
-    not(all(target_feature = "avx512f", target_feature = "fma"))
-))]
-mod test_switch {
-    extern crate std;
-    std::thread_local! {
-        pub static OFF: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
-    }
-}
-
-/// Runs `f` with the run-time AVX-512 paths switched off on this thread, in a build
-/// without AVX-512 on x86-64 (elsewhere they are off, or compiled in, and `f` runs as
-/// is).
-#[cfg(test)]
-pub(crate) fn without_avx512(f: impl FnOnce()) {
-    #[cfg(all(
-        target_arch = "x86_64",
-        not(all(target_feature = "avx512f", target_feature = "fma"))
-    ))]
-    {
-        let before = test_switch::OFF.with(|off| off.replace(true));
-        f();
-        test_switch::OFF.with(|off| off.set(before));
-    }
-    #[cfg(not(all(
-        target_arch = "x86_64",
-        not(all(target_feature = "avx512f", target_feature = "fma"))
-    )))]
-    f();
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1022,9 +830,10 @@ mod tests {
             ))]
             {
                 use core::sync::atomic::Ordering;
-                let avx = AVX_STATE.swap(1, Ordering::Relaxed);
+                let state = &crate::kernels::arch::x86_64::cpu::AVX_STATE;
+                let avx = state.swap(1, Ordering::Relaxed);
                 check_against_naive();
-                AVX_STATE.store(avx, Ordering::Relaxed);
+                state.store(avx, Ordering::Relaxed);
             }
         });
     }

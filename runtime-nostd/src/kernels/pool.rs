@@ -37,7 +37,7 @@ pub fn max_pool2d<
         && DW == 1
         && PL + W <= MAX_ROW
         && 2 * OW <= MAX_ROW
-        && super::packed::avx512()
+        && super::arch::x86_64::cpu::avx512()
     {
         // Safety: the CPU has AVX-512F (checked just above).
         unsafe { max_pool_3x3s2_avx512::<NC, H, W, OH, OW, PT, PL>(x, y) };
@@ -380,7 +380,7 @@ mod tests {
             }
         };
         run();
-        crate::kernels::packed::without_avx512(run);
+        crate::kernels::arch::without_avx512(run);
     }
 
     /// Stride 2 (the shuffled path, 3x3 pad 1 and 0, and 2x2) against a direct per-window

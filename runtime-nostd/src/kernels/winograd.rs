@@ -30,7 +30,7 @@ use tinyonnx_layout::winograd::{SLACK, layout};
 pub fn passes_pay() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        !super::packed::avx512()
+        !super::arch::x86_64::cpu::avx512()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -91,7 +91,7 @@ pub fn conv3x3_winograd<
         super::cache_aligned(scratch)[..len - super::ALIGN_SLACK].split_at_mut(4 * R * vs);
     let (o, padded) = rest.split_at_mut(4 * R * os);
     #[cfg(target_arch = "x86_64")]
-    let avx = super::packed::avx_fma();
+    let avx = super::arch::x86_64::cpu::avx_fma();
     #[cfg(not(target_arch = "x86_64"))]
     let avx = false;
     // The 512-bit input transform reads the input itself, the padding masked.
@@ -134,7 +134,7 @@ pub fn conv3x3_winograd<
 fn paired<const TB: usize>(avx: bool) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        avx && TB.div_ceil(NR).is_multiple_of(2) && super::packed::avx512()
+        avx && TB.div_ceil(NR).is_multiple_of(2) && super::arch::x86_64::cpu::avx512()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -224,7 +224,7 @@ fn pass<
     }
     let products = (&*o, (os, ors));
     #[cfg(target_arch = "x86_64")]
-    if avx && super::packed::avx512() {
+    if avx && super::arch::x86_64::cpu::avx512() {
         // Safety: the CPU has AVX-512F.
         unsafe { outputs_avx512::<M, OH, OW, R, A0, RELU>(products, b, yn, tiles) };
     } else if avx {
@@ -1067,6 +1067,6 @@ mod tests {
         };
         // With AVX-512 where the CPU has it (the paired layout), and without.
         cases();
-        super::super::packed::without_avx512(cases);
+        crate::kernels::arch::without_avx512(cases);
     }
 }

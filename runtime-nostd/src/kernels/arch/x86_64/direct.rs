@@ -1,5 +1,5 @@
 //! Direct convolution with 512-bit fused multiply-adds for x86-64 CPUs with AVX-512F,
-//! chosen at run time by [`super::conv::conv2d_packed`]: no im2col.
+//! chosen at run time by [`crate::kernels::conv::conv2d_packed`]: no im2col.
 //!
 //! The input rows under one output row are kept zero-padded in a ring in the scratch:
 //! per channel `NS = (KH - 1) DH + 1` padded rows, slot `p % NS` for padded row `p`
@@ -59,10 +59,10 @@ fn fill_row<const W: usize, const SW: usize, const PL: usize>(
 }
 
 /// `Conv` (one group, NCHW) as direct tiles: `y = act(b + w * x)` with the geometry of
-/// [`super::conv::conv2d`]; `scratch` holds at least [`ring_len`] values.
+/// [`crate::kernels::conv::conv2d`]; `scratch` holds at least [`ring_len`] values.
 ///
 /// # Safety
-/// The CPU must have AVX-512F, AVX and FMA (see [`super::packed::avx512`]).
+/// The CPU must have AVX-512F, AVX and FMA (see [`super::cpu::avx512`]).
 ///
 /// # Panics
 /// When a slice is shorter than the sizes need (a bug in generated code).
@@ -102,7 +102,7 @@ pub unsafe fn conv2d_avx512<
     let w = &w[..M * k];
     let b = b.map(|b| &b[..M]);
     let y = &mut y[..N * M * positions];
-    let ring = &mut super::cache_aligned(scratch)[..C * ns * rl];
+    let ring = &mut crate::kernels::cache_aligned(scratch)[..C * ns * rl];
     for n in 0..N {
         let xn = &x[n * C * H * W..(n + 1) * C * H * W];
         let yn = &mut y[n * M * positions..(n + 1) * M * positions];
@@ -471,11 +471,11 @@ unsafe fn tile_pairs<
     }
 }
 
-#[cfg(all(test, target_arch = "x86_64"))]
+#[cfg(test)]
 mod tests {
     use super::{conv2d_avx512, ring_len};
+    use crate::kernels::arch::x86_64::cpu::avx512;
     use crate::kernels::conv::conv2d;
-    use crate::kernels::packed::avx512;
 
     /// The direct tiles against the reference kernel (itself cross-checked against ONNX
     /// Runtime) for one geometry, on a CPU with AVX-512 (elsewhere nothing to test).

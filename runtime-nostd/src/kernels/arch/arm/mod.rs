@@ -1,0 +1,89 @@
+//! Arm: the hand-written `VFMA.F32` loops of the Gemm and Conv kernels, for FPUs with
+//! VFPv4 or later and single precision (Cortex-M4F, M7, M33 with FPU; the `fma-vfp4`
+//! feature).
+
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+unsafe extern "C" {
+    pub(crate) fn tinyonnx_axpy_vfma(n: u32, a: f32, x: *const f32, y: *mut f32);
+}
+
+// AAPCS-VFP: n in r0, a in s0, x in r1, y in r2. s1-s11 are caller-saved scratch here
+// (s0-s15 are not preserved across calls).
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+core::arch::global_asm!(
+    ".syntax unified",
+    ".thumb",
+    ".fpu fpv4-sp-d16",
+    ".section .text.tinyonnx_axpy_vfma,\"ax\",%progbits",
+    ".global tinyonnx_axpy_vfma",
+    ".type tinyonnx_axpy_vfma,%function",
+    ".thumb_func",
+    "tinyonnx_axpy_vfma:",
+    "    cmp r0, #4",
+    "    blo 2f",
+    "1:",
+    "    vldmia r1!, {{s4-s7}}",
+    "    vldmia r2, {{s8-s11}}",
+    "    vfma.f32 s8, s0, s4",
+    "    vfma.f32 s9, s0, s5",
+    "    vfma.f32 s10, s0, s6",
+    "    vfma.f32 s11, s0, s7",
+    "    vstmia r2!, {{s8-s11}}",
+    "    subs r0, #4",
+    "    cmp r0, #4",
+    "    bhs 1b",
+    "2:",
+    "    cbz r0, 4f",
+    "3:",
+    "    vldmia r1!, {{s4}}",
+    "    vldr s8, [r2]",
+    "    vfma.f32 s8, s0, s4",
+    "    vstmia r2!, {{s8}}",
+    "    subs r0, #1",
+    "    bne 3b",
+    "4:",
+    "    bx lr",
+    ".size tinyonnx_axpy_vfma, . - tinyonnx_axpy_vfma",
+);
+
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+unsafe extern "C" {
+    pub(crate) fn tinyonnx_panel8_vfma(a: *const f32, panel: *const f32, acc: *mut f32, k: u32);
+}
+
+// AAPCS-VFP: a in r0, panel in r1, acc in r2, k in r3. Eight accumulators in s0-s7, the
+// value of A in s8, one panel row in s16-s23 (callee-saved, so pushed). Per k: one
+// load of A, one of eight panel values, eight fused multiply-adds, the loop: 12
+// instructions for 8 multiply-accumulates.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+core::arch::global_asm!(
+    ".syntax unified",
+    ".thumb",
+    ".fpu fpv4-sp-d16",
+    ".section .text.tinyonnx_panel8_vfma,\"ax\",%progbits",
+    ".global tinyonnx_panel8_vfma",
+    ".type tinyonnx_panel8_vfma,%function",
+    ".thumb_func",
+    "tinyonnx_panel8_vfma:",
+    "    vpush {{s16-s23}}",
+    "    vldmia r2, {{s0-s7}}",
+    "    cbz r3, 2f",
+    "1:",
+    "    vldmia r0!, {{s8}}",
+    "    vldmia r1!, {{s16-s23}}",
+    "    vfma.f32 s0, s8, s16",
+    "    vfma.f32 s1, s8, s17",
+    "    vfma.f32 s2, s8, s18",
+    "    vfma.f32 s3, s8, s19",
+    "    vfma.f32 s4, s8, s20",
+    "    vfma.f32 s5, s8, s21",
+    "    vfma.f32 s6, s8, s22",
+    "    vfma.f32 s7, s8, s23",
+    "    subs r3, #1",
+    "    bne 1b",
+    "2:",
+    "    vstmia r2, {{s0-s7}}",
+    "    vpop {{s16-s23}}",
+    "    bx lr",
+    ".size tinyonnx_panel8_vfma, . - tinyonnx_panel8_vfma",
+);

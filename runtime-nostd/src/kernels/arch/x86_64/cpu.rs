@@ -1,0 +1,166 @@
+//! Which x86-64 instruction sets this CPU has: known at compile time in builds with
+//! them (`-C target-cpu=native`), otherwise asked once of `cpuid`/`xgetbv` and
+//! remembered, the way ONNX Runtime picks its MLAS kernels at run time. Every run-time
+//! choice of a kernel variant reads these.
+
+/// Whether this x86-64 CPU has AVX and FMA with the OS saving the AVX registers: known
+/// at compile time in builds with those features (`-C target-cpu=native`), otherwise
+/// asked once of `cpuid`/`xgetbv` and remembered, the way ONNX Runtime picks its MLAS
+/// kernels at run time.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn avx_fma() -> bool {
+    #[cfg(all(target_feature = "avx", target_feature = "fma"))]
+    {
+        true
+    }
+    #[cfg(not(all(target_feature = "avx", target_feature = "fma")))]
+    {
+        use core::sync::atomic::Ordering;
+        match AVX_STATE.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                let yes = detect_avx_fma();
+                AVX_STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+                yes
+            }
+        }
+    }
+}
+
+/// What [`avx_fma`] found: 0 not asked yet, 1 no, 2 yes.
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(target_feature = "avx", target_feature = "fma"))
+))]
+pub(crate) static AVX_STATE: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
+
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(target_feature = "avx", target_feature = "fma"))
+))]
+#[cold]
+fn detect_avx_fma() -> bool {
+    use core::arch::x86_64::__cpuid;
+    // CPUID leaf 1, ECX: bit 12 FMA, bit 27 OSXSAVE, bit 28 AVX.
+    #[allow(unused_unsafe)]
+    // Safety: every x86-64 CPU has CPUID leaf 1.
+    let ecx = unsafe { __cpuid(1) }.ecx;
+    if ecx & (1 << 12) == 0 || ecx & (1 << 27) == 0 || ecx & (1 << 28) == 0 {
+        return false;
+    }
+    // XCR0 bits 1 and 2: the OS saves SSE and AVX state.
+    // Safety: OSXSAVE is set, so XGETBV is available.
+    let xcr0 = unsafe { xgetbv0() };
+    xcr0 & 0b110 == 0b110
+}
+
+/// # Safety
+/// The CPU must support XGETBV (CPUID.1:ECX.OSXSAVE).
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(
+        target_feature = "avx",
+        target_feature = "fma",
+        target_feature = "avx512f"
+    ))
+))]
+#[target_feature(enable = "xsave")]
+unsafe fn xgetbv0() -> u64 {
+    // Safety: the caller's contract.
+    unsafe { core::arch::x86_64::_xgetbv(0) }
+}
+
+/// Whether the CPU has AVX-512F (and the OS saves its registers) besides AVX and FMA:
+/// known at compile time in builds with it, otherwise asked once of `cpuid`/`xgetbv`
+/// and remembered. On CPUs with two 512-bit FMA units it doubles the products' peak.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn avx512() -> bool {
+    #[cfg(all(target_feature = "avx512f", target_feature = "fma"))]
+    {
+        true
+    }
+    #[cfg(not(all(target_feature = "avx512f", target_feature = "fma")))]
+    {
+        use core::sync::atomic::Ordering;
+        #[cfg(test)]
+        if test_switch::OFF.with(core::cell::Cell::get) {
+            return false;
+        }
+        match AVX512_STATE.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                let yes = avx_fma() && detect_avx512();
+                AVX512_STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+                yes
+            }
+        }
+    }
+}
+
+/// What [`avx512`] found: 0 not asked yet, 1 no, 2 yes.
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(target_feature = "avx512f", target_feature = "fma"))
+))]
+static AVX512_STATE: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
+
+/// CPUID leaf 7, EBX bit 16 (AVX-512F), and XCR0 bits 5 to 7 (the OS saves the mask
+/// and upper ZMM registers); the caller checked AVX (so OSXSAVE).
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(target_feature = "avx512f", target_feature = "fma"))
+))]
+#[cold]
+fn detect_avx512() -> bool {
+    use core::arch::x86_64::{__cpuid, __cpuid_count};
+    #[allow(unused_unsafe)]
+    // Safety: every x86-64 CPU has CPUID leaf 0, which gives the highest leaf.
+    let max = unsafe { __cpuid(0) }.eax;
+    if max < 7 {
+        return false;
+    }
+    #[allow(unused_unsafe)]
+    // Safety: leaf 7 exists (checked above).
+    let ebx = unsafe { __cpuid_count(7, 0) }.ebx;
+    // Safety: the caller checked AVX, which needs OSXSAVE, so XGETBV is available.
+    ebx & (1 << 16) != 0 && unsafe { xgetbv0() } & 0b1110_0110 == 0b1110_0110
+}
+
+/// The test switch of [`avx512`]: per thread, so that the tests running meanwhile in
+/// other threads keep their paths.
+#[cfg(all(
+    test,
+    target_arch = "x86_64",
+    not(all(target_feature = "avx512f", target_feature = "fma"))
+))]
+mod test_switch {
+    extern crate std;
+    std::thread_local! {
+        pub static OFF: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+    }
+}
+
+/// Runs `f` with the run-time AVX-512 paths switched off on this thread, in a build
+/// without AVX-512 on x86-64 (elsewhere they are off, or compiled in, and `f` runs as
+/// is).
+#[cfg(test)]
+pub fn without_avx512(f: impl FnOnce()) {
+    #[cfg(all(
+        target_arch = "x86_64",
+        not(all(target_feature = "avx512f", target_feature = "fma"))
+    ))]
+    {
+        let before = test_switch::OFF.with(|off| off.replace(true));
+        f();
+        test_switch::OFF.with(|off| off.set(before));
+    }
+    #[cfg(not(all(
+        target_arch = "x86_64",
+        not(all(target_feature = "avx512f", target_feature = "fma"))
+    )))]
+    f();
+}
