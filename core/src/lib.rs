@@ -14,7 +14,6 @@ pub mod data;
 pub mod driver;
 pub mod emit_onnx;
 pub mod emit_rust;
-pub mod fuzz;
 pub mod init;
 pub mod ir;
 pub mod layers;

@@ -4,7 +4,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use tinyonnx_core::fuzz;
+#[path = "fuzz/mutator.rs"]
+mod fuzz;
 
 fn seeds(root: &Path) -> Vec<String> {
     let mut out = Vec::new();

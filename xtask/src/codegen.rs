@@ -32,11 +32,11 @@ pub fn run(root: &Path) -> Result<()> {
     std::fs::copy(&generated, &dest).with_context(|| format!("cannot write {}", dest.display()))?;
     println!("wrote {}", dest.display());
     let ops = root.join("SUPPORTED_OPS.md");
-    std::fs::write(&ops, tinyonnx_core::ops::supported_ops_markdown())
+    std::fs::write(&ops, crate::generated::supported_ops_markdown())
         .with_context(|| format!("cannot write {}", ops.display()))?;
     println!("wrote {}", ops.display());
     let cases = root.join("tests/src/cases.rs");
-    std::fs::write(&cases, tinyonnx_core::ops::cases_rs())
+    std::fs::write(&cases, crate::generated::cases_rs())
         .with_context(|| format!("cannot write {}", cases.display()))?;
     println!("wrote {}", cases.display());
     Ok(())

@@ -5,6 +5,8 @@ mod codegen;
 mod compile_cost;
 mod export;
 mod firmware;
+mod generated;
+mod miri;
 mod setup;
 mod test;
 
@@ -90,6 +92,9 @@ enum Command {
         #[arg(long = "model", value_name = "NAME")]
         models: Vec<String>,
     },
+    /// Undefined-behaviour checks: the runtime's soundness tests, some unit tests and a
+    /// few small models' forward passes under Miri (installs a pinned nightly once).
+    Miri,
     /// Only the idempotent set-up step of `test`.
     Setup,
     /// Regenerate the prost code of tinyonnx-proto from proto/proto/onnx.proto.
@@ -130,6 +135,7 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Codegen => codegen::run(&root),
+        Command::Miri => miri::run_all(&root),
         Command::Fuzz { seconds } => test::fuzz(&root, seconds),
         Command::Bench { json, models } => bench::run(&root, json, &models),
         Command::BenchRun { out, build, models } => bench::run_pass(&root, &out, &build, &models),

@@ -73,6 +73,10 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
         },
     )?;
     step("fuzz the macro front end (60 s)", || fuzz(root, 60))?;
+    step(
+        "Miri: soundness tests, runtime unit tests, small models' forward passes",
+        || crate::miri::run_all(root),
+    )?;
     let out = root.join("target/onnx");
     let mut files = Vec::new();
     step(

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
 
-use crate::init::SplitMix64;
+use tinyonnx_core::init::SplitMix64;
 
 /// Words of the DSL itself (keywords, dtypes, common names and attributes); the
 /// operator, layer and initializer names come from their registries (see [`vocabulary`]).
@@ -75,10 +75,14 @@ const DSL_WORDS: &[&str] = &[
 /// initializer the compiler registers, so a new operator is fuzzed without listing it here.
 fn vocabulary() -> Vec<&'static str> {
     let mut words: Vec<&'static str> = DSL_WORDS.to_vec();
-    words.extend(crate::ops::REGISTRY.iter().map(|op| op.op_type));
-    words.extend(crate::check::ALIASES.iter().map(|(alias, _)| *alias));
-    words.extend(crate::layers::LAYERS);
-    words.extend(crate::init::NAMES);
+    words.extend(tinyonnx_core::ops::REGISTRY.iter().map(|op| op.op_type));
+    words.extend(
+        tinyonnx_core::check::ALIASES
+            .iter()
+            .map(|(alias, _)| *alias),
+    );
+    words.extend(tinyonnx_core::layers::LAYERS);
+    words.extend(tinyonnx_core::init::NAMES);
     words
 }
 
@@ -138,7 +142,7 @@ pub fn model_bodies(source: &str) -> Vec<String> {
 /// Runs `expand` on one input, turning a panic into its message.
 pub fn try_expand(tokens: TokenStream) -> Result<(), String> {
     catch_unwind(AssertUnwindSafe(|| {
-        crate::expand(tokens);
+        tinyonnx_core::expand(tokens);
     }))
     .map_err(|e| {
         e.downcast_ref::<String>()
