@@ -6,8 +6,9 @@
 use tinyonnx::{TensorInfo, TensorMut, TensorRef, typed_testing};
 use tinyonnx_examples::{Example, MODELS};
 
-/// The models Miri runs: small ones that together cover dense layers, control flow,
-/// custom kernels and integer dtypes (the interpreter is about 10^4 times slower).
+/// The models Miri runs: small ones that together cover the packed products, the
+/// convolutions, recurrent layers, movement, control flow, custom kernels and integer
+/// dtypes (the interpreter is about 10^4 times slower than a native run).
 #[cfg(miri)]
 const UNDER_MIRI: &[&str] = &[
     "LinearRegression",
@@ -17,7 +18,14 @@ const UNDER_MIRI: &[&str] = &[
     "Classify",
     "IfGate",
     "LoopCell",
+    "ScanRnn",
     "ReduceAttrZoo",
+    "ConvZoo",
+    "ConvTransposeZoo",
+    "LstmZoo",
+    "RnnZoo",
+    "MoveZoo",
+    "DtypeZoo",
 ];
 
 /// One port's buffer of its declared element type.
