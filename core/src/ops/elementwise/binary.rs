@@ -1,0 +1,214 @@
+//! `Add`, `Sub`, `Mul`, `Div`, `Pow`, the variadic `Min` and `Max`, the comparisons
+//! (`Equal`, `Less`, `Greater`, `LessOrEqual`, `GreaterOrEqual`, to bool) and the logic
+//! operators (`And`, `Or`, `Xor`): element-wise with numpy (multidirectional) broadcasting. Opset 14 for Add/Sub/Mul/Div and 15 for Pow add
+//! only types over 13; the float semantics are equal.
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::quote;
+
+use crate::ops::schema::prelude::*;
+use crate::types::{TensorType, broadcast, broadcast_strides};
+
+const INPUTS: &[InputSpec] = &[input("A"), input("B")];
+
+macro_rules! binary_op {
+    ($static:ident, $name:literal, $dtypes:expr, $since:expr, $out:expr, $inplace:expr $(, $field:ident = $value:expr)*) => {
+        pub static $static: OpSchema = OpSchema {
+            $($field: $value,)*
+            op_type: $name,
+            inputs: INPUTS,
+            dtypes: $dtypes,
+            dtype_since: $since,
+            inplace: $inplace,
+            infer: |cx| infer(cx, $out),
+            lower: |cx| lower(cx, $name),
+            output_names: &["C"],
+            cases: binary_cases,
+            ..BASE
+        };
+    };
+}
+
+// An f32 sum (a residual connection) takes a following Relu; after a MatMul, an Add of a
+// constant row vector becomes its bias.
+binary_op!(
+    ADD,
+    "Add",
+    NUMERIC,
+    SMALL_INTS_FROM_14,
+    None,
+    Some(0),
+    fusion = Fusion {
+        relu: &[DType::F32],
+        ..Fusion::NONE
+    },
+    absorbed = Some(Absorbed::RowBias)
+);
+binary_op!(SUB, "Sub", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
+binary_op!(MUL, "Mul", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
+binary_op!(DIV, "Div", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
+binary_op!(POW, "Pow", &[DType::F32, DType::F64], &[], None, Some(0));
+// Comparisons (opset 13; LessOrEqual and GreaterOrEqual since 12, Equal on bool since 11).
+binary_op!(EQUAL, "Equal", ALL_DTYPES, &[], Some(DType::Bool), None);
+binary_op!(LESS, "Less", NUMERIC, &[], Some(DType::Bool), None);
+binary_op!(GREATER, "Greater", NUMERIC, &[], Some(DType::Bool), None);
+binary_op!(
+    LESS_OR_EQUAL,
+    "LessOrEqual",
+    NUMERIC,
+    &[],
+    Some(DType::Bool),
+    None
+);
+binary_op!(
+    GREATER_OR_EQUAL,
+    "GreaterOrEqual",
+    NUMERIC,
+    &[],
+    Some(DType::Bool),
+    None
+);
+// Logic (opset 7 semantics).
+binary_op!(AND, "And", &[DType::Bool], &[], None, Some(0));
+binary_op!(OR, "Or", &[DType::Bool], &[], None, Some(0));
+binary_op!(XOR, "Xor", &[DType::Bool], &[], None, Some(0));
+
+/// `Min` and `Max` (opset 13): one or more inputs, broadcast together.
+pub static MIN: OpSchema = OpSchema {
+    op_type: "Min",
+    inputs: &[input("data_0")],
+    variadic: true,
+    dtypes: NUMERIC,
+    inplace: Some(0),
+    infer: infer_variadic,
+    lower: |cx| lower_variadic(cx, "Min"),
+    cases: |op| {
+        let mut c = binary_cases(op);
+        c.extend(cases(&[
+            "input a: f32[3]; input b: f32[2, 3]; input c: f32[2, 1]; output y = Min(a, b, c); output z = Min(a);",
+            "input a: i64[2, 1]; input b: i64[1, 4]; input c: i64[]; output y = Min(a, b, c);",
+        ]));
+        c
+    },
+    output_names: &["min"],
+    ..BASE
+};
+
+/// See [`MIN`].
+pub static MAX: OpSchema = OpSchema {
+    op_type: "Max",
+    inputs: &[input("data_0")],
+    variadic: true,
+    dtypes: NUMERIC,
+    inplace: Some(0),
+    infer: infer_variadic,
+    lower: |cx| lower_variadic(cx, "Max"),
+    cases: |op| {
+        let mut c = binary_cases(op);
+        c.extend(cases(&[
+            "input a: f32[3]; input b: f32[2, 3]; input c: f32[2, 1]; output y = Max(a, b, c); output z = Max(a);",
+            "input a: i64[2, 1]; input b: i64[1, 4]; input c: i64[]; output y = Max(a, b, c);",
+        ]));
+        c
+    },
+    output_names: &["max"],
+    ..BASE
+};
+
+fn infer_variadic(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    let first = cx.input(0);
+    let mut shape = first.shape.clone();
+    for i in 1..cx.inputs.len() {
+        let t = cx.input(i);
+        shape = broadcast(&shape, &t.shape).ok_or_else(|| {
+            OpError::input(
+                i,
+                format!(
+                    "{} cannot broadcast input {i} {} with the inputs before it ({shape})",
+                    cx.op.op_type, t.shape
+                ),
+            )
+        })?;
+    }
+    Ok(vec![TensorType {
+        dtype: first.dtype,
+        shape,
+    }])
+}
+
+/// The first two inputs into the output (or input 0's buffer), then each further input
+/// folded in place.
+fn lower_variadic(cx: &LowerCtx, kernel: &str) -> TokenStream {
+    let op = Ident::new(kernel, Span::call_site());
+    let kernels = kernels();
+    let out = &cx.outputs[0];
+    let shape = &out.shape;
+    let rank = shape.len();
+    let y = &out.expr;
+    let fold = |i: usize| {
+        let b = cx.input(i);
+        let (e, s) = (&b.expr, broadcast_strides(&b.shape, shape));
+        quote! { #kernels::binary::binary_inplace::<#kernels::binary::#op, _, #rank>(#y, #e, &[#(#s),*], &[#(#shape),*]); }
+    };
+    let n = cx.inputs.len();
+    let first = if cx.inplace {
+        TokenStream::new()
+    } else {
+        // Broadcast input 0 into the output: max(x, x) = x.
+        let a = cx.input(0);
+        let (e, s) = (&a.expr, broadcast_strides(&a.shape, shape));
+        quote! { #kernels::binary::binary::<#kernels::binary::#op, _, #rank>(#e, &[#(#s),*], #e, &[#(#s),*], #y, &[#(#shape),*]); }
+    };
+    let rest = (1..n).map(fold);
+    quote! { #first #(#rest)* }
+}
+
+/// Broadcasts A with B; the output has `out` as dtype, or A's.
+fn infer(cx: &InferCtx, out: Option<DType>) -> Result<Vec<TensorType>, OpError> {
+    let a = cx.input(0);
+    let b = cx.input(1);
+    match broadcast(&a.shape, &b.shape) {
+        Some(shape) => Ok(vec![TensorType {
+            dtype: out.unwrap_or(a.dtype),
+            shape,
+        }]),
+        None => Err(OpError::input(
+            1,
+            format!(
+                "{} cannot broadcast A {} with B {}",
+                cx.op.op_type, a.shape, b.shape
+            ),
+        )
+        .with_note(At::Input(0), format!("A is {}", a.shape))),
+    }
+}
+
+fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
+    // A Relu fused into an f32 `Add` (see `fuse`): one pass for both.
+    let kernel = if cx.epilogue.relu { "AddRelu" } else { kernel };
+    let op = Ident::new(kernel, Span::call_site());
+    let kernels = kernels();
+    let out = &cx.outputs[0];
+    let y = &out.expr;
+    let b = cx.input(1);
+    let b_expr = &b.expr;
+    let b_str = broadcast_strides(&b.shape, &out.shape);
+    let shape = &out.shape;
+    let rank = shape.len();
+    if cx.inplace {
+        return quote! {
+            #kernels::binary::binary_inplace::<#kernels::binary::#op, _, #rank>(#y, #b_expr, &[#(#b_str),*], &[#(#shape),*]);
+        };
+    }
+    let a = cx.input(0);
+    let a_expr = &a.expr;
+    if a.shape == out.shape && b.shape == out.shape {
+        return quote! {
+            #kernels::binary::binary_same::<#kernels::binary::#op, _>(#a_expr, #b_expr, #y);
+        };
+    }
+    let a_str = broadcast_strides(&a.shape, &out.shape);
+    quote! {
+        #kernels::binary::binary::<#kernels::binary::#op, _, #rank>(#a_expr, &[#(#a_str),*], #b_expr, &[#(#b_str),*], #y, &[#(#shape),*]);
+    }
+}

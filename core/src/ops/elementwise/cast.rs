@@ -1,0 +1,69 @@
+//! `Cast` (opset 13) between every element type the DSL knows.
+//!
+//! `Cast`'s `to` is the ONNX `TensorProto.DataType` code (`1` float, `11` double, `7`
+//! int64, `6` int32, `3` int8, `2` uint8, `9` bool); the DSL also takes the dtype's name
+//! (`to = i64`). Float to integer truncates toward zero; ONNX leaves out-of-range values
+//! undefined, the kernel saturates them (Rust's `as`).
+
+use quote::quote;
+
+use crate::ops::schema::prelude::*;
+use crate::types::TensorType;
+
+pub static CAST: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3]; output a = Cast(Mul(x, 7.0), to = i32); output b = Cast(Mul(x, 7.0), to = i64); output c = Cast(Mul(x, 7.0), to = i8); output d = Cast(Abs(Mul(x, 100.0)), to = u8); output e = Cast(x, to = f64); output f = Cast(Cast(Mul(x, 2.0), to = i32), to = bool); output g = Cast(x, to = f32);",
+            "input x: f64[4]; output a = Cast(x, to = f32); output b = Cast(Mul(x, Cast(Constant(value_float = 9.0), to = f64)), to = i64);",
+            "input x: i64[2, 2]; output a = Cast(x, to = f32); output b = Cast(x, to = i32); output c = Cast(x, to = u8); output d = Cast(x, to = bool); output e = Cast(x, to = 11);",
+            "input x: i32[3]; output a = Cast(Mul(x, Cast(Constant(value_int = 40), to = i32)), to = i8); output b = Cast(x, to = f64);",
+            "input x: i8[5]; output a = Cast(x, to = u8); output b = Cast(x, to = i64); output c = Cast(x, to = f32);",
+            "input x: u8[5]; output a = Cast(x, to = i8); output b = Cast(x, to = i32); output c = Cast(x, to = 1);",
+            "input x: bool[2, 3]; output a = Cast(x, to = f32); output b = Cast(x, to = i64); output c = Cast(x, to = u8); output d = Cast(x, to = f64);",
+        ])
+    },
+    op_type: "Cast",
+    inputs: &[input("input")],
+    attrs: &[attr("to", AttrKind::Int, AttrDefault::Required)],
+    dtypes: ALL_DTYPES,
+    infer: infer_cast,
+    lower: lower_cast,
+    ..BASE
+};
+
+/// The dtype of `Cast`'s `to`.
+fn target(cx_attrs: &Attrs) -> Result<DType, OpError> {
+    let code = cx_attrs.int("to");
+    DType::ALL
+        .into_iter()
+        .find(|d| i64::from(d.onnx_code()) == code)
+        .ok_or_else(|| {
+            let known: Vec<String> = DType::ALL
+                .iter()
+                .map(|d| format!("{} ({d})", d.onnx_code()))
+                .collect();
+            OpError::attr(
+                "to",
+                format!(
+                    "Cast to = {code} is not a dtype tinyonnx supports: expected one of {}, or the name (to = i64)",
+                    known.join(", ")
+                ),
+            )
+        })
+}
+
+fn infer_cast(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    Ok(vec![TensorType {
+        dtype: target(cx.attrs)?,
+        shape: cx.input(0).shape.clone(),
+    }])
+}
+
+fn lower_cast(cx: &LowerCtx) -> TokenStream {
+    let kernels = kernels();
+    let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
+    if cx.input(0).dtype == cx.outputs[0].dtype {
+        return quote! { <[_]>::copy_from_slice(#y, #x); };
+    }
+    quote! { #kernels::num::cast(#x, #y); }
+}

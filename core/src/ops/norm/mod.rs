@@ -1,0 +1,5 @@
+//! Normalizations: `BatchNormalization`, `LayerNormalization`.
+
+pub mod batchnorm;
+pub mod instance_norm;
+pub mod layernorm;

@@ -1,0 +1,4 @@
+//! Recurrent layers: `LSTM`, `GRU`, `RNN`.
+
+pub mod lstm;
+pub mod rnn;

@@ -1,0 +1,8 @@
+//! Data movement and shapes: views (`Reshape`, ...), `Transpose`, `Concat`, slicing, padding, gathering, `Constant`, `Shape`/`Size`.
+
+pub mod concat;
+pub mod constant;
+pub mod movement;
+pub mod reshape;
+pub mod shape_size;
+pub mod transpose;
