@@ -1,7 +1,8 @@
 //! Every example's forward pass depends on its inputs only: the same outputs from an
-//! arena of zeros and from one of stale bytes, and from `run` and `run_traced`. A kernel
-//! that read memory it had not written would show here; under Miri (`cargo xtask
-//! miri`, a few small models) so would any undefined behaviour on the way.
+//! arena and output buffers of zeros and from ones of stale bytes, and from `run` and
+//! `run_traced`. A kernel that read memory it had not written (its scratch, or its
+//! output before writing it) would show here; under Miri (`cargo xtask miri`, a few
+//! small models) so would any undefined behaviour on the way.
 
 use tinyonnx::{TensorInfo, TensorMut, TensorRef, typed_testing};
 use tinyonnx_examples::{Example, MODELS};
@@ -40,16 +41,17 @@ enum Buf {
 }
 
 impl Buf {
-    fn new(t: &TensorInfo) -> Buf {
+    /// A buffer of every byte `fill` (bool: `fill != 0`).
+    fn new(t: &TensorInfo, fill: u8) -> Buf {
         let n = t.numel();
         match t.dtype {
-            "f32" => Buf::F32(vec![0.0; n]),
-            "f64" => Buf::F64(vec![0.0; n]),
-            "i64" => Buf::I64(vec![0; n]),
-            "i32" => Buf::I32(vec![0; n]),
-            "i8" => Buf::I8(vec![0; n]),
-            "u8" => Buf::U8(vec![0; n]),
-            "bool" => Buf::Bool(vec![false; n]),
+            "f32" => Buf::F32(vec![f32::from_ne_bytes([fill; 4]); n]),
+            "f64" => Buf::F64(vec![f64::from_ne_bytes([fill; 8]); n]),
+            "i64" => Buf::I64(vec![i64::from_ne_bytes([fill; 8]); n]),
+            "i32" => Buf::I32(vec![i32::from_ne_bytes([fill; 4]); n]),
+            "i8" => Buf::I8(vec![fill as i8; n]),
+            "u8" => Buf::U8(vec![fill; n]),
+            "bool" => Buf::Bool(vec![fill != 0; n]),
             other => panic!("unknown dtype {other}"),
         }
     }
@@ -84,16 +86,16 @@ fn as_ref(b: &mut Buf) -> TensorRef<'_> {
     b.as_mut().into_ref()
 }
 
-/// Runs `m` on seeded inputs with an arena filled with `fill` (through `run_traced`
-/// when `traced`), returning the outputs' bits.
+/// Runs `m` on seeded inputs with an arena and output buffers filled with `fill`
+/// (through `run_traced` when `traced`), returning the outputs' bits.
 fn outputs(m: &Example, fill: u8, traced: bool) -> Vec<Vec<u64>> {
-    let mut inputs: Vec<Buf> = m.info.inputs.iter().map(Buf::new).collect();
+    let mut inputs: Vec<Buf> = m.info.inputs.iter().map(|t| Buf::new(t, 0)).collect();
     let mut state = 7;
     for b in &mut inputs {
         state = typed_testing::fill(state, b.as_mut(), 1.0);
     }
     let inputs: Vec<TensorRef<'_>> = inputs.iter_mut().map(as_ref).collect();
-    let mut outs: Vec<Buf> = m.info.outputs.iter().map(Buf::new).collect();
+    let mut outs: Vec<Buf> = m.info.outputs.iter().map(|t| Buf::new(t, fill)).collect();
     // u128 words: 16-byte aligned on the hosts the tests run on.
     let mut words = vec![u128::from_ne_bytes([fill; 16]); m.info.arena_bytes.div_ceil(16)];
     let len = m.info.arena_bytes;

@@ -178,6 +178,24 @@ macro_rules! values {
                 }
             }
 
+            /// `n` stale values of the dtype the DSL spells `dtype`: NaN for floats, a
+            /// byte pattern for integers, `true` for bool. The harness hands these to
+            /// the forward pass as output buffers, so that a kernel reading an output
+            /// before writing it shows as a wrong answer.
+            pub fn stale(dtype: &str, n: usize) -> Result<Values, String> {
+                let mut v = Values::zeros(dtype, n)?;
+                match &mut v {
+                    Values::F32(x) => x.fill(f32::NAN),
+                    Values::F64(x) => x.fill(f64::NAN),
+                    Values::I64(x) => x.fill(0x5A5A_5A5A_5A5A_5A5A),
+                    Values::I32(x) => x.fill(0x5A5A_5A5A),
+                    Values::I8(x) => x.fill(0x5A),
+                    Values::U8(x) => x.fill(0xA5),
+                    Values::Bool(x) => x.fill(true),
+                }
+                Ok(v)
+            }
+
             /// A view for `Model::run`.
             pub fn as_ref(&self) -> Ref<'_> {
                 match self {
@@ -632,8 +650,10 @@ pub fn run_ours(
     run_with(example, inputs, example.run_typed)
 }
 
-/// Zeroed output buffers, a fresh heap arena and typed input views for `example`; calls
-/// `run` with them and returns the outputs.
+/// Stale output buffers ([`Values::stale`]), a heap arena of stale bytes (all ones: NaN
+/// as f32 and f64) and typed input views for `example`; calls `run` with them and
+/// returns the outputs. A kernel that read what it had not written would differ from
+/// ONNX Runtime.
 fn run_with(
     example: &tinyonnx_examples::Example,
     inputs: &[Values],
@@ -643,11 +663,11 @@ fn run_with(
     let mut ours: Vec<Values> = info
         .outputs
         .iter()
-        .map(|t| Values::zeros(t.dtype, t.numel()))
+        .map(|t| Values::stale(t.dtype, t.numel()))
         .collect::<Result<_, _>>()?;
     let refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
     let mut outs: Vec<_> = ours.iter_mut().map(Values::as_mut).collect();
-    let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
+    let mut arena = vec![u128::MAX; info.arena_bytes.div_ceil(16)];
     run(as_bytes(&mut arena), &refs, &mut outs).map_err(|e| format!("{}: {e}", info.name))?;
     Ok(ours)
 }

@@ -378,8 +378,6 @@ fn run_body(graph: &Graph, checks: TokenStream, trace: Option<TokenStream>) -> T
         };
         #checks
         let __base = ::tinyonnx::__export::arena_ptr(arena, #name::ARENA_BYTES)?;
-        // The outputs start zeroed, as `forward`'s do.
-        #(#outs.fill(::core::default::Default::default());)*
         // Safety: `arena_ptr` checked that the buffer holds `ARENA_BYTES` bytes at a
         // 16-byte aligned address, and `arena` stays exclusively borrowed for the call.
         unsafe { #name::__forward_into(__base, #(#ins,)* #(#outs,)* #trace) };

@@ -56,10 +56,13 @@ pub struct Strided<'a> {
 /// with `B` packed (see the module docs), `init` zero when absent, `act` a Relu when
 /// `relu`, and `y(r, j)` stored at `y[r * y_rs + j * y_cs]`.
 ///
+/// The length checks are inlined into the caller, where generated code's constant
+/// sizes and slice lengths fold them away; the product itself is one shared function.
+///
 /// # Panics
 /// When a slice is shorter than the sizes and strides need (a bug in generated code).
 #[allow(clippy::too_many_arguments)]
-#[inline(never)]
+#[inline(always)]
 pub fn gemm_packed(
     (m, k, n): (usize, usize, usize),
     a: &[f32],
@@ -93,6 +96,27 @@ pub fn gemm_packed(
             "gemm_packed: init too short"
         );
     }
+    // Safety: the checks above are the function's contract.
+    unsafe { gemm_checked((m, k, n), a, a_rs, bp, init, y, (y_rs, y_cs), relu) }
+}
+
+/// [`gemm_packed`] after its checks.
+///
+/// # Safety
+/// `m`, `n` > 0 and the slices hold what [`gemm_packed`] checks (computed without
+/// overflow).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+unsafe fn gemm_checked(
+    (m, k, n): (usize, usize, usize),
+    a: &[f32],
+    a_rs: usize,
+    bp: &[f32],
+    init: Option<Strided<'_>>,
+    y: &mut [f32],
+    (y_rs, y_cs): (usize, usize),
+    relu: bool,
+) {
     let mut r0 = 0;
     if cfg!(all(feature = "fma-vfp4", target_arch = "arm")) {
         // One row at a time through the VFMA routine.
