@@ -1185,6 +1185,21 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `Softsign`.
+    pub model SoftsignCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Softsign(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Softsign`.
+    pub model SoftsignCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Softsign(x); output w = Softsign(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Softsign`.
+    pub model SoftsignCase2 { opset = 18; input x: f32[4, 5]; output y = Softsign(Mul(x, 1000.0)); }
+}
+
+onnx_model! {
     /// A cross-check case of `Softmax`.
     pub model SoftmaxCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Softmax(x); output z = Softmax(x, axis = 1); output w = Softmax(Mul(x, 20.0), axis = -3); }
 }
@@ -1997,6 +2012,9 @@ pub const CASES: &[(&str, Example)] = &[
     ("Softplus", example::<SoftplusCase0>()),
     ("Softplus", example::<SoftplusCase1>()),
     ("Softplus", example::<SoftplusCase2>()),
+    ("Softsign", example::<SoftsignCase0>()),
+    ("Softsign", example::<SoftsignCase1>()),
+    ("Softsign", example::<SoftsignCase2>()),
     ("Softmax", example::<SoftmaxCase0>()),
     ("Softmax", example::<SoftmaxCase1>()),
     ("Softmax", example::<SoftmaxCase2>()),

@@ -63,6 +63,7 @@ pub static REGISTRY: &[&OpSchema] = &[
     &elementwise::math::SELU,
     &elementwise::math::HARD_SIGMOID,
     &elementwise::math::SOFTPLUS,
+    &elementwise::math::SOFTSIGN,
     &reduction::softmax::SOFTMAX,
     &reduction::softmax::LOG_SOFTMAX,
     &convolution::conv::CONV,

@@ -1,7 +1,7 @@
 //! Element-wise math and activations beyond the seed set, each a scalar formula the
 //! lowering writes into one `map` kernel call: `Abs`, `Neg` (any signed type, wrapping),
 //! `Not` (bool), `Exp`, `Log`, `Sqrt`,
-//! `Reciprocal`, `Floor`, `Ceil`, `Erf`, `Softplus`, `LeakyRelu`, `Elu`, `Selu`,
+//! `Reciprocal`, `Floor`, `Ceil`, `Erf`, `Softplus`, `Softsign`, `LeakyRelu`, `Elu`, `Selu`,
 //! `HardSigmoid` (opset 6 semantics, unchanged through 21 for f32) and `Clip` (opset 13:
 //! `min` and `max` as optional scalar inputs). Transcendentals are libm's; `Exp`, `Log`,
 //! `Sqrt`, `Reciprocal`, `Floor`, `Ceil` and `LeakyRelu` also take f64.
@@ -106,6 +106,11 @@ map_op!(ERF, "Erf", &[], |_, v, _| {
 map_op!(SOFTPLUS, "Softplus", &[], |_, v, _| {
     let (log1p, exp) = (libm("log1pf"), libm("expf"));
     quote!(if #v > 20.0f32 { #v } else { #log1p(#exp(#v)) })
+});
+// x / (1 + |x|).
+map_op!(SOFTSIGN, "Softsign", &[], |_, v, _| {
+    let abs = libm("fabsf");
+    quote!(#v / (1.0f32 + #abs(#v)))
 });
 map_op!(
     LEAKY_RELU,
@@ -254,6 +259,7 @@ fn math_cases(op: &OpSchema) -> Vec<String> {
             "input x: f32[4, 5]; output y = HardSigmoid(Mul(x, 4.0), alpha = 0.7, beta = 0.4);",
         ]),
         "Softplus" => cases(&["input x: f32[4, 5]; output y = Softplus(Mul(x, 30.0));"]),
+        "Softsign" => cases(&["input x: f32[4, 5]; output y = Softsign(Mul(x, 1000.0));"]),
         "Floor" | "Ceil" => vec![format!(
             "input x: f32[4, 5]; output y = {name}(Mul(x, 2.5)); output z = {name}(Neg(Mul(x, 2.5)));"
         )],
