@@ -44,6 +44,16 @@ impl Files {
 
     fn read(&mut self, path: &Path) -> Result<&[u8], String> {
         if !self.bytes.contains_key(path) {
+            // Only regular files: a device such as /dev/zero never ends and a named
+            // pipe can block the build forever.
+            if let Ok(meta) = std::fs::metadata(path)
+                && !meta.is_file()
+            {
+                return Err(format!(
+                    "weight file {} is not a regular file (a directory, device or pipe)",
+                    path.display()
+                ));
+            }
             let data = std::fs::read(path).map_err(|e| match e.kind() {
                 std::io::ErrorKind::NotFound => format!(
                     "weight file {} not found (paths are relative to the crate's Cargo.toml)",
@@ -366,6 +376,28 @@ mod tests {
         let err = npy(&npy_bytes("<f4", "(2, 3)", &data)).unwrap_err();
         assert!(err.contains("truncated"), "{err}");
         assert!(npy(b"garbage").unwrap_err().contains("magic"));
+    }
+
+    // A device never ends and a named pipe may never be written: both used to hang
+    // the build (or grow rustc until the kernel killed it); now each is an error at once.
+    #[cfg(unix)]
+    #[test]
+    fn devices_and_pipes_are_refused_before_reading() {
+        let started = std::time::Instant::now();
+        let mut files = Files::default();
+        let err = files.load("/dev/zero", None).unwrap_err();
+        assert!(err.contains("not a regular file"), "{err}");
+        let dir = std::env::temp_dir().join(format!("tinyonnx-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("w.npy");
+        let _ = std::fs::remove_file(&fifo);
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if made.is_ok_and(|s| s.success()) {
+            let err = files.load(fifo.to_str().unwrap(), None).unwrap_err();
+            assert!(err.contains("not a regular file"), "{err}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
     }
 
     #[test]
