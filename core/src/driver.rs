@@ -52,6 +52,12 @@ pub struct Timings {
 
 /// [`compile`], timing each phase.
 pub fn compile_timed(tokens: TokenStream) -> Result<(Compiled, Timings), Box<Failure>> {
+    syntax::check_nesting(&tokens).map_err(|e| {
+        Box::new(Failure {
+            model: None,
+            errors: vec![e],
+        })
+    })?;
     let mut t = Timings::default();
     let mut clock = std::time::Instant::now();
     let mut lap = |slot: &mut std::time::Duration| {
@@ -163,6 +169,9 @@ fn warning(span: proc_macro2::Span, msg: &str) -> TokenStream {
 
 /// The expansion of `onnx_model! { ... }`.
 pub fn expand(tokens: TokenStream) -> TokenStream {
+    if let Err(e) = syntax::check_nesting(&tokens) {
+        return e.to_compile_error();
+    }
     let compiled = match syntax::parse_compose(tokens.clone()) {
         None => compile(tokens.clone()),
         Some(Err(e)) => return e.to_compile_error(),

@@ -464,6 +464,49 @@ mod tests {
         assert_eq!(offset(&c, "u"), offset(&c, "b"));
     }
 
+    /// `Relu(Relu(...(x)))` nested `depth` deep, built without recursion.
+    fn nested_relu(depth: usize) -> proc_macro2::TokenStream {
+        use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
+        let mut e: TokenStream = quote!(x);
+        for _ in 0..depth {
+            e = TokenStream::from_iter([
+                TokenTree::Ident(Ident::new("Relu", Span::call_site())),
+                TokenTree::Group(Group::new(Delimiter::Parenthesis, e)),
+            ]);
+        }
+        quote! {
+            model M {
+                input x: f32[4];
+                output y = #e;
+            }
+        }
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        // On a stack like that of rustc's thread: 3,000 levels once overflowed it.
+        let run = std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn(|| {
+                let deepest = super::compile(nested_relu(crate::syntax::MAX_NESTING - 2));
+                let too_deep = super::compile(nested_relu(3_000)).unwrap_err();
+                let expanded = super::expand(nested_relu(3_000)).to_string();
+                (
+                    deepest.is_ok(),
+                    too_deep.errors.len(),
+                    too_deep.errors[0].to_string(),
+                    expanded,
+                )
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(run.0, "a nesting within the limit compiles");
+        assert_eq!(run.1, 1, "one error, at the level past the limit");
+        assert!(run.2.contains("nest more than 128 levels"), "{}", run.2);
+        assert!(run.3.contains("compile_error"), "{}", run.3);
+    }
+
     #[test]
     fn the_shortcut_runs_first_when_that_frees_the_block_input() {
         // Declared order: big, m1, m2 alive together (3 x 1 KB). Shortcut first: big

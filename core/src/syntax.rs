@@ -41,6 +41,39 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::{Attribute, Ident, LitInt, LitStr, Token, Visibility, bracketed, parenthesized};
 
+/// How deep groups of tokens (calls, lists, statement bodies) may nest: far beyond
+/// what a model needs, and within the stack that parsing and every later stage take on
+/// rustc's thread (3,000 levels once crashed rustc).
+pub const MAX_NESTING: usize = 128;
+
+/// Refuses tokens whose groups nest deeper than [`MAX_NESTING`], at the first group too
+/// deep, before any parser sees them: syn's token buffer is built recursively, so the
+/// check has to come first, and walks the groups with an explicit stack.
+pub fn check_nesting(tokens: &TokenStream) -> syn::Result<()> {
+    let mut stack = vec![tokens.clone().into_iter()];
+    while let Some(top) = stack.last_mut() {
+        match top.next() {
+            Some(TokenTree::Group(g)) => {
+                if stack.len() > MAX_NESTING {
+                    return Err(syn::Error::new(
+                        g.span_open(),
+                        format!(
+                            "expressions and bodies nest more than {MAX_NESTING} levels deep \
+                             here; name an intermediate with `let` to flatten the nesting"
+                        ),
+                    ));
+                }
+                stack.push(g.stream().into_iter());
+            }
+            Some(_) => {}
+            None => {
+                stack.pop();
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A whole `onnx_model!` invocation.
 #[derive(Debug)]
 pub struct ModelDef {
