@@ -237,9 +237,19 @@ pub fn npy(bytes: &[u8]) -> Result<Loaded, String> {
             ));
         }
     };
-    if data.len() < numel * size {
+    let needed = numel
+        .checked_mul(size)
+        .ok_or_else(|| format!("the header's shape {shape:?} is too large"))?;
+    if data.len() < needed {
         return Err(format!(
             "truncated: the header says {shape:?} ({numel} values), the file has {} bytes of data",
+            data.len()
+        ));
+    }
+    if data.len() > needed {
+        return Err(format!(
+            "corrupt: the header says {shape:?} ({needed} bytes of data), the file has {} \
+             bytes after its header",
             data.len()
         ));
     }
@@ -311,6 +321,22 @@ fn onnx_tensor(bytes: &[u8], name: Option<&str>, shown: &str) -> Result<Loaded, 
         ));
     }
     let raw = t.raw_data.as_deref().unwrap_or(&[]);
+    let width = match t.data_type.unwrap_or(0) {
+        1 => 4,
+        11 => 8,
+        10 => 2,
+        _ => 0,
+    };
+    // Raw bytes must be exactly the values the dims give: trailing bytes (or a short
+    // last value) mean the file is corrupt, not that the rest can be dropped.
+    if !raw.is_empty() && width > 0 && Some(raw.len()) != numel.checked_mul(width) {
+        return Err(format!(
+            "{shown}: `{chosen}` is truncated or corrupt: dims {shape:?} need {} bytes of \
+             raw data, it holds {}",
+            numel.saturating_mul(width),
+            raw.len()
+        ));
+    }
     let values: Vec<f32> = match t.data_type.unwrap_or(0) {
         1 if !raw.is_empty() => raw
             .chunks_exact(4)
@@ -375,6 +401,9 @@ mod tests {
         assert_eq!(l.values, vec![1.0, -2.5, 3.0, 0.5]);
         let err = npy(&npy_bytes("<f4", "(2, 3)", &data)).unwrap_err();
         assert!(err.contains("truncated"), "{err}");
+        // Bytes past the data the header describes: corrupt, not ignored.
+        let err = npy(&npy_bytes("<f4", "(3,)", &data)).unwrap_err();
+        assert!(err.contains("12 bytes of data), the file has 16"), "{err}");
         assert!(npy(b"garbage").unwrap_err().contains("magic"));
     }
 
@@ -504,9 +533,18 @@ mod tests {
             float_data: vec![1.0],
             ..Default::default()
         };
+        // Raw data one byte too long, and one value short.
+        let raw_bytes = |name: &str, len: usize| pb::TensorProto {
+            dims: vec![2],
+            data_type: Some(1),
+            name: Some(name.into()),
+            raw_data: Some(vec![0; len]),
+            ..Default::default()
+        };
+        let (long, cut) = (raw_bytes("long", 9), raw_bytes("cut", 4));
         let model = pb::ModelProto {
             graph: Some(pb::GraphProto {
-                initializer: vec![raw, typed, short],
+                initializer: vec![raw, typed, short, long, cut],
                 ..Default::default()
             }),
             ..Default::default()
@@ -525,6 +563,14 @@ mod tests {
                 .unwrap_err()
                 .contains("truncated or corrupt")
         );
+        for (name, held) in [("long", 9), ("cut", 4)] {
+            let err = files.load(&path, Some(name)).unwrap_err();
+            assert!(
+                err.contains(&format!("`{name}` is truncated or corrupt: dims [2] need 8 bytes of raw data, it holds {held}")),
+                "{err}"
+            );
+            assert!(err.contains("m.onnx"), "{err}");
+        }
         let garbage = temp_file("g.onnx", b"\xff\xff\xff");
         assert!(
             Files::default()
