@@ -1345,7 +1345,7 @@ impl<'m> Checker<'m> {
     ) -> Result<Vec<f32>, (Span, String)> {
         let loaded = self
             .files
-            .load(&path.value(), name)
+            .load_expecting(&path.value(), name, shape.iter().product())
             .map_err(|e| (path.span(), e))?;
         if loaded.shape != shape {
             let tensor = name.unwrap_or("the array");

@@ -68,6 +68,30 @@ impl Files {
 
     /// Reads tensor `name` (or the only tensor, when `name` is `None`) from `path`.
     pub fn load(&mut self, path: &str, name: Option<&str>) -> Result<Loaded, String> {
+        self.load_bounded(path, name, None)
+    }
+
+    /// [`Files::load`] for a tensor of `values` elements: a compressed array that would
+    /// inflate to more bytes than that many values of the widest dtype (plus a header)
+    /// is refused before it is inflated, so a small zip bomb cannot exhaust memory.
+    pub fn load_expecting(
+        &mut self,
+        path: &str,
+        name: Option<&str>,
+        values: usize,
+    ) -> Result<Loaded, String> {
+        let bound = (values as u64)
+            .saturating_mul(8)
+            .saturating_add(NPY_HEADER_MAX);
+        self.load_bounded(path, name, Some(bound))
+    }
+
+    fn load_bounded(
+        &mut self,
+        path: &str,
+        name: Option<&str>,
+        bound: Option<u64>,
+    ) -> Result<Loaded, String> {
         let full = Self::resolve(path);
         let ext = full
             .extension()
@@ -86,7 +110,7 @@ impl Files {
                 }
                 npy(bytes).map_err(|e| format!("{shown}: {e}"))
             }
-            "npz" => npz_tensor(bytes, name, &shown),
+            "npz" => npz_tensor(bytes, name, &shown, bound),
             "onnx" => onnx_tensor(bytes, name, &shown),
             other => Err(format!(
                 "cannot load weights from a `.{other}` file: use .safetensors, .npy, .npz or .onnx"
@@ -262,7 +286,16 @@ pub fn npy(bytes: &[u8]) -> Result<Loaded, String> {
     })
 }
 
-fn npz_tensor(bytes: &[u8], name: Option<&str>, shown: &str) -> Result<Loaded, String> {
+/// The largest .npy header an array may carry inside an .npz (v2 headers can be longer
+/// than v1's 64 KiB; none that numpy writes comes near this).
+const NPY_HEADER_MAX: u64 = 1 << 20;
+
+fn npz_tensor(
+    bytes: &[u8],
+    name: Option<&str>,
+    shown: &str,
+    bound: Option<u64>,
+) -> Result<Loaded, String> {
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes))
         .map_err(|e| format!("{shown} is not a valid .npz (zip) file: {e}"))?;
     let mut names: Vec<String> = Vec::new();
@@ -280,10 +313,26 @@ fn npz_tensor(bytes: &[u8], name: Option<&str>, shown: &str) -> Result<Loaded, S
     let mut entry = archive
         .by_name(&entry_name)
         .map_err(|e| format!("{shown}: array `{chosen}`: {e}"))?;
+    let bound = bound.unwrap_or(u64::MAX);
+    let too_big = |n: u64| {
+        format!(
+            "{shown}: array `{chosen}` inflates to {n} bytes, more than the {bound} bytes the \
+             declared shape can need"
+        )
+    };
+    // The declared size first (nothing inflated yet), then the bytes actually inflated,
+    // since a crafted archive can understate it.
+    if entry.size() > bound {
+        return Err(too_big(entry.size()));
+    }
     let mut data = Vec::new();
-    entry
+    (&mut entry)
+        .take(bound.saturating_add(1))
         .read_to_end(&mut data)
         .map_err(|e| format!("{shown}: array `{chosen}` cannot be decompressed: {e}"))?;
+    if data.len() as u64 > bound {
+        return Err(too_big(data.len() as u64));
+    }
     npy(&data).map_err(|e| format!("{shown}: array `{chosen}`: {e}"))
 }
 
@@ -427,6 +476,52 @@ mod tests {
         }
         let _ = std::fs::remove_dir_all(&dir);
         assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    }
+
+    /// An .npz holding `entries` (name, bytes), deflated.
+    fn npz_file(name: &str, entries: &[(&str, Vec<u8>)]) -> String {
+        use std::io::Write;
+        let mut out = std::io::Cursor::new(Vec::new());
+        let mut zip = zip::ZipWriter::new(&mut out);
+        let opts = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated);
+        for (entry, bytes) in entries {
+            zip.start_file(*entry, opts).unwrap();
+            zip.write_all(bytes).unwrap();
+        }
+        zip.finish().unwrap();
+        temp_file(name, &out.into_inner())
+    }
+
+    #[test]
+    fn an_npz_member_larger_than_its_shape_needs_is_not_inflated() {
+        let small: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        // 16 MiB of zeros deflate to a few KiB: a small zip bomb for a 4-value weight.
+        let bomb = npy_bytes("<f4", "(4194304,)", &vec![0; 16 << 20]);
+        let path = npz_file(
+            "bomb.npz",
+            &[
+                ("w.npy", npy_bytes("<f4", "(4,)", &small)),
+                ("big.npy", bomb),
+            ],
+        );
+        assert!(std::fs::metadata(&path).unwrap().len() < 1 << 20);
+        let mut files = Files::default();
+        let w = files.load_expecting(&path, Some("w"), 4).unwrap();
+        assert_eq!(w.values, [1.0, 2.0, 3.0, 4.0]);
+        let err = files.load_expecting(&path, Some("big"), 4).unwrap_err();
+        assert!(
+            err.contains("array `big` inflates to 16777344 bytes"),
+            "{err}"
+        );
+        // Without an expected shape the member still loads (tools that read whole files).
+        assert_eq!(
+            files.load(&path, Some("big")).unwrap().values.len(),
+            4 << 20
+        );
     }
 
     #[test]
