@@ -350,8 +350,9 @@ fn onnx_tensor(bytes: &[u8], name: Option<&str>, shown: &str) -> Result<Loaded, 
     let t = graph
         .initializer
         .iter()
-        .find(|t| t.name.as_deref() == Some(chosen.as_str()))
-        .expect("chosen from these names");
+        // An initializer without a name is listed as "", so it is found as "".
+        .find(|t| t.name.as_deref().unwrap_or("") == chosen)
+        .ok_or_else(|| format!("{shown}: no initializer `{chosen}`"))?;
     let shape: Vec<usize> = t
         .dims
         .iter()

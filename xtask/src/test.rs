@@ -72,7 +72,10 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
                 .args(["test", "--workspace", "--", "--nocapture"]))
         },
     )?;
-    step("fuzz the macro front end (60 s)", || fuzz(root, 60))?;
+    step(
+        "fuzz the macro front end and the weight readers (60 s each)",
+        || fuzz(root, 60),
+    )?;
     step(
         "Miri: soundness tests, runtime unit tests, small models' forward passes",
         || crate::miri::run_all(root),
@@ -171,20 +174,27 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
     Ok(())
 }
 
-/// `cargo xtask fuzz --seconds N`: the core's fuzz test with a longer budget, in the
-/// debug profile so that arithmetic overflow panics as it would inside rustc.
+/// `cargo xtask fuzz --seconds N`: the core's fuzz tests with a longer budget each (the
+/// macro on mutated models, the weight-file readers on mutated files), in the debug
+/// profile so that arithmetic overflow panics as it would inside rustc.
 pub fn fuzz(root: &Path, seconds: u64) -> Result<()> {
-    run(cargo()
-        .current_dir(root)
-        .env("TINYONNX_FUZZ_SECONDS", seconds.to_string())
-        .args([
-            "test",
-            "-p",
-            "tinyonnx-core",
-            "--test",
-            "fuzz",
-            "mutated_models_never_panic",
-            "--",
-            "--nocapture",
-        ]))
+    for (test, name) in [
+        ("fuzz", "mutated_models_never_panic"),
+        ("fuzz_readers", "mutated_weight_files_never_panic"),
+    ] {
+        run(cargo()
+            .current_dir(root)
+            .env("TINYONNX_FUZZ_SECONDS", seconds.to_string())
+            .args([
+                "test",
+                "-p",
+                "tinyonnx-core",
+                "--test",
+                test,
+                name,
+                "--",
+                "--nocapture",
+            ]))?;
+    }
+    Ok(())
 }
