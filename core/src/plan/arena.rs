@@ -31,6 +31,8 @@ pub struct Plan {
     pub inplace: Vec<bool>,
     /// For each node: the byte offset of its scratch region, if it asked for one.
     pub scratch: Vec<Option<usize>>,
+    /// For each node: the f32 values of scratch it was planned with (0: none).
+    pub scratch_elems: Vec<usize>,
     /// Size of the arena in bytes.
     pub arena_bytes: usize,
     /// The largest total size of tensors alive at the same step.
@@ -159,6 +161,9 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
         offsets,
         inplace,
         scratch,
+        scratch_elems: (0..graph.nodes.len())
+            .map(|i| scratch_elems.get(i).copied().unwrap_or(0))
+            .collect(),
         arena_bytes,
         lower_bound_bytes,
     }

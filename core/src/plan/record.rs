@@ -8,7 +8,7 @@ use crate::ops::Epilogue;
 
 use super::arena::Plan;
 use super::fuse::Schedule;
-use super::scratch::{plan_body, scratch_elems};
+use super::scratch::plan_body;
 
 /// How one node runs in the forward pass.
 #[derive(Debug, Clone, Default)]
@@ -66,7 +66,8 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
             skip,
             inplace: arena.inplace[i],
             scratch: arena.scratch[i],
-            scratch_elems: scratch_elems(&graph, i, winograd[i]),
+            // As planned: a control-flow body is not planned again to learn its size.
+            scratch_elems: arena.scratch_elems[i],
             winograd: winograd[i],
             epilogue,
             folded,
