@@ -31,8 +31,11 @@ pub const fn patch_len(k: usize, positions: usize) -> usize {
 /// The direct convolution x86-64 CPUs with AVX-512 run instead of im2col: the zero-padded
 /// input rows under the output rows of one tile, per channel, each row split into its
 /// `SW` phases (phase `r` holds padded columns `r, r + SW, ..`), in a ring in scratch.
+///
+/// It is a host-only path, so no plan reserves scratch for it: it runs where its ring
+/// fits in the scratch planned for im2col ([`fits`]), which every target plans alike.
 pub mod direct {
-    use super::ALIGN_SLACK;
+    use super::{ALIGN_SLACK, patch_len};
 
     /// Whether the direct kernel takes a convolution of `groups` groups with output rows
     /// of `ow` positions: one group, and at least one full 16-lane register of positions
@@ -76,6 +79,19 @@ pub mod direct {
             return 0;
         }
         c * ring_rows(kh, dh, sh, ow) * sw * phase_len(ow, kw, sw, dw) + ALIGN_SLACK
+    }
+
+    /// Whether the direct kernel takes a convolution whose im2col tiles hold `pb`
+    /// positions of patches of `k` values: it applies, and its ring fits in the
+    /// [`patch_len`] values planned for those tiles. Arguments as [`ring_len`]'s.
+    pub const fn fits(
+        (c, groups): (usize, usize),
+        (kh, dh, sh): (usize, usize, usize),
+        (ow, kw, sw, dw): (usize, usize, usize, usize),
+        (k, pb): (usize, usize),
+    ) -> bool {
+        applies(groups, ow)
+            && ring_len((c, groups), (kh, dh, sh), (ow, kw, sw, dw)) <= patch_len(k, pb)
     }
 }
 
@@ -173,6 +189,20 @@ mod tests {
         // Rows of 8 positions: four output rows a tile, stride 2 by rows and columns.
         assert_eq!(direct::ring_rows(3, 1, 2, 8), 3 + 3 * 2);
         assert_eq!(direct::phase_len(8, 3, 2, 1), 9);
+    }
+
+    #[test]
+    fn the_direct_kernel_runs_only_in_the_im2col_scratch() {
+        // ResNet's stem: 3 channels, 7x7 at stride 2 over 224 columns (112 outputs),
+        // tiles of 32 positions of 147 values. Its ring needs 4845 values, 126 more than
+        // the tile's 4719: it runs as im2col.
+        let (c, rows, cols) = ((3, 1), (7, 1, 2), (112, 7, 2, 1));
+        assert_eq!(direct::ring_len(c, rows, cols), 4845);
+        assert_eq!(patch_len(147, 32), 4719);
+        assert!(!direct::fits(c, rows, cols, (147, 32)));
+        assert!(direct::fits(c, rows, cols, (147, 64)));
+        // Where the kernel does not apply, it never runs, whatever the scratch.
+        assert!(!direct::fits((8, 2), (3, 1, 1), (32, 3, 1, 1), (72, 1024)));
     }
 
     #[test]

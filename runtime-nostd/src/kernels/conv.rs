@@ -105,10 +105,11 @@ pub fn conv2d<
 /// and a panel is one vector copy per weight tap wherever its positions lie in one
 /// output row inside the input.
 ///
-/// On x86-64 CPUs with AVX-512F a convolution of one group with output rows of at least
-/// 16 positions runs as [`super::arch::x86_64::direct::conv2d_avx512`] instead, no patches gathered;
-/// `patches` then holds its ring ([`tinyonnx_layout::direct::ring_len`] values; the planner sizes
-/// the scratch for both).
+/// On x86-64 CPUs with AVX-512F a convolution of one group with output rows of 8 or at
+/// least 16 positions runs as [`super::arch::x86_64::direct::conv2d_avx512`] instead, no
+/// patches gathered, where its ring fits in the patches' scratch
+/// ([`tinyonnx_layout::direct::fits`]; the planner sizes the scratch for im2col alone, the
+/// same on every target).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub fn conv2d_packed<
@@ -139,7 +140,13 @@ pub fn conv2d_packed<
 ) {
     use super::packed::{NR, Strided, gemm_packed, packed_len};
     #[cfg(target_arch = "x86_64")]
-    if tinyonnx_layout::direct::applies(G, OW) && super::arch::x86_64::cpu::avx512() {
+    if tinyonnx_layout::direct::fits(
+        (C, G),
+        (KH, DH, SH),
+        (OW, KW, SW, DW),
+        (C / G * KH * KW, PB),
+    ) && super::arch::x86_64::cpu::avx512()
+    {
         // Safety: the CPU has AVX-512F, AVX and FMA (checked just above).
         unsafe {
             super::arch::x86_64::direct::conv2d_avx512::<

@@ -47,9 +47,10 @@ pub static CONV: OpSchema = OpSchema {
         let Ok(axes) = geometry("Conv", cx.attrs, &x[2..], &w[2..], false) else {
             return 0;
         };
-        let im2col = tile_positions(cx.consts[1], w[0] / g, k, positions).map_or(0, |pb| {
-            patch_len(k, pb).max(ring_len(x[1], g, as_2d(&axes)))
-        });
+        // The AVX-512 direct kernel reuses this scratch where its ring fits
+        // (`tinyonnx_layout::direct::fits`); no target plans more for it.
+        let im2col =
+            tile_positions(cx.consts[1], w[0] / g, k, positions).map_or(0, |pb| patch_len(k, pb));
         if let Some(tb) = winograd_tiles(cx.winograd, cx.consts[1], x[1], w[0], g, as_2d(&axes)) {
             let winograd = winograd_scratch(x[1], w[0], as_2d(&axes), tb, cx.winograd.into());
             // Passes of fewer than four element rows share the scratch with the im2col
@@ -108,16 +109,6 @@ fn tile_positions(
 /// Scratch values of a tile of `pb` positions (`tinyonnx_layout::patch_len`).
 fn patch_len(k: usize, pb: usize) -> usize {
     tinyonnx_layout::patch_len(k, pb)
-}
-
-/// Scratch values of the direct kernel x86-64 CPUs with AVX-512 run instead of im2col
-/// (`tinyonnx_layout::direct::ring_len`; 0 where it does not apply).
-fn ring_len(c: usize, g: usize, [h, w]: [Axis; 2]) -> usize {
-    tinyonnx_layout::direct::ring_len(
-        (c, g),
-        (h.kernel, h.dilation, h.stride),
-        (w.output, w.kernel, w.stride, w.dilation),
-    )
 }
 
 /// Scratch values the Winograd path aims at (its transformed inputs and products for a
@@ -475,20 +466,12 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             let (decl, wp) = node_static("wp", weights.to_vec());
             let sc = &scratch.expr;
             let len = scratch.shape[0];
-            let (cg, mg) = (c, g);
-            let (rows, cols) = (
-                [h.kernel, h.dilation, h.stride],
-                [w.output, w.kernel, w.stride, w.dilation],
-            );
             Some((
                 decl,
                 quote! {
                     // The planned scratch holds what the kernel carves from it, by the
-                    // formulas of the runtime's own layout crate.
-                    const {
-                        assert!(#len >= ::tinyonnx::layout::patch_len(#k, #pb));
-                        assert!(#len >= ::tinyonnx::layout::direct::ring_len((#cg, #mg), (#(#rows),*), (#(#cols),*)));
-                    }
+                    // formula of the runtime's own layout crate.
+                    const { assert!(#len >= ::tinyonnx::layout::patch_len(#k, #pb)) }
                     #kernels::conv::conv2d_packed::<#(#dims),*, #(#win),*, #pb, #relu>(#xs, #wp, #b, #y, #sc);
                 },
             ))
