@@ -177,7 +177,7 @@ impl<'m> Checker<'m> {
                             a_span,
                             format!("note: the then branch's {ta}"),
                         ));
-                        self.errors.push(e);
+                        self.sink.push(e);
                         ok = false;
                     }
                     types.push(ta);
@@ -445,7 +445,7 @@ impl<'m> Checker<'m> {
                         first,
                         format!("`{name}` is first defined here"),
                     ));
-                    self.errors.push(e);
+                    self.sink.push(e);
                     return None;
                 }
                 scope
@@ -456,7 +456,7 @@ impl<'m> Checker<'m> {
         let outer_nodes = std::mem::take(&mut self.graph.nodes);
         self.scopes.push(scope);
         self.body_depth += 1;
-        let errors_before = self.errors.len();
+        let errors_before = self.sink.len();
         for item in &def.items {
             self.item(item);
         }
@@ -465,7 +465,7 @@ impl<'m> Checker<'m> {
         let mut nodes = std::mem::replace(&mut self.graph.nodes, outer_nodes);
         let returned = match scope.returned {
             Some((r, _))
-                if r.iter().all(|(id, _)| id.is_some()) && self.errors.len() == errors_before =>
+                if r.iter().all(|(id, _)| id.is_some()) && self.sink.len() == errors_before =>
             {
                 r.into_iter()
                     .map(|(id, s)| (id.expect("checked"), s))
