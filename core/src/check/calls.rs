@@ -80,10 +80,13 @@ impl<'m> Checker<'m> {
             );
             return None;
         }
+        let blocks: Vec<String> = self.blocks.keys().cloned().collect();
         let mut known: Vec<&str> = ops::REGISTRY.iter().map(|op| op.op_type).collect();
         known.extend(ALIASES.iter().map(|(a, _)| *a));
-        known.extend(layers::LAYERS);
-        let blocks: Vec<String> = self.blocks.keys().cloned().collect();
+        // Pushed one by one: `extend` would ask the block names to be `'static` too.
+        for layer in layers::names() {
+            known.push(layer);
+        }
         known.extend(blocks.iter().map(String::as_str));
         let hint = suggest::did_you_mean(&name, &known)
             .or_else(|| layers::framework_alias(&name))
@@ -96,10 +99,8 @@ impl<'m> Checker<'m> {
                         .map(|op| op.op_type)
                         .collect::<Vec<_>>()
                         .join(", "),
-                    layers::LAYERS
-                        .iter()
-                        .chain(ALIASES.iter().map(|(a, _)| a))
-                        .copied()
+                    layers::names()
+                        .chain(ALIASES.iter().map(|(a, _)| *a))
                         .collect::<Vec<_>>()
                         .join(", ")
                 )

@@ -165,7 +165,7 @@ impl layers::LayerCx for Checker<'_> {
     fn graph(&self) -> &Graph {
         &self.graph
     }
-    fn error(&mut self, span: Span, msg: impl std::fmt::Display) {
+    fn error(&mut self, span: Span, msg: String) {
         Checker::error(self, span, msg);
     }
     fn add_weight(&mut self, name: String, shape: &[usize], data: Data) -> TensorId {
@@ -234,7 +234,11 @@ mod testing {
         match super::check(&model) {
             Ok(_) => Vec::new(),
             // A combined error (a definition and the first one) counts as its parts.
-            Err(errors) => errors.into_iter().flatten().map(|e| e.to_string()).collect(),
+            Err(errors) => errors
+                .into_iter()
+                .flatten()
+                .map(|e| e.to_string())
+                .collect(),
         }
     }
 }

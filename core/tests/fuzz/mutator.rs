@@ -81,7 +81,7 @@ fn vocabulary() -> Vec<&'static str> {
             .iter()
             .map(|(alias, _)| *alias),
     );
-    words.extend(tinyonnx_core::layers::LAYERS);
+    words.extend(tinyonnx_core::layers::names());
     words.extend(tinyonnx_core::init::NAMES);
     words
 }
