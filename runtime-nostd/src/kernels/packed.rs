@@ -117,6 +117,13 @@ unsafe fn gemm_checked(
     (y_rs, y_cs): (usize, usize),
     relu: bool,
 ) {
+    // Safety: the caller checked these (the contract above). Said here, they let the
+    // compiler drop the loops' own entry tests and overflow paths, as when the checks
+    // were in this function.
+    unsafe {
+        core::hint::assert_unchecked(m > 0 && n > 0);
+        core::hint::assert_unchecked(last_index((m, y_rs), (n, y_cs)).is_some_and(|i| i < y.len()));
+    }
     let mut r0 = 0;
     if cfg!(all(feature = "fma-vfp4", target_arch = "arm")) {
         // One row at a time through the VFMA routine.
