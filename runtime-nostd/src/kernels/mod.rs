@@ -11,6 +11,8 @@ pub mod arch;
 pub mod binary;
 pub mod conv;
 pub mod copy;
+#[cfg(test)]
+mod differential;
 pub mod gemm;
 pub mod lstm;
 pub mod math;
@@ -26,6 +28,14 @@ pub mod winograd;
 
 pub use tinyonnx_layout::ALIGN_SLACK;
 
+/// The largest index `(r - 1) rs + (c - 1) cs` of an `r x c` strided view (`r`, `c` at
+/// least 1), or `None` where it overflows.
+pub(crate) fn last_index((r, rs): (usize, usize), (c, cs): (usize, usize)) -> Option<usize> {
+    (r - 1)
+        .checked_mul(rs)?
+        .checked_add((c - 1).checked_mul(cs)?)
+}
+
 /// `scratch` from its first 64-byte boundary (at most [`ALIGN_SLACK`] values in): the
 /// arena is only 16-byte aligned and the planner places buffers at any multiple of 4
 /// bytes, and panel rows read across two cache lines cost the products about a third.
@@ -33,17 +43,6 @@ pub use tinyonnx_layout::ALIGN_SLACK;
 pub fn cache_aligned(scratch: &mut [f32]) -> &mut [f32] {
     let skip = scratch.as_ptr().align_offset(64).min(ALIGN_SLACK);
     &mut scratch[skip..]
-}
-
-/// Asserts that `got` and `want` differ by less than `tolerance` element by element
-/// (the kernel tests' comparison against a reference kernel).
-#[cfg(test)]
-#[track_caller]
-pub(crate) fn assert_close(got: &[f32], want: &[f32], tolerance: f32) {
-    assert_eq!(got.len(), want.len());
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        assert!((g - w).abs() < tolerance, "element {i}: {g} vs {w}");
-    }
 }
 
 /// `y[i] += a * x[i]` over the shorter of the two slices: the inner loop of the Gemm and

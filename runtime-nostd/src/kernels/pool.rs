@@ -379,8 +379,7 @@ mod tests {
                 assert_eq!(v.to_bits(), want.to_bits(), "3x3 {H}x{W} pad {P} at {i}");
             }
         };
-        run();
-        crate::kernels::arch::without_avx512(run);
+        crate::kernels::arch::on_every_path(|_| run());
     }
 
     /// Stride 2 (the shuffled path, 3x3 pad 1 and 0, and 2x2) against a direct per-window

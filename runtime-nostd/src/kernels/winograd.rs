@@ -5,7 +5,7 @@
 //! the macro at compile time). Per tile and channel pair that is 16 products instead of
 //! 36, and the 16 products of all channel pairs are 16 matrix products
 //! `O_e[M, T] = U_e[M, C] V_e[C, T]` over a block of `T` tiles, through
-//! [`super::packed::gemm_packed`] (with AVX-512, [`super::packed::gemm_pairs`] over
+//! [`super::packed::gemm_packed`] (with AVX-512, [`super::arch::x86_64::packed::gemm_pairs`] over
 //! `V_e` in pairs of panels). The transforms only add and subtract, and
 //! `G` holds halves, so the rounding is that of a few more additions per output.
 //!
@@ -127,7 +127,7 @@ pub fn conv3x3_winograd<
 
 /// Whether a block's transformed inputs are laid out in pairs of panels, `[C][2 NR]`
 /// each (panels `2 q` and `2 q + 1` side by side), for the 512-bit input transform
-/// (which reads the image itself, no padded band) and [`super::packed::gemm_pairs`]:
+/// (which reads the image itself, no padded band) and [`super::arch::x86_64::packed::gemm_pairs`]:
 /// AVX-512F, and blocks of whole pairs of panels. Otherwise one panel `[C][NR]` after
 /// another, as [`gemm_packed`] reads them.
 #[inline(always)]
@@ -208,7 +208,9 @@ fn pass<
         #[cfg(target_arch = "x86_64")]
         if paired {
             // Safety: the CPU has AVX-512F (`paired`); `ors` holds whole pairs.
-            unsafe { super::packed::gemm_pairs((M, C, tiles.1), (ue, C), ve, (oe, ors)) };
+            unsafe {
+                super::arch::x86_64::packed::gemm_pairs((M, C, tiles.1), (ue, C), ve, (oe, ors))
+            };
             continue;
         }
         gemm_packed(
@@ -956,117 +958,5 @@ fn interleave<const AVX: bool>(dst: &mut [f32; 2 * NR], a: &Lanes, b: &Lanes) {
     for (l, t) in LANE_TILE.into_iter().enumerate() {
         dst[2 * t] = a[l];
         dst[2 * t + 1] = b[l];
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    extern crate std;
-    use super::{conv3x3_winograd, scratch_len};
-    use crate::kernels::conv::conv2d;
-    use std::vec::Vec;
-
-    /// `U = G g Gt` of each `[M][C][3][3]` kernel as `[16][M][C]`, as two matrix
-    /// products (the macro's own transform is checked by the ONNX Runtime cross-checks).
-    fn transform_kernel(w: &[f32], m: usize, c: usize) -> Vec<f32> {
-        let g = [
-            [1.0, 0.0, 0.0],
-            [0.5, 0.5, 0.5],
-            [0.5, -0.5, 0.5],
-            [0.0, 0.0, 1.0],
-        ];
-        let mut u = std::vec![0.0; 16 * m * c];
-        for (mc, k) in w.chunks_exact(9).enumerate() {
-            // gk = G k (4x3), then u = gk Gt (4x4).
-            let mut gk = [[0.0f32; 3]; 4];
-            for (a, row) in gk.iter_mut().enumerate() {
-                for (j, v) in row.iter_mut().enumerate() {
-                    *v = (0..3).map(|i| g[a][i] * k[3 * i + j]).sum();
-                }
-            }
-            for e in 0..16 {
-                let (a, b) = (e / 4, e % 4);
-                u[e * m * c + mc] = (0..3).map(|j| gk[a][j] * g[b][j]).sum();
-            }
-        }
-        u
-    }
-
-    /// Against the direct kernel (cross-checked against ONNX Runtime) for one geometry.
-    fn agree<
-        const N: usize,
-        const C: usize,
-        const H: usize,
-        const W: usize,
-        const M: usize,
-        const OH: usize,
-        const OW: usize,
-        const PT: usize,
-        const PL: usize,
-        const TB: usize,
-        const R: usize,
-    >() {
-        let x: Vec<f32> = (0..N * C * H * W)
-            .map(|i| (i as f32 * 0.37).sin())
-            .collect();
-        let w: Vec<f32> = (0..M * C * 9).map(|i| (i as f32 * 0.73).cos()).collect();
-        let b: Vec<f32> = (0..M).map(|i| i as f32 * 0.1 - 0.4).collect();
-        let u = transform_kernel(&w, M, C);
-        let len = N * M * OH * OW;
-        let mut want = std::vec![0.0f32; len];
-        let mut got = std::vec![f32::NAN; len];
-        let mut scratch = std::vec![f32::NAN; scratch_len(C, M, OH, OW, TB, R)];
-        conv2d::<N, C, H, W, M, 1, 3, 3, OH, OW, 1, 1, 1, 1, PT, PL, true>(
-            &x,
-            &w,
-            Some(&b),
-            &mut want,
-        );
-        conv3x3_winograd::<N, C, H, W, M, OH, OW, PT, PL, TB, R, true>(
-            &x,
-            &u,
-            Some(&b),
-            &mut got,
-            &mut scratch,
-        );
-        for i in 0..len {
-            let tol = 1e-5 * want[i].abs().max(1.0);
-            assert!(
-                (got[i] - want[i]).abs() <= tol,
-                "element {i}: {} vs {}",
-                got[i],
-                want[i]
-            );
-        }
-    }
-
-    #[test]
-    fn winograd_matches_direct() {
-        let cases = || {
-            // Pad 1 over rows of 20 tiles wide enough for whole panels and panels across
-            // tile rows, two images, two blocks; all 16 elements in one pass.
-            agree::<2, 8, 40, 40, 12, 40, 40, 1, 1, 48, 4>();
-            // All elements in one pass over an odd number of panels (the last pair of the
-            // 512-bit output transform half empty), panels across up to three tile rows,
-            // half tiles at the bottom and right; blocks of 3 panels (not in pairs).
-            agree::<1, 6, 9, 23, 5, 9, 23, 1, 1, 24, 4>();
-            agree::<1, 6, 9, 11, 5, 9, 11, 1, 1, 24, 4>();
-            // Blocks in pairs of panels whose last block ends inside a pair (60 tiles
-            // in blocks of 32 and 16), an odd channel count, pairs across three tile
-            // rows.
-            agree::<1, 5, 9, 23, 6, 9, 23, 1, 1, 32, 4>();
-            agree::<1, 5, 9, 11, 13, 9, 11, 1, 1, 16, 4>();
-            // Odd output sizes (half tiles at the bottom and right), no padding; one
-            // element row a pass.
-            agree::<1, 5, 9, 23, 7, 7, 21, 0, 0, 16, 1>();
-            // Asymmetric padding (top 2, left 0, bottom 0, right 1), fewer tiles than a
-            // panel; two element rows a pass.
-            agree::<1, 4, 4, 5, 6, 4, 4, 2, 0, 8, 2>();
-            agree::<2, 8, 40, 40, 12, 40, 40, 1, 1, 48, 1>();
-            agree::<1, 8, 12, 12, 8, 12, 12, 1, 1, 16, 2>();
-        };
-        // With AVX-512 where the CPU has it (the paired layout), and without.
-        cases();
-        crate::kernels::arch::without_avx512(cases);
     }
 }

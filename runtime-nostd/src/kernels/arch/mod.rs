@@ -8,13 +8,64 @@ pub mod arm;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 
-/// Runs `f` with the run-time AVX-512 paths switched off on this thread, in a build
-/// without AVX-512 on x86-64 (elsewhere they are off, or compiled in, and `f` runs as
-/// is).
+/// A kernel path a test can run: the portable code, or the run-time choices allowed
+/// up to an instruction set. Every path's kernels must agree with the portable ones.
 #[cfg(test)]
-pub fn without_avx512(f: impl FnOnce()) {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Path {
+    /// No run-time SIMD choice (on x86-64 only where the build does not compile AVX in).
+    Portable,
+    /// AVX and FMA (256-bit tiles), AVX-512 off.
+    AvxFma,
+    /// Everything the CPU has, AVX-512 included.
+    Avx512,
+}
+
+/// The paths this build can run on this CPU.
+#[cfg(test)]
+pub fn paths() -> impl Iterator<Item = Path> {
+    [Path::Portable, Path::AvxFma, Path::Avx512]
+        .into_iter()
+        .filter(|p| match p {
+            #[cfg(target_arch = "x86_64")]
+            Path::Portable => !cfg!(all(target_feature = "avx", target_feature = "fma")),
+            #[cfg(target_arch = "x86_64")]
+            Path::AvxFma => {
+                !cfg!(all(target_feature = "avx512f", target_feature = "fma"))
+                    && x86_64::cpu::avx_fma()
+            }
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx512 => x86_64::cpu::avx512(),
+            #[cfg(not(target_arch = "x86_64"))]
+            Path::Portable => true,
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        })
+}
+
+/// Runs `f` on this thread with the run-time choices limited to `path`.
+#[cfg(test)]
+pub fn on(path: Path, f: impl FnOnce()) {
     #[cfg(target_arch = "x86_64")]
-    x86_64::cpu::without_avx512(f);
+    x86_64::cpu::with_cap(
+        match path {
+            Path::Portable => 0,
+            Path::AvxFma => 1,
+            Path::Avx512 => 2,
+        },
+        f,
+    );
     #[cfg(not(target_arch = "x86_64"))]
-    f();
+    {
+        let _ = path;
+        f();
+    }
+}
+
+/// Runs `f` once on every path this build can run ([`paths`]).
+#[cfg(test)]
+pub fn on_every_path(mut f: impl FnMut(Path)) {
+    for p in paths() {
+        on(p, || f(p));
+    }
 }

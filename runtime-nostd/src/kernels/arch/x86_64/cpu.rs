@@ -16,16 +16,11 @@ pub fn avx_fma() -> bool {
     }
     #[cfg(not(all(target_feature = "avx", target_feature = "fma")))]
     {
-        use core::sync::atomic::Ordering;
-        match AVX_STATE.load(Ordering::Relaxed) {
-            1 => false,
-            2 => true,
-            _ => {
-                let yes = detect_avx_fma();
-                AVX_STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-                yes
-            }
+        #[cfg(test)]
+        if test_switch::capped(1) {
+            return false;
         }
+        remembered(&AVX_STATE, detect_avx_fma)
     }
 }
 
@@ -34,7 +29,26 @@ pub fn avx_fma() -> bool {
     target_arch = "x86_64",
     not(all(target_feature = "avx", target_feature = "fma"))
 ))]
-pub(crate) static AVX_STATE: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
+static AVX_STATE: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
+
+/// The answer `state` remembers, or `detect`'s, remembered.
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(target_feature = "avx512f", target_feature = "fma"))
+))]
+#[inline(always)]
+fn remembered(state: &core::sync::atomic::AtomicU8, detect: fn() -> bool) -> bool {
+    use core::sync::atomic::Ordering;
+    match state.load(Ordering::Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            let yes = detect();
+            state.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+            yes
+        }
+    }
+}
 
 #[cfg(all(
     target_arch = "x86_64",
@@ -84,20 +98,18 @@ pub fn avx512() -> bool {
     }
     #[cfg(not(all(target_feature = "avx512f", target_feature = "fma")))]
     {
-        use core::sync::atomic::Ordering;
         #[cfg(test)]
-        if test_switch::OFF.with(core::cell::Cell::get) {
+        if test_switch::capped(2) {
             return false;
         }
-        match AVX512_STATE.load(Ordering::Relaxed) {
-            1 => false,
-            2 => true,
-            _ => {
-                let yes = avx_fma() && detect_avx512();
-                AVX512_STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-                yes
-            }
-        }
+        // AVX and FMA as the CPU has them, not as a test may have capped them.
+        remembered(&AVX512_STATE, || {
+            #[cfg(all(target_feature = "avx", target_feature = "fma"))]
+            let avx = true;
+            #[cfg(not(all(target_feature = "avx", target_feature = "fma")))]
+            let avx = detect_avx_fma();
+            avx && detect_avx512()
+        })
     }
 }
 
@@ -130,37 +142,30 @@ fn detect_avx512() -> bool {
     ebx & (1 << 16) != 0 && unsafe { xgetbv0() } & 0b1110_0110 == 0b1110_0110
 }
 
-/// The test switch of [`avx512`]: per thread, so that the tests running meanwhile in
-/// other threads keep their paths.
-#[cfg(all(
-    test,
-    target_arch = "x86_64",
-    not(all(target_feature = "avx512f", target_feature = "fma"))
-))]
+/// The test switch of [`avx_fma`] and [`avx512`]: the highest instruction-set level
+/// (0 portable, 1 AVX and FMA, 2 AVX-512) the run-time choices may take on this
+/// thread, so that tests running meanwhile in other threads keep their paths. Levels a
+/// build compiles in cannot be switched off.
+#[cfg(all(test, target_arch = "x86_64"))]
+#[allow(dead_code)]
 mod test_switch {
     extern crate std;
     std::thread_local! {
-        pub static OFF: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+        static CAP: core::cell::Cell<u8> = const { core::cell::Cell::new(u8::MAX) };
+    }
+
+    /// Whether level `level` is switched off on this thread.
+    pub fn capped(level: u8) -> bool {
+        CAP.with(|c| c.get() < level)
+    }
+
+    /// Runs `f` with the levels above `cap` switched off on this thread.
+    pub fn with_cap(cap: u8, f: impl FnOnce()) {
+        let before = CAP.with(|c| c.replace(cap));
+        f();
+        CAP.with(|c| c.set(before));
     }
 }
 
-/// Runs `f` with the run-time AVX-512 paths switched off on this thread, in a build
-/// without AVX-512 on x86-64 (elsewhere they are off, or compiled in, and `f` runs as
-/// is).
 #[cfg(test)]
-pub fn without_avx512(f: impl FnOnce()) {
-    #[cfg(all(
-        target_arch = "x86_64",
-        not(all(target_feature = "avx512f", target_feature = "fma"))
-    ))]
-    {
-        let before = test_switch::OFF.with(|off| off.replace(true));
-        f();
-        test_switch::OFF.with(|off| off.set(before));
-    }
-    #[cfg(not(all(
-        target_arch = "x86_64",
-        not(all(target_feature = "avx512f", target_feature = "fma"))
-    )))]
-    f();
-}
+pub use test_switch::with_cap;

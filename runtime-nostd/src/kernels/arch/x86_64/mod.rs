@@ -3,3 +3,4 @@
 
 pub mod cpu;
 pub mod direct;
+pub mod packed;
