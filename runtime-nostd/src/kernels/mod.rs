@@ -111,18 +111,7 @@ pub(crate) fn init_state(state: &mut [f32], init: Option<&[f32]>, n: usize) {
 pub(crate) fn evens(lo: &[f32; 4], hi: &[f32; 4]) -> [f32; 4] {
     #[cfg(target_arch = "x86_64")]
     {
-        use core::arch::x86_64::{_mm_loadu_ps, _mm_shuffle_ps, _mm_storeu_ps};
-        let mut out = [0.0; 4];
-        // Safety: SSE is part of x86-64; the loads read the four values of `lo` and
-        // `hi`, the store writes the four of `out`.
-        unsafe {
-            let even = _mm_shuffle_ps::<0b10_00_10_00>(
-                _mm_loadu_ps(lo.as_ptr()),
-                _mm_loadu_ps(hi.as_ptr()),
-            );
-            _mm_storeu_ps(out.as_mut_ptr(), even);
-        }
-        out
+        arch::x86_64::evens_sse(lo, hi)
     }
     #[cfg(not(target_arch = "x86_64"))]
     [lo[0], lo[2], hi[0], hi[2]]
