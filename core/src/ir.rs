@@ -207,6 +207,20 @@ impl Graph {
             .sum()
     }
 
+    /// [`Graph::consumers`] of every tensor at once, indexed by tensor: for passes that
+    /// ask for many (asking one tensor at a time scans every node each time).
+    pub fn all_consumers(&self) -> Vec<Vec<usize>> {
+        let mut readers = vec![Vec::new(); self.tensors.len()];
+        for (i, n) in self.nodes.iter().enumerate() {
+            for &t in n.inputs.iter().flatten() {
+                if readers[t].last() != Some(&i) {
+                    readers[t].push(i);
+                }
+            }
+        }
+        readers
+    }
+
     /// The nodes that read a tensor, in order.
     pub fn consumers(&self, id: TensorId) -> Vec<usize> {
         self.nodes

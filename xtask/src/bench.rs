@@ -153,6 +153,12 @@ pub fn run(root: &Path, json: Option<PathBuf>, only: &[String]) -> Result<()> {
         dir.join("compile.json"),
         serde_json::to_string_pretty(&costs)? + "\n",
     )?;
+    println!("== compile time as the graph grows: chains of 3x3 convolutions (ms) ==");
+    let chains = crate::compile_cost::chains()?;
+    std::fs::write(
+        dir.join("compile-chains.json"),
+        serde_json::to_string_pretty(&chains)? + "\n",
+    )?;
     // Set-up (ONNX Runtime download) once, before the children need it.
     setup::onnxruntime(root, &setup::python(root)?)?;
     let mut rows: Vec<Row> = Vec::new();

@@ -120,3 +120,83 @@ pub fn run(root: &Path) -> Result<Vec<Cost>> {
     }
     Ok(costs)
 }
+
+/// Compile time of one synthetic chain of convolutions.
+#[derive(Debug, Serialize)]
+pub struct ChainCost {
+    /// `narrow`: 16 channels over 8x8 throughout, where no Winograd scratch fits the
+    /// arena; `wide`: behind a 64-channel 64x64 tensor that sets the arena, where every
+    /// one fits.
+    pub chain: &'static str,
+    pub convolutions: usize,
+    pub check_ms: f64,
+    pub plan_ms: f64,
+    pub total_ms: f64,
+}
+
+/// A model of `n` chained 16-channel 3x3 convolutions (one shared weight); `wide` puts
+/// a large tensor in front that leaves room for every Winograd scratch.
+fn conv_chain(n: usize, wide: bool) -> Result<proc_macro2::TokenStream> {
+    use std::fmt::Write;
+    let mut s = String::from("model Chain { weight w: f32[16, 16, 3, 3] = he_normal(seed = 1);\n");
+    if wide {
+        s += "input x: f32[1, 16, 64, 64];\n\
+              weight w1: f32[64, 16, 1, 1] = he_normal(seed = 2);\n\
+              weight w2: f32[16, 64, 1, 1] = he_normal(seed = 3);\n\
+              let pooled = MaxPool(Conv(x, w1), kernel_shape = [4, 4], strides = [4, 4]);\n\
+              let h0 = Conv(Conv(pooled, w2), w, pads = [1, 1, 1, 1]);\n";
+    } else {
+        s += "input x: f32[1, 16, 8, 8];\nlet h0 = Conv(x, w, pads = [1, 1, 1, 1]);\n";
+    }
+    for i in 1..n {
+        writeln!(s, "let h{i} = Conv(h{}, w, pads = [1, 1, 1, 1]);", i - 1)?;
+    }
+    writeln!(s, "output y = Relu(h{}); }}", n - 1)?;
+    s.parse()
+        .map_err(|e| anyhow::anyhow!("the chain does not tokenize: {e}"))
+}
+
+/// Times chains of 500, 1,000 and 2,000 convolutions (the median of three runs each):
+/// how the compiler's time grows with the graph. Prints a table and returns the rows.
+pub fn chains() -> Result<Vec<ChainCost>> {
+    let mut rows = Vec::new();
+    println!(
+        "{:<8} {:>6} {:>9} {:>9} {:>9} {:>11}",
+        "chain", "convs", "check", "plan", "total ms", "x previous"
+    );
+    for (chain, wide) in [("narrow", false), ("wide", true)] {
+        let mut previous: Option<f64> = None;
+        for n in [500, 1000, 2000] {
+            let tokens = conv_chain(n, wide)?;
+            let mut runs = Vec::new();
+            for _ in 0..3 {
+                let start = Instant::now();
+                let (compiled, t) = tinyonnx_core::compile_timed(tokens.clone()).map_err(|f| {
+                    anyhow::anyhow!(
+                        "the {chain} chain does not compile: {}",
+                        f.errors.first().map(|e| e.to_string()).unwrap_or_default()
+                    )
+                })?;
+                std::hint::black_box(compiled.emit());
+                runs.push((t, start.elapsed()));
+            }
+            runs.sort_by_key(|r| r.1);
+            let (t, total) = runs[1];
+            let row = ChainCost {
+                chain,
+                convolutions: n,
+                check_ms: ms(t.check),
+                plan_ms: ms(t.plan),
+                total_ms: ms(total),
+            };
+            let growth = previous.map_or(String::new(), |p| format!("{:.2}", row.total_ms / p));
+            println!(
+                "{:<8} {:>6} {:>9.1} {:>9.1} {:>9.1} {:>11}",
+                chain, n, row.check_ms, row.plan_ms, row.total_ms, growth
+            );
+            previous = Some(row.total_ms);
+            rows.push(row);
+        }
+    }
+    Ok(rows)
+}

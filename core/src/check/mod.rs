@@ -99,9 +99,10 @@ pub fn check(model: &ModelDef) -> Result<Checked, Vec<syn::Error>> {
         ..
     } = cx;
     sink.finish()?;
+    let readers = graph.all_consumers();
     let warnings = declared
         .iter()
-        .filter(|(id, _, _)| graph.consumers(*id).is_empty())
+        .filter(|(id, _, _)| readers[*id].is_empty())
         .map(|(id, span, what)| {
             let name = &graph.tensors[*id].name;
             (

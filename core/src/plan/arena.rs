@@ -37,6 +37,74 @@ pub struct Plan {
     pub arena_bytes: usize,
     /// The largest total size of tensors alive at the same step.
     pub lower_bound_bytes: usize,
+    /// For each node: the total size of the buffers alive while it runs, its scratch
+    /// included. No placement fits in fewer bytes than any of them.
+    pub live_bytes: Vec<usize>,
+    /// Every buffer as placed: first and last step, offset and size.
+    placed: Vec<Placed>,
+    /// For each step, the buffers of `placed` alive then.
+    placed_at: Vec<Vec<usize>>,
+}
+
+/// A placed buffer: alive from step `start` to `end` (included) at `offset`.
+#[derive(Debug, Clone, Copy)]
+struct Placed {
+    start: usize,
+    end: usize,
+    offset: usize,
+    bytes: usize,
+}
+
+impl Plan {
+    /// Gives node `i` a scratch region of `elems` f32 values without moving anything
+    /// else, if a free range of the arena as it is holds one while the node runs (the
+    /// lowest such offset). Returns whether it did; the arena does not grow either way.
+    /// This is how the Winograd search keeps a larger scratch without planning the
+    /// whole graph again per convolution.
+    pub fn grow_scratch_in_place(&mut self, i: usize, elems: usize) -> bool {
+        let bytes = 4 * elems;
+        let own = self.scratch[i];
+        let is_own = |b: &Placed| b.start == i && b.end == i && own == Some(b.offset);
+        let mut busy: Vec<(usize, usize)> = self.placed_at[i]
+            .iter()
+            .map(|&k| self.placed[k])
+            // The node's present scratch is given up for the new one.
+            .filter(|b| !is_own(b))
+            .map(|b| (b.offset, b.offset + b.bytes))
+            .collect();
+        busy.sort_unstable();
+        let mut offset = 0;
+        for (lo, hi) in busy {
+            if offset + bytes <= lo {
+                break;
+            }
+            offset = offset.max(hi.next_multiple_of(4));
+        }
+        if offset + bytes > self.arena_bytes {
+            return false;
+        }
+        let old = 4 * self.scratch_elems[i];
+        match self.placed_at[i].iter().find(|&&k| is_own(&self.placed[k])) {
+            Some(&k) => {
+                self.placed[k].offset = offset;
+                self.placed[k].bytes = bytes;
+            }
+            None => {
+                self.placed.push(Placed {
+                    start: i,
+                    end: i,
+                    offset,
+                    bytes,
+                });
+                self.placed_at[i].push(self.placed.len() - 1);
+            }
+        }
+        self.scratch[i] = Some(offset);
+        self.scratch_elems[i] = elems;
+        self.live_bytes[i] = self.live_bytes[i] - old + bytes;
+        self.lower_bound_bytes = self.lower_bound_bytes.max(self.live_bytes[i]);
+        true
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -129,16 +197,22 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
             }
         }
     }
-    let lower_bound_bytes = (0..graph.nodes.len())
-        .map(|step| {
-            buffers
-                .iter()
-                .filter(|b| b.start <= step && step <= b.end)
-                .map(|b| b.bytes)
-                .sum::<usize>()
+    // Bytes alive at each step: each buffer added at its first step and taken off after
+    // its last (one pass, where summing the buffers of every step was quadratic).
+    let steps = graph.nodes.len();
+    let mut delta = vec![0isize; steps + 1];
+    for b in &buffers {
+        delta[b.start] += b.bytes as isize;
+        delta[b.end + 1] -= b.bytes as isize;
+    }
+    let live_bytes: Vec<usize> = delta[..steps]
+        .iter()
+        .scan(0isize, |live, d| {
+            *live += d;
+            Some(*live as usize)
         })
-        .max()
-        .unwrap_or(0);
+        .collect();
+    let lower_bound_bytes = live_bytes.iter().copied().max().unwrap_or(0);
     // Two placements, the smaller kept: lowest offset (first fit) and smallest gap
     // (best fit), both largest buffer first.
     let mut best_fit = buffers.clone();
@@ -157,6 +231,21 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
         .into_iter()
         .map(|(t, b)| (t, buffers[b].offset))
         .collect();
+    let placed: Vec<Placed> = buffers
+        .iter()
+        .map(|b| Placed {
+            start: b.start,
+            end: b.end,
+            offset: b.offset,
+            bytes: b.bytes,
+        })
+        .collect();
+    let mut placed_at = vec![Vec::new(); steps];
+    for (k, b) in placed.iter().enumerate() {
+        for at in &mut placed_at[b.start..=b.end] {
+            at.push(k);
+        }
+    }
     Plan {
         offsets,
         inplace,
@@ -166,6 +255,9 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
             .collect(),
         arena_bytes,
         lower_bound_bytes,
+        live_bytes,
+        placed,
+        placed_at,
     }
 }
 
@@ -183,13 +275,20 @@ enum Fit {
 fn place(buffers: &mut [Buffer], fit: Fit) -> usize {
     let mut order: Vec<usize> = (0..buffers.len()).collect();
     order.sort_by_key(|&i| (std::cmp::Reverse(buffers[i].bytes), buffers[i].start));
-    let mut placed: Vec<usize> = Vec::new();
+    // The buffers placed so far, by the steps they are alive at: the ones a buffer must
+    // avoid are those of its own steps (looking through every placed buffer instead
+    // made planning quadratic in the graph's size).
+    let steps = buffers.iter().map(|b| b.end + 1).max().unwrap_or(0);
+    let mut placed_at: Vec<Vec<usize>> = vec![Vec::new(); steps];
     let mut arena = 0;
     for i in order {
-        let mut busy: Vec<(usize, usize)> = placed
-            .iter()
-            .filter(|&&j| buffers[j].start <= buffers[i].end && buffers[i].start <= buffers[j].end)
-            .map(|&j| (buffers[j].offset, buffers[j].offset + buffers[j].bytes))
+        let (start, end) = (buffers[i].start, buffers[i].end);
+        let mut near: Vec<usize> = placed_at[start..=end].iter().flatten().copied().collect();
+        near.sort_unstable();
+        near.dedup();
+        let mut busy: Vec<(usize, usize)> = near
+            .into_iter()
+            .map(|j| (buffers[j].offset, buffers[j].offset + buffers[j].bytes))
             .collect();
         busy.sort_unstable();
         let (bytes, align) = (buffers[i].bytes, buffers[i].align);
@@ -212,7 +311,9 @@ fn place(buffers: &mut [Buffer], fit: Fit) -> usize {
         let offset = chosen.map_or(offset, |(o, _)| o);
         buffers[i].offset = offset;
         arena = arena.max(offset + buffers[i].bytes);
-        placed.push(i);
+        for at in &mut placed_at[start..=end] {
+            at.push(i);
+        }
     }
     arena
 }
@@ -240,17 +341,29 @@ pub fn greedy_order(graph: &Graph) -> Vec<usize> {
             *readers.entry(t).or_default() += 1;
         }
     }
-    let mut done = vec![false; n];
+    // The producers each node still waits for, and the readers of each node's outputs:
+    // the ready nodes are kept as a set instead of found again among all the nodes at
+    // every step (which made ordering quadratic in the graph's size).
+    let mut waiting = vec![0usize; n];
+    let mut consumers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let mut deps: Vec<usize> = node
+            .inputs
+            .iter()
+            .flatten()
+            .filter_map(|t| producer.get(t).copied())
+            .collect();
+        deps.sort_unstable();
+        deps.dedup();
+        waiting[i] = deps.len();
+        for p in deps {
+            consumers[p].push(i);
+        }
+    }
+    let mut ready: std::collections::BTreeSet<usize> =
+        (0..n).filter(|&i| waiting[i] == 0).collect();
     let mut order = Vec::with_capacity(n);
     for _ in 0..n {
-        let ready = (0..n).filter(|&i| {
-            !done[i]
-                && graph.nodes[i]
-                    .inputs
-                    .iter()
-                    .flatten()
-                    .all(|t| producer.get(t).is_none_or(|&p| done[p]))
-        });
         let score = |i: usize| -> i64 {
             let node = &graph.nodes[i];
             let alloc: usize = node
@@ -270,14 +383,22 @@ pub fn greedy_order(graph: &Graph) -> Vec<usize> {
             alloc as i64 - freed as i64
         };
         let next = ready
+            .iter()
+            .copied()
             .min_by_key(|&i| (score(i), i))
             .expect("a checked graph is acyclic, so some node is ready");
-        done[next] = true;
+        ready.remove(&next);
         let mut ins: Vec<TensorId> = graph.nodes[next].inputs.iter().flatten().copied().collect();
         ins.sort_unstable();
         ins.dedup();
         for t in ins {
             *readers.get_mut(&t).expect("counted above") -= 1;
+        }
+        for &c in &consumers[next] {
+            waiting[c] -= 1;
+            if waiting[c] == 0 {
+                ready.insert(c);
+            }
         }
         order.push(next);
     }
@@ -325,6 +446,59 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A plan of the placed buffers `(start, end, offset, bytes)` (no tensors).
+    fn placed(bufs: &[(usize, usize, usize, usize)], steps: usize, arena: usize) -> Plan {
+        let placed: Vec<Placed> = bufs
+            .iter()
+            .map(|&(start, end, offset, bytes)| Placed {
+                start,
+                end,
+                offset,
+                bytes,
+            })
+            .collect();
+        let mut placed_at = vec![Vec::new(); steps];
+        let mut live_bytes = vec![0; steps];
+        for (k, b) in placed.iter().enumerate() {
+            for step in b.start..=b.end {
+                placed_at[step].push(k);
+                live_bytes[step] += b.bytes;
+            }
+        }
+        Plan {
+            offsets: HashMap::new(),
+            inplace: vec![false; steps],
+            scratch: vec![None; steps],
+            scratch_elems: vec![0; steps],
+            arena_bytes: arena,
+            lower_bound_bytes: live_bytes.iter().copied().max().unwrap_or(0),
+            live_bytes,
+            placed,
+            placed_at,
+        }
+    }
+
+    #[test]
+    fn a_scratch_grows_into_a_free_range_or_not_at_all() {
+        // Step 2 has bytes 1024..1536 busy: a scratch of 1024 bytes fits below them.
+        let mut p = placed(&[(0, 1, 0, 1024), (1, 2, 1024, 512)], 3, 1536);
+        assert!(p.grow_scratch_in_place(2, 256));
+        assert_eq!(
+            (p.scratch[2], p.scratch_elems[2], p.live_bytes[2]),
+            (Some(0), 256, 1536)
+        );
+        // 1200 bytes fit nowhere under 1536 beside the busy range: nothing changes.
+        assert!(!p.grow_scratch_in_place(2, 300));
+        assert_eq!((p.scratch[2], p.scratch_elems[2]), (Some(0), 256));
+        // Its own region does not count as busy: growing to the whole free range works.
+        let mut q = placed(&[(0, 2, 0, 512)], 3, 2048);
+        assert!(q.grow_scratch_in_place(1, 128));
+        assert_eq!(q.scratch[1], Some(512));
+        assert!(q.grow_scratch_in_place(1, 384));
+        assert_eq!((q.scratch[1], q.live_bytes[1]), (Some(512), 2048));
+        assert_eq!(q.placed.len(), 2, "the scratch is resized, not added twice");
     }
 
     #[test]

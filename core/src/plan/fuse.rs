@@ -28,8 +28,13 @@ pub struct Schedule {
 
 /// The one node that reads `t`, when it is an operator that `absorbed` describes, reads
 /// `t` as its first input, and runs in place (so skipping it changes no buffer).
-fn only_consumer(graph: &Graph, t: TensorId, absorbed: Absorbed, plan: &Plan) -> Option<usize> {
-    match graph.consumers(t).as_slice() {
+fn only_consumer(
+    (graph, readers): (&Graph, &[Vec<usize>]),
+    t: TensorId,
+    absorbed: Absorbed,
+    plan: &Plan,
+) -> Option<usize> {
+    match readers[t].as_slice() {
         [k] if graph.nodes[*k].op.absorbed == Some(absorbed)
             && graph.nodes[*k].inputs.first() == Some(&Some(t))
             && plan.inplace[*k] =>
@@ -56,6 +61,7 @@ fn is_row_vector(graph: &Graph, bias: TensorId, out: TensorId) -> bool {
 /// Finds the fusions of a planned graph.
 pub fn fuse(graph: &Graph, plan: &Plan) -> Schedule {
     let n = graph.nodes.len();
+    let readers = graph.all_consumers();
     let mut s = Schedule {
         epilogue: vec![Epilogue::default(); n],
         skip: vec![false; n],
@@ -68,7 +74,7 @@ pub fn fuse(graph: &Graph, plan: &Plan) -> Schedule {
         let fusion = node.op.fusion;
         let mut out = node.outputs[0];
         if fusion.row_bias
-            && let Some(k) = only_consumer(graph, out, Absorbed::RowBias, plan)
+            && let Some(k) = only_consumer((graph, &readers), out, Absorbed::RowBias, plan)
             && let Some(bias) = graph.nodes[k].inputs[1]
             && f32_value(graph, Some(bias)).is_some()
             && is_row_vector(graph, bias, out)
@@ -78,7 +84,7 @@ pub fn fuse(graph: &Graph, plan: &Plan) -> Schedule {
             out = graph.nodes[k].outputs[0];
         }
         if fusion.batch_norm
-            && let Some(k) = only_consumer(graph, out, Absorbed::BatchNorm, plan)
+            && let Some(k) = only_consumer((graph, &readers), out, Absorbed::BatchNorm, plan)
             && let Some(folded) = fold_bn(graph, i, k)
         {
             s.folded[i] = Some(folded);
@@ -88,7 +94,7 @@ pub fn fuse(graph: &Graph, plan: &Plan) -> Schedule {
         if fusion
             .relu
             .contains(&graph.tensors[node.outputs[0]].ty.dtype)
-            && let Some(r) = only_consumer(graph, out, Absorbed::Relu, plan)
+            && let Some(r) = only_consumer((graph, &readers), out, Absorbed::Relu, plan)
         {
             s.epilogue[i].relu = true;
             s.skip[r] = true;

@@ -35,10 +35,22 @@ pub fn schedule(graph: &mut Graph) -> (Plan, Vec<u8>) {
     for i in 0..graph.nodes.len() {
         let before = scratch_elems(graph, i, 0);
         for rows in [4, 1] {
-            if scratch_elems(graph, i, rows) == before {
+            let after = scratch_elems(graph, i, rows);
+            if after == before {
                 break;
             }
+            // What is alive while the node runs already bounds every arena from below:
+            // where the larger scratch takes it past the arena, no plan of the trial can
+            // keep it, and planning it again would be wasted (it made the search cubic).
+            if (plan.live_bytes[i] - 4 * before).saturating_add(4 * after) > plan.arena_bytes {
+                continue;
+            }
             winograd[i] = rows;
+            // A free range as the arena is placed now takes it at no cost; only where
+            // none does is the whole graph planned again.
+            if plan.grow_scratch_in_place(i, after) {
+                break;
+            }
             let trial = plan_of(graph, &winograd);
             if trial.arena_bytes <= plan.arena_bytes {
                 plan = trial;
