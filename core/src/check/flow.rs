@@ -14,6 +14,10 @@ use crate::ops::{self, AttrValue, Attrs, OpSchema};
 use crate::syntax::{Flow, FlowBody, FlowKind, Pattern};
 use crate::types::{DType, Dim, MAX_DIM, Shape, TensorType};
 
+/// How deep `if`/`for` bodies may nest. ONNX Runtime loads 31 nested subgraphs and
+/// refuses 32 (its protobuf reader stops at 100 nested messages, three a level).
+pub(super) const MAX_BODY_DEPTH: usize = 31;
+
 /// `1 tensor`, `2 tensors`.
 fn count(n: usize, what: &str) -> String {
     if n == 1 {
@@ -92,6 +96,16 @@ impl<'m> Checker<'m> {
 
     /// Checks a control-flow statement and adds its node; returns the node's outputs.
     fn flow(&mut self, flow: &'m Flow, hint: Option<String>) -> Option<Vec<TensorId>> {
+        if self.body_depth >= MAX_BODY_DEPTH {
+            self.error(
+                flow.kw,
+                format!(
+                    "control flow nests deeper than {MAX_BODY_DEPTH} bodies here: ONNX Runtime \
+                     cannot load such a model; move the inner part out of the bodies"
+                ),
+            );
+            return None;
+        }
         if self.instance.is_some() {
             self.error(
                 flow.kw,
@@ -579,5 +593,35 @@ impl<'m> Checker<'m> {
             })),
         });
         outs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing::errors;
+    use super::MAX_BODY_DEPTH;
+
+    /// `depth` nested `if`s around a Relu.
+    fn nested_ifs(depth: usize) -> proc_macro2::TokenStream {
+        let mut body = String::from("return Relu(x);");
+        for _ in 0..depth {
+            body = format!("let y = if c {{ {body} }} else {{ return Relu(x); }}; return y;");
+        }
+        format!("model M {{ input x: f32[1, 4]; input c: bool[]; let o = {{ {body} }}; }}")
+            .replace("let o = { ", "")
+            .replacen("; return y; }; }", "; output o = Identity(y); }", 1)
+            .parse()
+            .expect("tokens")
+    }
+
+    #[test]
+    fn bodies_nest_as_deep_as_onnx_runtime_loads_and_no_deeper() {
+        assert_eq!(errors(nested_ifs(MAX_BODY_DEPTH)), Vec::<String>::new());
+        let e = errors(nested_ifs(MAX_BODY_DEPTH + 1));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(
+            e[0].starts_with("control flow nests deeper than 31 bodies"),
+            "{e:?}"
+        );
     }
 }
