@@ -42,25 +42,44 @@ impl Files {
         p
     }
 
-    fn read(&mut self, path: &Path) -> Result<&[u8], String> {
+    /// The bytes of `path`, read once; a file of more than `limit` bytes is refused
+    /// before it is read (and reading stops there should it grow meanwhile).
+    fn read(&mut self, path: &Path, limit: u64) -> Result<&[u8], String> {
         if !self.bytes.contains_key(path) {
-            // Only regular files: a device such as /dev/zero never ends and a named
-            // pipe can block the build forever.
-            if let Ok(meta) = std::fs::metadata(path)
-                && !meta.is_file()
-            {
-                return Err(format!(
-                    "weight file {} is not a regular file (a directory, device or pipe)",
-                    path.display()
-                ));
-            }
-            let data = std::fs::read(path).map_err(|e| match e.kind() {
+            let not_found = |e: std::io::Error| match e.kind() {
                 std::io::ErrorKind::NotFound => format!(
                     "weight file {} not found (paths are relative to the crate's Cargo.toml)",
                     path.display()
                 ),
                 _ => format!("cannot read weight file {}: {e}", path.display()),
-            })?;
+            };
+            // Only regular files: a device such as /dev/zero never ends and a named
+            // pipe can block the build forever.
+            let meta = std::fs::metadata(path).map_err(not_found)?;
+            if !meta.is_file() {
+                return Err(format!(
+                    "weight file {} is not a regular file (a directory, device or pipe)",
+                    path.display()
+                ));
+            }
+            let too_big = |len: u64| {
+                format!(
+                    "weight file {} has {len} bytes, more than the {limit} its tensor can need \
+                     (larger files are refused before they are read)",
+                    path.display()
+                )
+            };
+            if meta.len() > limit {
+                return Err(too_big(meta.len()));
+            }
+            use std::io::Read;
+            let mut data = Vec::new();
+            std::fs::File::open(path)
+                .and_then(|f| f.take(limit.saturating_add(1)).read_to_end(&mut data))
+                .map_err(not_found)?;
+            if data.len() as u64 > limit {
+                return Err(too_big(data.len() as u64));
+            }
             self.bytes.insert(path.to_path_buf(), data);
         }
         Ok(&self.bytes[path])
@@ -98,7 +117,14 @@ impl Files {
             .and_then(|e| e.to_str())
             .unwrap_or("")
             .to_ascii_lowercase();
-        let bytes = self.read(&full)?;
+        // A lone .npy array holds one tensor: its file cannot need more than the
+        // tensor's values at the widest dtype plus a header. Containers hold many, and
+        // ONNX's own limit on a file (protobuf's 2 GiB) bounds them all.
+        let limit = match (ext.as_str(), bound) {
+            ("npy", Some(b)) => b,
+            _ => MAX_WEIGHT_FILE,
+        };
+        let bytes = self.read(&full, limit)?;
         let shown = full.display().to_string();
         match ext.as_str() {
             "safetensors" => safetensors_tensor(bytes, name, &shown),
@@ -290,6 +316,10 @@ pub fn npy(bytes: &[u8]) -> Result<Loaded, String> {
 /// than v1's 64 KiB; none that numpy writes comes near this).
 const NPY_HEADER_MAX: u64 = 1 << 20;
 
+/// The largest weight file read: 2 GiB, the size protobuf (and so a single `.onnx` file)
+/// is limited to.
+pub const MAX_WEIGHT_FILE: u64 = 1 << 31;
+
 fn npz_tensor(
     bytes: &[u8],
     name: Option<&str>,
@@ -460,6 +490,39 @@ mod tests {
     // A device never ends and a named pipe may never be written: both used to hang
     // the build (or grow rustc until the kernel killed it); now each is an error at once.
     #[cfg(unix)]
+    #[test]
+    fn files_larger_than_their_tensors_can_need_are_refused_unread() {
+        // Sparse files: their length costs no disk, and reading one would take minutes
+        // and gigabytes.
+        let dir = std::env::temp_dir().join(format!("tinyonnx-big-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let npy = dir.join("w.npy");
+        std::fs::File::create(&npy)
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        let mut files = Files::default();
+        let err = files
+            .load_expecting(npy.to_str().unwrap(), None, 4)
+            .unwrap_err();
+        let limit = 4 * 8 + NPY_HEADER_MAX;
+        assert!(
+            err.contains(&format!("has {} bytes, more than the {limit}", 1u64 << 30)),
+            "{err}"
+        );
+        let st = dir.join("w.safetensors");
+        std::fs::File::create(&st)
+            .unwrap()
+            .set_len(MAX_WEIGHT_FILE + 1)
+            .unwrap();
+        let err = files
+            .load_expecting(st.to_str().unwrap(), Some("w"), 4)
+            .unwrap_err();
+        assert!(err.contains("more than the 2147483648"), "{err}");
+        assert!(files.paths().is_empty(), "nothing was read");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn devices_and_pipes_are_refused_before_reading() {
         let started = std::time::Instant::now();
