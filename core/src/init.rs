@@ -153,6 +153,19 @@ fn check_len(expr: &Expr, len: usize, shape: &[usize]) -> Result<(), InitError> 
 
 /// Evaluates an initializer expression for a weight of `shape`.
 pub fn evaluate(expr: &Expr, shape: &[usize]) -> Result<Vec<f32>, InitError> {
+    // Every value made here passes through rustc as bytes of the expansion: a fill of
+    // gigabytes would exhaust the build instead of failing it.
+    let values = shape.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+    if values.is_none_or(|n| n > MAX_INIT_VALUES) {
+        return Err((
+            expr.span(),
+            format!(
+                "an initializer makes at most {MAX_INIT_VALUES} values (256 MiB of f32) at \
+                 compile time; this weight has {}",
+                values.map_or_else(|| "more than usize::MAX".to_string(), |n| n.to_string())
+            ),
+        ));
+    }
     match expr {
         Expr::List(..) | Expr::Int(..) | Expr::Float(..) => {
             let mut values = Vec::new();
@@ -179,6 +192,9 @@ pub fn evaluate(expr: &Expr, shape: &[usize]) -> Result<Vec<f32>, InitError> {
         )),
     }
 }
+
+/// The most values an initializer makes: 2^26, 256 MiB of f32.
+pub const MAX_INIT_VALUES: usize = 1 << 26;
 
 /// Evaluates an integer initializer (`zeros`, `ones`, `constant(n)` or a literal list).
 pub fn evaluate_i64(expr: &Expr, shape: &[usize]) -> Result<Vec<i64>, InitError> {
@@ -480,6 +496,20 @@ fn evaluate_call(call: &Call, shape: &[usize]) -> Result<Vec<f32>, InitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fills_beyond_the_limit_are_refused_before_anything_is_made() {
+        let zeros = Expr::Name(syn::Ident::new("zeros", Span::call_site()));
+        // 1 GiB of f32: refused (making it first would take the gigabyte).
+        let err = evaluate(&zeros, &[1 << 28]).unwrap_err().1;
+        assert!(
+            err.contains("at most 67108864 values") && err.contains("has 268435456"),
+            "{err}"
+        );
+        let err = evaluate(&zeros, &[1 << 40, 1 << 40]).unwrap_err().1;
+        assert!(err.contains("more than usize::MAX"), "{err}");
+        assert_eq!(evaluate(&zeros, &[2, 3]).unwrap(), [0.0; 6]);
+    }
 
     #[test]
     fn splitmix64_matches_the_reference_sequence() {
