@@ -44,6 +44,8 @@ pub struct Plan {
     placed: Vec<Placed>,
     /// For each step, the buffers of `placed` alive then.
     placed_at: Vec<Vec<usize>>,
+    /// For each node, its scratch region's buffer in `placed`.
+    scratch_placed: Vec<Option<usize>>,
 }
 
 /// A placed buffer: alive from step `start` to `end` (included) at `offset`.
@@ -63,14 +65,17 @@ impl Plan {
     /// whole graph again per convolution.
     pub fn grow_scratch_in_place(&mut self, i: usize, elems: usize) -> bool {
         let bytes = 4 * elems;
-        let own = self.scratch[i];
-        let is_own = |b: &Placed| b.start == i && b.end == i && own == Some(b.offset);
+        let own = self.scratch_placed[i];
         let mut busy: Vec<(usize, usize)> = self.placed_at[i]
             .iter()
-            .map(|&k| self.placed[k])
             // The node's present scratch is given up for the new one.
-            .filter(|b| !is_own(b))
-            .map(|b| (b.offset, b.offset + b.bytes))
+            .filter(|&&k| Some(k) != own)
+            .map(|&k| {
+                (
+                    self.placed[k].offset,
+                    self.placed[k].offset + self.placed[k].bytes,
+                )
+            })
             .collect();
         busy.sort_unstable();
         let mut offset = 0;
@@ -84,8 +89,8 @@ impl Plan {
             return false;
         }
         let old = 4 * self.scratch_elems[i];
-        match self.placed_at[i].iter().find(|&&k| is_own(&self.placed[k])) {
-            Some(&k) => {
+        match own {
+            Some(k) => {
                 self.placed[k].offset = offset;
                 self.placed[k].bytes = bytes;
             }
@@ -97,6 +102,7 @@ impl Plan {
                     bytes,
                 });
                 self.placed_at[i].push(self.placed.len() - 1);
+                self.scratch_placed[i] = Some(self.placed.len() - 1);
             }
         }
         self.scratch[i] = Some(offset);
@@ -224,7 +230,7 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
         first
     };
     let scratch = scratch_buffer
-        .into_iter()
+        .iter()
         .map(|b| b.map(|b| buffers[b].offset))
         .collect();
     let offsets = buffer_of
@@ -258,6 +264,8 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
         live_bytes,
         placed,
         placed_at,
+        // `placed` keeps the buffers' order.
+        scratch_placed: scratch_buffer,
     }
 }
 
@@ -477,6 +485,7 @@ mod tests {
             live_bytes,
             placed,
             placed_at,
+            scratch_placed: vec![None; steps],
         }
     }
 
