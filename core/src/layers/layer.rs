@@ -61,6 +61,20 @@ impl Layer<'_> {
             .build(op, node, inputs, attrs_with_defaults(op, attrs), &span_of)
     }
 
+    /// [`Layer::build`] for a node of one output named `<layer>.<part>` whose inputs are
+    /// all present: the output.
+    pub(super) fn node(
+        &mut self,
+        op: &str,
+        part: &str,
+        inputs: &[TensorId],
+        attrs: Vec<(&'static str, AttrValue)>,
+    ) -> Option<TensorId> {
+        let name = format!("{}.{part}", self.name);
+        let inputs = inputs.iter().copied().map(Some).collect();
+        Some(self.build(op, name, inputs, attrs)?[0])
+    }
+
     /// A weight from its initializer `e` (or `default`), or from the `weights` file
     /// under `key`.
     pub(super) fn weight_keyed(

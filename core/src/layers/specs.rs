@@ -549,20 +549,8 @@ fn multi_head_attention(l: &mut Layer<'_>) -> Option<Vec<TensorId>> {
             format!("{name}.{part}.bias"),
             &[d],
         )?;
-        let m = l.build(
-            "MatMul",
-            format!("{name}.{part}.matmul"),
-            vec![Some(input), Some(w)],
-            vec![],
-        )?[0];
-        Some(
-            l.build(
-                "Add",
-                format!("{name}.{part}.add"),
-                vec![Some(m), Some(b)],
-                vec![],
-            )?[0],
-        )
+        let m = l.node("MatMul", &format!("{part}.matmul"), &[input, w], vec![])?;
+        l.node("Add", &format!("{part}.add"), &[m, b], vec![])
     };
     let q = proj(l, x, "q", 0)?;
     let k = proj(l, x, "k", 1)?;
@@ -574,70 +562,36 @@ fn multi_head_attention(l: &mut Layer<'_>) -> Option<Vec<TensorId>> {
     );
     let heads_of =
         |l: &mut Layer<'_>, t: TensorId, part: &str, perm: Vec<i64>| -> Option<TensorId> {
-            let r = l.build(
+            let r = l.node(
                 "Reshape",
-                format!("{name}.{part}.split"),
-                vec![Some(t), Some(split_shape)],
+                &format!("{part}.split"),
+                &[t, split_shape],
                 vec![],
-            )?[0];
-            Some(
-                l.build(
-                    "Transpose",
-                    format!("{name}.{part}.heads"),
-                    vec![Some(r)],
-                    vec![("perm", AttrValue::Ints(perm))],
-                )?[0],
-            )
+            )?;
+            let perm = vec![("perm", AttrValue::Ints(perm))];
+            l.node("Transpose", &format!("{part}.heads"), &[r], perm)
         };
     let qh = heads_of(l, q, "q", vec![0, 2, 1, 3])?;
     let kt = heads_of(l, k, "k", vec![0, 2, 3, 1])?;
     let vh = heads_of(l, v, "v", vec![0, 2, 1, 3])?;
-    let scores = l.build(
-        "MatMul",
-        format!("{name}.scores"),
-        vec![Some(qh), Some(kt)],
-        vec![],
-    )?[0];
+    let scores = l.node("MatMul", "scores", &[qh, kt], vec![])?;
     let scale = l.cx.add_weight(
         format!("{name}.scale"),
         &[],
         Data::F32(vec![(1.0 / (hd as f64).sqrt()) as f32]),
     );
-    let scaled = l.build(
-        "Mul",
-        format!("{name}.scaled"),
-        vec![Some(scores), Some(scale)],
-        vec![],
-    )?[0];
-    let probs = l.build(
-        "Softmax",
-        format!("{name}.probs"),
-        vec![Some(scaled)],
-        vec![("axis", AttrValue::Int(-1))],
-    )?[0];
-    let ctx = l.build(
-        "MatMul",
-        format!("{name}.context"),
-        vec![Some(probs), Some(vh)],
-        vec![],
-    )?[0];
-    let merged = l.build(
-        "Transpose",
-        format!("{name}.merge"),
-        vec![Some(ctx)],
-        vec![("perm", AttrValue::Ints(vec![0, 2, 1, 3]))],
-    )?[0];
+    let scaled = l.node("Mul", "scaled", &[scores, scale], vec![])?;
+    let axis = vec![("axis", AttrValue::Int(-1))];
+    let probs = l.node("Softmax", "probs", &[scaled], axis)?;
+    let ctx = l.node("MatMul", "context", &[probs, vh], vec![])?;
+    let perm = vec![("perm", AttrValue::Ints(vec![0, 2, 1, 3]))];
+    let merged = l.node("Transpose", "merge", &[ctx], perm)?;
     let merge_shape = l.cx.add_weight(
         format!("{name}.merge_shape"),
         &[3],
         Data::I64(vec![-1, seq as i64, d as i64]),
     );
-    let flat = l.build(
-        "Reshape",
-        format!("{name}.concat_heads"),
-        vec![Some(merged), Some(merge_shape)],
-        vec![],
-    )?[0];
+    let flat = l.node("Reshape", "concat_heads", &[merged, merge_shape], vec![])?;
     let out = proj(l, flat, "out", 3)?;
     Some(vec![out])
 }
