@@ -4,7 +4,7 @@
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
-use crate::{check, compose, emit_onnx, emit_rust, ir, plan, syntax};
+use crate::{check, compose, emit_onnx, emit_rust, import, ir, plan, syntax};
 
 /// Everything the compiler produces for one model, for the macro and for tools.
 #[derive(Debug)]
@@ -64,6 +64,30 @@ pub fn compile_timed(tokens: TokenStream) -> Result<(Compiled, Timings), Box<Fai
         *slot = clock.elapsed();
         clock = std::time::Instant::now();
     };
+    if let Some(def) = syntax::parse_import(tokens.clone()) {
+        let def = def.map_err(|e| {
+            Box::new(Failure {
+                model: None,
+                errors: vec![e],
+            })
+        })?;
+        lap(&mut t.parse);
+        let model = import_model_def(&def);
+        let checked = import::import(&def);
+        lap(&mut t.check);
+        return match checked {
+            Ok((graph, warnings, files)) => {
+                let mut c = finish(model, graph, warnings, files);
+                c.1.parse = t.parse;
+                c.1.check = t.check;
+                Ok(c)
+            }
+            Err(errors) => Err(Box::new(Failure {
+                model: Some(model),
+                errors,
+            })),
+        };
+    }
     let parsed = syntax::parse_model(tokens);
     lap(&mut t.parse);
     let model = parsed.map_err(|errors| {
@@ -85,6 +109,18 @@ pub fn compile_timed(tokens: TokenStream) -> Result<(Compiled, Timings), Box<Fai
             model: Some(model),
             errors,
         })),
+    }
+}
+
+/// The model an import defines: its name and visibility, no items (errors about the
+/// model as a whole point at the path).
+fn import_model_def(def: &syntax::ImportDef) -> syntax::ModelDef {
+    syntax::ModelDef {
+        doc: def.doc.clone(),
+        vis: def.vis.clone(),
+        name: def.name.clone(),
+        items: Vec::new(),
+        close: def.path.span(),
     }
 }
 
@@ -127,8 +163,19 @@ fn compile_compose(def: syntax::ComposeDef) -> Result<Compiled, Vec<syn::Error>>
             .iter()
             .find(|(s, _)| s == m)
             .expect("fetched before compiling");
-        let model = syntax::parse_model(tokens.clone())?;
-        let (graph, warnings, files) = check::check(&model)?;
+        // A part is a written model or an import.
+        let (model, checked) = match syntax::parse_import(tokens.clone()) {
+            Some(def) => {
+                let def = def.map_err(|e| vec![e])?;
+                (import_model_def(&def), import::import(&def))
+            }
+            None => {
+                let model = syntax::parse_model(tokens.clone())?;
+                let checked = check::check(&model);
+                (model, checked)
+            }
+        };
+        let (graph, warnings, files) = checked?;
         parts.push((model, graph, warnings, files));
     }
     let (mb, gb, wb, fb) = parts.pop().expect("two parts");
@@ -172,7 +219,8 @@ pub fn expand(tokens: TokenStream) -> TokenStream {
     if let Err(e) = syntax::check_nesting(&tokens) {
         return e.to_compile_error();
     }
-    let compiled = match syntax::parse_compose(tokens.clone()) {
+    let is_import = syntax::parse_import(tokens.clone()).is_some();
+    let compiled = match syntax::parse_compose(tokens.clone()).filter(|_| !is_import) {
         None => compile(tokens.clone()),
         Some(Err(e)) => return e.to_compile_error(),
         Some(Ok(def)) => {

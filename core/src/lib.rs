@@ -14,6 +14,7 @@ pub mod data;
 pub mod driver;
 pub mod emit_onnx;
 pub mod emit_rust;
+pub mod import;
 pub mod init;
 pub mod ir;
 pub mod layers;

@@ -1100,3 +1100,142 @@ pub fn parse_compose(tokens: TokenStream) -> Option<syn::Result<ComposeDef>> {
     };
     Some(parser.parse2(tokens))
 }
+
+/// `pub model Name = import("path.onnx", dims(batch = 1), shapes(x = [1, 3, 48, 192]),
+/// rename(input_1 = "input.1"));`: a model read from an ONNX file at compile time.
+#[derive(Debug)]
+pub struct ImportDef {
+    pub doc: String,
+    pub vis: Visibility,
+    pub name: Ident,
+    /// The file, relative to the crate's Cargo.toml; errors about the file point here.
+    pub path: LitStr,
+    /// Values of the file's named (symbolic) dimensions.
+    pub dims: Vec<(String, Span, LitInt)>,
+    /// Whole shapes of graph inputs (by their name in the file), for dims without names.
+    pub shapes: Vec<(String, Span, Vec<LitInt>)>,
+    /// Names used for the file's inputs and outputs in the generated model and its ONNX:
+    /// `(new name, name in the file)`.
+    pub renames: Vec<(Ident, LitStr)>,
+}
+
+/// Parses an import, or `None` when the tokens are not `model Name = import(...)`.
+pub fn parse_import(tokens: TokenStream) -> Option<syn::Result<ImportDef>> {
+    let is_import = |input: ParseStream| -> syn::Result<bool> {
+        let fork = input.fork();
+        fork.call(Attribute::parse_outer)?;
+        fork.parse::<Visibility>()?;
+        let kw: Ident = fork.parse()?;
+        let _: Ident = fork.parse()?;
+        fork.parse::<Token![=]>()?;
+        let func: Ident = fork.parse()?;
+        input.parse::<TokenStream>()?;
+        Ok(kw == "model" && func == "import")
+    };
+    if !is_import.parse2(tokens.clone()).unwrap_or(false) {
+        return None;
+    }
+    // A key is a Rust identifier or, for names no identifier can spell, a string.
+    fn key(input: ParseStream) -> syn::Result<(String, Span)> {
+        if input.peek(LitStr) {
+            let s: LitStr = input.parse()?;
+            Ok((s.value(), s.span()))
+        } else {
+            let i: Ident = input.parse()?;
+            Ok((i.to_string(), i.span()))
+        }
+    }
+    fn comma_list<T>(
+        input: ParseStream,
+        mut one: impl FnMut(ParseStream) -> syn::Result<T>,
+    ) -> syn::Result<Vec<T>> {
+        let mut out = Vec::new();
+        while !input.is_empty() {
+            out.push(one(input)?);
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(out)
+    }
+    let parser = |input: ParseStream| -> syn::Result<ImportDef> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let doc = doc_string(&attrs);
+        let vis: Visibility = input.parse()?;
+        let _model: Ident = input.parse()?;
+        let name: Ident = input.parse()?;
+        input.parse::<Token![=]>()?;
+        let _import: Ident = input.parse()?;
+        let args;
+        parenthesized!(args in input);
+        let path: LitStr = args.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                "expected the file's path first, as in `import(\"models/net.onnx\", dims(batch = 1))`",
+            )
+        })?;
+        let mut def = ImportDef {
+            doc,
+            vis,
+            name,
+            path,
+            dims: Vec::new(),
+            shapes: Vec::new(),
+            renames: Vec::new(),
+        };
+        while args.peek(Token![,]) {
+            args.parse::<Token![,]>()?;
+            if args.is_empty() {
+                break;
+            }
+            let section: Ident = args.parse()?;
+            let body;
+            parenthesized!(body in args);
+            match section.to_string().as_str() {
+                "dims" => {
+                    def.dims = comma_list(&body, |b| {
+                        let (k, span) = key(b)?;
+                        b.parse::<Token![=]>()?;
+                        Ok((k, span, b.parse()?))
+                    })?
+                }
+                "shapes" => {
+                    def.shapes = comma_list(&body, |b| {
+                        let (k, span) = key(b)?;
+                        b.parse::<Token![=]>()?;
+                        let list;
+                        bracketed!(list in b);
+                        Ok((k, span, comma_list(&list, |l| l.parse())?))
+                    })?
+                }
+                "rename" => {
+                    def.renames = comma_list(&body, |b| {
+                        let new: Ident = b.parse()?;
+                        b.parse::<Token![=]>()?;
+                        Ok((new, b.parse()?))
+                    })?
+                }
+                other => {
+                    return Err(syn::Error::new(
+                        section.span(),
+                        format!(
+                            "import has no argument `{other}`: expected dims, shapes or rename"
+                        ),
+                    ));
+                }
+            }
+        }
+        if !args.is_empty() {
+            return Err(args.error("unexpected tokens in import(...)"));
+        }
+        if input.peek(Token![;]) {
+            input.parse::<Token![;]>()?;
+        }
+        if !input.is_empty() {
+            return Err(input.error("unexpected tokens after import(...)"));
+        }
+        Ok(def)
+    };
+    Some(parser.parse2(tokens))
+}

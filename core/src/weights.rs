@@ -85,6 +85,14 @@ impl Files {
         Ok(&self.bytes[path])
     }
 
+    /// The bytes of a whole file (an imported `.onnx` model), at most
+    /// [`MAX_WEIGHT_FILE`] of them, and its absolute path for messages.
+    pub fn read_whole(&mut self, path: &str) -> Result<(String, &[u8]), String> {
+        let full = Self::resolve(path);
+        let bytes = self.read(&full, MAX_WEIGHT_FILE)?;
+        Ok((full.display().to_string(), bytes))
+    }
+
     /// Reads tensor `name` (or the only tensor, when `name` is `None`) from `path`.
     pub fn load(&mut self, path: &str, name: Option<&str>) -> Result<Loaded, String> {
         self.load_bounded(path, name, None)

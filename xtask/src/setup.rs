@@ -151,7 +151,95 @@ pub fn all(root: &Path) -> Result<Tools> {
     targets()?;
     let python = python(root)?;
     let ort_dylib = onnxruntime(root, &python)?;
+    real_models(root, &python)?;
     Ok(Tools { python, ort_dylib })
+}
+
+/// Real exported models the import tests read: `(PyPI package, version, file in the
+/// wheel, SHA-256 of the file)`. Fetched from the registry, not kept in the repository.
+pub const REAL_MODELS: &[(&str, &str, &str, &str)] = &[
+    (
+        "rapidocr-onnxruntime",
+        "1.4.4",
+        "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+        "e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c",
+    ),
+    (
+        "silero-vad",
+        "6.2.3",
+        "silero_vad/data/silero_vad_16k_sequence.onnx",
+        "9ccdacc4719d8aa7e45a77536bfabec45a03ba1f2fad5e241ab4060b24238a85",
+    ),
+    (
+        "silero-vad",
+        "6.2.3",
+        "silero_vad/data/silero_vad_16k_op15.onnx",
+        "7ed98ddbad84ccac4cd0aeb3099049280713df825c610a8ed34543318f1b2c49",
+    ),
+    (
+        "silero-vad",
+        "6.2.3",
+        "silero_vad/data/silero_vad_openvino_16k.onnx",
+        "7776b81ad1b0350c15d7f1555943b9232eb53e9ca5d989c6d0cea9ebc8664d87",
+    ),
+];
+
+/// Downloads the wheels of [`REAL_MODELS`] and extracts their model files into
+/// `target/xtask/models/`, checking each file's SHA-256 (idempotent).
+pub fn real_models(root: &Path, python: &Path) -> Result<()> {
+    let dir = root.join("target/xtask/models");
+    let missing: Vec<_> = REAL_MODELS
+        .iter()
+        .filter(|(_, _, file, _)| !dir.join(file_name(file)).exists())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&dir)?;
+    let wheels = root.join("target/xtask/wheels");
+    for (package, version, file, sha) in missing {
+        println!(
+            "setup: {file_name} from the {package}=={version} wheel",
+            file_name = file_name(file)
+        );
+        run(Command::new(python)
+            .args([
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--only-binary=:all:",
+                &format!("{package}=={version}"),
+                "-d",
+            ])
+            .arg(&wheels))?;
+        let script = r#"
+import glob, hashlib, sys, zipfile
+wheels, prefix, member, out, sha = sys.argv[1:]
+whl = glob.glob(f"{wheels}/{prefix}-*.whl")[0]
+data = zipfile.ZipFile(whl).read(member)
+got = hashlib.sha256(data).hexdigest()
+if got != sha:
+    sys.exit(f"{member} in {whl} has SHA-256 {got}, expected {sha}")
+open(out, "wb").write(data)
+"#;
+        let prefix = format!("{}-{version}", package.replace('-', "_"));
+        run(Command::new(python)
+            .arg("-c")
+            .arg(script)
+            .arg(&wheels)
+            .arg(prefix)
+            .arg(file)
+            .arg(dir.join(file_name(file)))
+            .arg(sha))?;
+    }
+    Ok(())
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 /// What the CUDA cross-check needs: ONNX Runtime's GPU build and the CUDA libraries.

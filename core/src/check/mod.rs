@@ -47,36 +47,7 @@ pub type Checked = (Graph, Vec<Warning>, Vec<std::path::PathBuf>);
 
 /// Checks a parsed model and builds its graph and warnings, or returns every error found.
 pub fn check(model: &ModelDef) -> Result<Checked, Vec<syn::Error>> {
-    let mut cx = Checker {
-        sink: Sink::default(),
-        graph: Graph {
-            name: model.name.to_string(),
-            doc: model.doc.clone(),
-            opset: ops::DEFAULT_OPSET,
-            model_version: None,
-            domain: None,
-            metadata: Vec::new(),
-            winograd: Winograd::Auto,
-            instances: Vec::new(),
-            device_dims: BTreeMap::new(),
-            tensors: Vec::new(),
-            inputs: Vec::new(),
-            weights: Vec::new(),
-            nodes: Vec::new(),
-            outputs: Vec::new(),
-        },
-        scopes: vec![Scope::default()],
-        output_declared: false,
-        anonymous: HashSet::new(),
-        instance: None,
-        layer_counts: HashMap::new(),
-        blocks: HashMap::new(),
-        customs: HashMap::new(),
-        hint: None,
-        declared: Vec::new(),
-        files: crate::weights::Files::default(),
-        body_depth: 0,
-    };
+    let mut cx = Checker::new(&model.name.to_string(), &model.doc);
     cx.settings(model);
     cx.collect_blocks(&model.items);
     for item in &model.items {
@@ -91,27 +62,85 @@ pub fn check(model: &ModelDef) -> Result<Checked, Vec<syn::Error>> {
             ),
         );
     }
-    let Checker {
-        sink,
-        graph,
-        declared,
-        files,
-        ..
-    } = cx;
-    sink.finish()?;
-    let readers = graph.all_consumers();
-    let warnings = declared
-        .iter()
-        .filter(|(id, _, _)| readers[*id].is_empty())
-        .map(|(id, span, what)| {
-            let name = &graph.tensors[*id].name;
-            (
-                *span,
-                format!("{what} `{name}` is declared but never used: remove it or use it"),
-            )
-        })
-        .collect();
-    Ok((graph, warnings, files.paths()))
+    cx.finish()
+}
+
+impl Checker<'_> {
+    /// An empty model named `name`, at the default opset.
+    pub(crate) fn new(name: &str, doc: &str) -> Self {
+        Checker {
+            sink: Sink::default(),
+            graph: Graph {
+                name: name.to_string(),
+                doc: doc.to_string(),
+                opset: ops::DEFAULT_OPSET,
+                model_version: None,
+                domain: None,
+                metadata: Vec::new(),
+                winograd: Winograd::Auto,
+                instances: Vec::new(),
+                device_dims: BTreeMap::new(),
+                tensors: Vec::new(),
+                inputs: Vec::new(),
+                weights: Vec::new(),
+                nodes: Vec::new(),
+                outputs: Vec::new(),
+            },
+            scopes: vec![Scope::default()],
+            output_declared: false,
+            anonymous: HashSet::new(),
+            instance: None,
+            layer_counts: HashMap::new(),
+            blocks: HashMap::new(),
+            customs: HashMap::new(),
+            hint: None,
+            declared: Vec::new(),
+            files: crate::weights::Files::default(),
+            body_depth: 0,
+        }
+    }
+
+    /// The graph, its warnings and the files read, or every error reported.
+    pub(crate) fn finish(self) -> Result<Checked, Vec<syn::Error>> {
+        let Checker {
+            sink,
+            graph,
+            declared,
+            files,
+            ..
+        } = self;
+        sink.finish()?;
+        let readers = graph.all_consumers();
+        let warnings = declared
+            .iter()
+            .filter(|(id, _, _)| readers[*id].is_empty())
+            .map(|(id, span, what)| {
+                let name = &graph.tensors[*id].name;
+                (
+                    *span,
+                    format!("{what} `{name}` is declared but never used: remove it or use it"),
+                )
+            })
+            .collect();
+        Ok((graph, warnings, files.paths()))
+    }
+
+    /// Adds a model input (for the importer: the DSL's inputs go through `item`).
+    pub(crate) fn add_input(&mut self, name: String, ty: crate::types::TensorType) -> TensorId {
+        let id = self.new_tensor(name, ty, crate::ir::TensorKind::Input, "", None);
+        self.graph.inputs.push(id);
+        id
+    }
+
+    /// What every following message is about, until set again (`None`: nothing).
+    pub(crate) fn set_context(&mut self, context: Option<String>) {
+        self.sink.context = context;
+    }
+
+    /// How many errors were reported so far.
+    pub(crate) fn error_count(&self) -> usize {
+        self.sink.len()
+    }
 }
 
 /// What a `return` gave: each tensor with its expression's span, and the parentheses

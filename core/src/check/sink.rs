@@ -8,17 +8,36 @@ use proc_macro2::Span;
 #[derive(Default)]
 pub(crate) struct Sink {
     errors: Vec<syn::Error>,
+    /// Put before every message while set: what an imported file's error is about
+    /// (its node), since all of them point at the path.
+    pub(crate) context: Option<String>,
 }
 
 impl Sink {
     /// Reports `msg` at `span`.
     pub(crate) fn error(&mut self, span: Span, msg: impl std::fmt::Display) {
+        let msg = match &self.context {
+            Some(c) => format!("{c}: {msg}"),
+            None => msg.to_string(),
+        };
         self.errors.push(syn::Error::new(span, msg));
     }
 
     /// Reports an error built elsewhere (by the parser of a literal, an operator's rule).
     pub(crate) fn push(&mut self, error: syn::Error) {
-        self.errors.push(error);
+        match &self.context {
+            Some(c) => {
+                let mut parts = error.into_iter();
+                if let Some(first) = parts.next() {
+                    let mut e = syn::Error::new(first.span(), format!("{c}: {first}"));
+                    for p in parts {
+                        e.combine(syn::Error::new(p.span(), format!("{c}: {p}")));
+                    }
+                    self.errors.push(e);
+                }
+            }
+            None => self.errors.push(error),
+        }
     }
 
     /// How many errors were reported: a rule compares it before and after a part to

@@ -1,0 +1,329 @@
+//! The importer on small files made here: opset conversion (the same model at two
+//! opsets gives the same graph), node order, folding, and the errors of broken files.
+
+use quote::quote;
+use tinyonnx_proto::{self as pb, Message};
+
+use crate::ir::Graph;
+
+fn node(
+    op: &str,
+    inputs: &[&str],
+    outputs: &[&str],
+    attrs: Vec<pb::AttributeProto>,
+) -> pb::NodeProto {
+    pb::NodeProto {
+        op_type: Some(op.into()),
+        name: Some(format!("{op}_{}", outputs.first().unwrap_or(&""))),
+        input: inputs.iter().map(|s| s.to_string()).collect(),
+        output: outputs.iter().map(|s| s.to_string()).collect(),
+        attribute: attrs,
+        ..Default::default()
+    }
+}
+
+fn ints(name: &str, v: &[i64]) -> pb::AttributeProto {
+    pb::AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(7),
+        ints: v.to_vec(),
+        ..Default::default()
+    }
+}
+
+fn int(name: &str, v: i64) -> pb::AttributeProto {
+    pb::AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(2),
+        i: Some(v),
+        ..Default::default()
+    }
+}
+
+fn input(name: &str, dims: &[Result<i64, &str>]) -> pb::ValueInfoProto {
+    use pb::tensor_shape_proto::{Dimension, dimension::Value as D};
+    pb::ValueInfoProto {
+        name: Some(name.into()),
+        r#type: Some(pb::TypeProto {
+            value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
+                elem_type: Some(1),
+                shape: Some(pb::TensorShapeProto {
+                    dim: dims
+                        .iter()
+                        .map(|d| Dimension {
+                            value: Some(match d {
+                                Ok(v) => D::DimValue(*v),
+                                Err(p) => D::DimParam(p.to_string()),
+                            }),
+                            ..Default::default()
+                        })
+                        .collect(),
+                }),
+            })),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+fn output(name: &str) -> pb::ValueInfoProto {
+    pb::ValueInfoProto {
+        name: Some(name.into()),
+        ..Default::default()
+    }
+}
+
+fn model(
+    opset: i64,
+    inputs: Vec<pb::ValueInfoProto>,
+    nodes: Vec<pb::NodeProto>,
+    outputs: &[&str],
+) -> Vec<u8> {
+    pb::ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![pb::OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(opset),
+        }],
+        graph: Some(pb::GraphProto {
+            name: Some("g".into()),
+            node: nodes,
+            input: inputs,
+            output: outputs.iter().map(|o| output(o)).collect(),
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+fn file(name: &str, bytes: &[u8]) -> String {
+    let dir = std::env::temp_dir().join(format!("tinyonnx-import-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p.display().to_string()
+}
+
+/// Imports `path` with `args` after it; the graph or every message.
+fn import(path: &str, args: proc_macro2::TokenStream) -> Result<Graph, Vec<String>> {
+    let tokens = quote!(pub model M = import(#path #args););
+    let def = crate::syntax::parse_import(tokens)
+        .expect("an import")
+        .expect("parses");
+    super::import(&def)
+        .map(|(g, _, _)| g)
+        .map_err(|e| e.into_iter().flatten().map(|e| e.to_string()).collect())
+}
+
+fn ops(g: &Graph) -> Vec<&'static str> {
+    g.nodes.iter().map(|n| n.op.op_type).collect()
+}
+
+#[test]
+fn attributes_that_became_inputs_convert_and_both_opsets_give_one_graph() {
+    let old = model(
+        11,
+        vec![input("x", &[Ok(2), Ok(3)])],
+        vec![
+            node("Unsqueeze", &["x"], &["u"], vec![ints("axes", &[0])]),
+            node("Clip", &["u", "lo", "hi"], &["c"], vec![]),
+            node("Squeeze", &["c"], &["y"], vec![ints("axes", &[0])]),
+        ],
+        &["y"],
+    );
+    // Opset 11's Clip already takes inputs; give them as Constants.
+    let mut m = pb::ModelProto::decode(old.as_slice()).unwrap();
+    let g = m.graph.as_mut().unwrap();
+    for (name, v) in [("lo", -0.5f32), ("hi", 0.5)] {
+        g.node.insert(
+            0,
+            node(
+                "Constant",
+                &[],
+                &[name],
+                vec![pb::AttributeProto {
+                    name: Some("value_float".into()),
+                    r#type: Some(1),
+                    f: Some(v),
+                    ..Default::default()
+                }],
+            ),
+        );
+    }
+    let old = m.encode_to_vec();
+    let a = import(&file("old.onnx", &old), quote!()).unwrap();
+    let new = model(
+        13,
+        vec![input("x", &[Ok(2), Ok(3)])],
+        vec![
+            node("Unsqueeze", &["x", "ax"], &["u"], vec![]),
+            node("Clip", &["u", "lo", "hi"], &["c"], vec![]),
+            node("Squeeze", &["c", "ax"], &["y"], vec![]),
+        ],
+        &["y"],
+    );
+    let mut m = pb::ModelProto::decode(new.as_slice()).unwrap();
+    let g = m.graph.as_mut().unwrap();
+    g.initializer.push(pb::TensorProto {
+        name: Some("ax".into()),
+        dims: vec![1],
+        data_type: Some(7),
+        int64_data: vec![0],
+        ..Default::default()
+    });
+    for (name, v) in [("lo", -0.5f32), ("hi", 0.5)] {
+        g.initializer.push(pb::TensorProto {
+            name: Some(name.into()),
+            data_type: Some(1),
+            float_data: vec![v],
+            ..Default::default()
+        });
+    }
+    let b = import(&file("new.onnx", &m.encode_to_vec()), quote!()).unwrap();
+    assert_eq!(ops(&a), ["Unsqueeze", "Clip", "Squeeze"]);
+    assert_eq!(ops(&a), ops(&b));
+    for (x, y) in a.nodes.iter().zip(&b.nodes) {
+        let values = |g: &Graph, n: &crate::ir::Node| -> Vec<Option<crate::data::Data>> {
+            n.inputs
+                .iter()
+                .map(|i| i.and_then(|i| g.tensors[i].value.clone()))
+                .collect()
+        };
+        assert_eq!(values(&a, x), values(&b, y));
+    }
+    assert_eq!(a.opset, 13);
+}
+
+#[test]
+fn nodes_out_of_order_are_sorted_and_shape_chains_fold() {
+    // y = Reshape(x, Concat(Shape(x)[0], [-1])), nodes listed backwards.
+    let bytes = model(
+        13,
+        vec![input("x", &[Err("batch"), Ok(2), Ok(3)])],
+        vec![
+            node("Reshape", &["x", "shape"], &["y"], vec![]),
+            node(
+                "Concat",
+                &["b1", "minus1"],
+                &["shape"],
+                vec![int("axis", 0)],
+            ),
+            node("Unsqueeze", &["b", "zero"], &["b1"], vec![]),
+            node("Gather", &["s", "zero_s"], &["b"], vec![int("axis", 0)]),
+            node("Shape", &["x"], &["s"], vec![]),
+            node("Constant", &[], &["zero"], vec![ints("value_ints", &[0])]),
+            node(
+                "Constant",
+                &[],
+                &["minus1"],
+                vec![ints("value_ints", &[-1])],
+            ),
+            node("Constant", &[], &["zero_s"], vec![int("value_int", 0)]),
+        ],
+        &["y"],
+    );
+    let g = import(&file("chain.onnx", &bytes), quote!(, dims(batch = 4))).unwrap();
+    assert_eq!(ops(&g), ["Reshape"]);
+    let shape = g.nodes[0].inputs[1].unwrap();
+    assert_eq!(
+        g.tensors[shape].value,
+        Some(crate::data::Data::I64(vec![4, -1]))
+    );
+    let y = g.outputs[0];
+    assert_eq!(g.tensors[y].ty.shape, crate::types::Shape::fixed(&[4, 6]));
+}
+
+#[test]
+fn open_dims_unknown_operators_and_broken_names_are_all_reported() {
+    let bytes = model(
+        13,
+        vec![input("x:0", &[Err("batch"), Err(""), Ok(3)])],
+        vec![
+            node("Frobnicate", &["x:0"], &["a"], vec![]),
+            node("Relu", &["a"], &["b"], vec![]),
+            node("Relu", &["ghost"], &["c"], vec![]),
+            node("Add", &["b", "c"], &["y"], vec![]),
+        ],
+        &["y"],
+    );
+    let e = import(
+        &file("bad.onnx", &bytes),
+        quote!(, dims(batch = 1, chanels = 3)),
+    )
+    .unwrap_err();
+    assert!(
+        e.iter()
+            .any(|m| m.contains("`x:0` is [batch, ?, 3]: give `shapes(\"x:0\" = [...])`")),
+        "{e:#?}"
+    );
+    assert!(
+        e.iter()
+            .any(|m| m == "the file's inputs have no dim named `chanels`"),
+        "{e:#?}"
+    );
+    assert!(
+        e.iter()
+            .any(|m| m.contains("`ghost` (read by `Relu_c` (Relu))")),
+        "{e:#?}"
+    );
+    assert!(
+        e.iter()
+            .any(|m| m.contains("tinyonnx does not support Frobnicate")),
+        "{e:#?}"
+    );
+    // The failed names do not cascade into more errors.
+    assert_eq!(e.len(), 4, "{e:#?}");
+}
+
+#[test]
+fn cycles_truncation_and_wrong_versions_are_errors_not_panics() {
+    let cyc = model(
+        13,
+        vec![input("x", &[Ok(1)])],
+        vec![
+            node("Add", &["x", "b"], &["a"], vec![]),
+            node("Relu", &["a"], &["b"], vec![]),
+        ],
+        &["b"],
+    );
+    let e = import(&file("cycle.onnx", &cyc), quote!()).unwrap_err();
+    assert!(
+        e.iter().any(|m| m.contains("the graph has a cycle")),
+        "{e:#?}"
+    );
+    for cut in [1, cyc.len() / 2, cyc.len() - 1] {
+        let r = import(&file("cut.onnx", &cyc[..cut]), quote!());
+        assert!(r.is_err(), "a file cut at {cut} bytes imported");
+    }
+    let old = model(
+        6,
+        vec![input("x", &[Ok(1)])],
+        vec![node("Relu", &["x"], &["y"], vec![])],
+        &["y"],
+    );
+    let e = import(&file("v6.onnx", &old), quote!()).unwrap_err();
+    assert!(
+        e[0].contains("uses opset 6 of the default domain; tinyonnx imports opsets 7 to 23"),
+        "{e:#?}"
+    );
+    let e = import("/nonexistent/m.onnx", quote!()).unwrap_err();
+    assert!(e[0].contains("not found"), "{e:#?}");
+}
+
+#[test]
+fn softmax_before_13_flattens_at_its_axis() {
+    let bytes = model(
+        11,
+        vec![input("x", &[Ok(2), Ok(3), Ok(4)])],
+        vec![node("Softmax", &["x"], &["y"], vec![])],
+        &["y"],
+    );
+    let g = import(&file("softmax.onnx", &bytes), quote!()).unwrap();
+    assert_eq!(ops(&g), ["Reshape", "Softmax", "Reshape"]);
+    let flat = g.nodes[0].outputs[0];
+    assert_eq!(
+        g.tensors[flat].ty.shape,
+        crate::types::Shape::fixed(&[2, 12])
+    );
+}

