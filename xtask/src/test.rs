@@ -73,6 +73,39 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
         },
     )?;
     step(
+        "imported real models (tests/imported): fmt, clippy, forward passes against ONNX Runtime",
+        || {
+            let manifest = root.join("tests/imported/Cargo.toml");
+            run(cargo()
+                .current_dir(root)
+                .arg("fmt")
+                .arg("--manifest-path")
+                .arg(&manifest)
+                .args(["--", "--check"]))?;
+            run(cargo()
+                .current_dir(root)
+                .arg("clippy")
+                .arg("--manifest-path")
+                .arg(&manifest)
+                .args([
+                    "--all-targets",
+                    "--target-dir",
+                    "target",
+                    "--",
+                    "-D",
+                    "warnings",
+                ]))?;
+            run(cargo()
+                .current_dir(root)
+                .env("ORT_DYLIB_PATH", &tools.ort_dylib)
+                .env("TINYONNX_ORT_PROVIDER", "cpu")
+                .arg("test")
+                .arg("--manifest-path")
+                .arg(&manifest)
+                .args(["--target-dir", "target", "--", "--nocapture"]))
+        },
+    )?;
+    step(
         "fuzz the macro front end and the weight readers (60 s each)",
         || fuzz(root, 60),
     )?;

@@ -1,0 +1,59 @@
+//! Models that tools outside this project exported and published, imported at compile
+//! time from the files `cargo xtask setup` fetches into `target/xtask/models/` (see
+//! `REAL_MODELS` in `xtask/src/setup.rs` for the packages, versions and hashes).
+
+use tinyonnx_examples::{Example, example};
+
+tinyonnx::onnx_model! {
+    /// PaddleOCR's text direction classifier (PP-OCR mobile v2.0, exported by Paddle2ONNX
+    /// at opset 11; from the rapidocr-onnxruntime wheel): a 48x192 crop of a text line
+    /// in, the probabilities of upright and upside down out.
+    pub model PaddleOcrCls = import(
+        "../../target/xtask/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+        shapes(x = [1, 3, 48, 192]),
+    );
+}
+
+tinyonnx::onnx_model! {
+    /// Silero VAD, the 16 kHz sequence model (PyTorch export, opset 16; from the silero-vad
+    /// wheel): 576 samples (512 new and 64 of context) and the LSTM state in, the
+    /// speech probability and the new state out.
+    pub model SileroVadSequence = import(
+        "../../target/xtask/models/silero_vad_16k_sequence.onnx",
+        dims(sequence_length = 1),
+    );
+}
+
+tinyonnx::onnx_model! {
+    /// Silero VAD with the 8/16 kHz choice as If nodes on shapes (PyTorch export, opset
+    /// 15): the fixed dims decide both at compile time.
+    pub model SileroVadOp15 = import(
+        "../../target/xtask/models/silero_vad_16k_op15.onnx",
+        dims(batch = 1, sequence = 576),
+    );
+}
+
+tinyonnx::onnx_model! {
+    /// Silero VAD as written by spox for OpenVINO (opset 16, static shapes).
+    pub model SileroVadOpenVino = import("../../target/xtask/models/silero_vad_openvino_16k.onnx");
+}
+
+/// Each model with the file it was imported from (relative to this crate).
+pub const MODELS: &[(Example, &str)] = &[
+    (
+        example::<PaddleOcrCls>(),
+        "../../target/xtask/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+    ),
+    (
+        example::<SileroVadSequence>(),
+        "../../target/xtask/models/silero_vad_16k_sequence.onnx",
+    ),
+    (
+        example::<SileroVadOp15>(),
+        "../../target/xtask/models/silero_vad_16k_op15.onnx",
+    ),
+    (
+        example::<SileroVadOpenVino>(),
+        "../../target/xtask/models/silero_vad_openvino_16k.onnx",
+    ),
+];
