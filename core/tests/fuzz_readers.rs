@@ -10,6 +10,10 @@ use tinyonnx_core::init::SplitMix64;
 use tinyonnx_core::weights::Files;
 use tinyonnx_proto::Message;
 
+#[path = "fuzz/bytes.rs"]
+mod bytes;
+use bytes::mutate;
+
 fn f32_bytes(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
@@ -70,36 +74,6 @@ fn onnx(values: &[f32]) -> Vec<u8> {
         ..Default::default()
     }
     .encode_to_vec()
-}
-
-/// One mutation of `bytes`: flip bits, cut, repeat a run, or overwrite with a value
-/// that makes a length field large or negative.
-fn mutate(rng: &mut SplitMix64, bytes: &[u8]) -> Vec<u8> {
-    let mut b = bytes.to_vec();
-    let n = 1 + (rng.next_u64() % 4) as usize;
-    for _ in 0..n {
-        if b.is_empty() {
-            break;
-        }
-        let at = (rng.next_u64() % b.len() as u64) as usize;
-        match rng.next_u64() % 5 {
-            0 => b[at] ^= 1 << (rng.next_u64() % 8),
-            1 => b.truncate(at),
-            2 => {
-                let end = (at + 1 + (rng.next_u64() % 16) as usize).min(b.len());
-                let run = b[at..end].to_vec();
-                b.splice(at..at, run);
-            }
-            3 => b[at] = [0x00, 0xFF, 0x7F, 0x80, b'9'][(rng.next_u64() % 5) as usize],
-            _ => {
-                let end = (at + 8).min(b.len());
-                for v in &mut b[at..end] {
-                    *v = 0xFF;
-                }
-            }
-        }
-    }
-    b
 }
 
 #[test]

@@ -106,7 +106,7 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
         },
     )?;
     step(
-        "fuzz the macro front end and the weight readers (60 s each)",
+        "fuzz the macro front end, the weight readers and the ONNX importer (60 s each)",
         || fuzz(root, 60),
     )?;
     step(
@@ -214,6 +214,7 @@ pub fn fuzz(root: &Path, seconds: u64) -> Result<()> {
     for (test, name) in [
         ("fuzz", "mutated_models_never_panic"),
         ("fuzz_readers", "mutated_weight_files_never_panic"),
+        ("fuzz_import", "mutated_onnx_files_never_panic"),
     ] {
         run(cargo()
             .current_dir(root)

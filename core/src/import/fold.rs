@@ -127,7 +127,7 @@ fn broadcast_dims(a: &[usize], b: &[usize]) -> Result<Vec<usize>, String> {
 fn axis(a: i64, rank: usize) -> Result<usize, String> {
     let r = rank as i64;
     let v = if a < 0 { a + r } else { a };
-    if (0..r.max(1)).contains(&v) {
+    if (0..r).contains(&v) {
         Ok(v as usize)
     } else {
         Err(format!("axis {a} is out of range for rank {rank}"))
@@ -344,17 +344,18 @@ pub fn fold(
             {
                 return Err("starts, ends, axes and steps differ in length".into());
             }
-            // Per axis: first index and step, and how many.
+            // Per axis: first index and step, and how many (in i128: the file's values
+            // may be anywhere in i64).
             let mut sel: Vec<(i64, i64, usize)> = data.dims.iter().map(|&d| (0, 1, d)).collect();
             for k in 0..starts.len() {
-                let d = data.dims[axes[k]] as i64;
-                let step = steps[k];
+                let d = data.dims[axes[k]] as i128;
+                let step = i128::from(steps[k]);
                 if step == 0 {
                     return Err("has a step of 0".into());
                 }
-                let clampi = |v: i64, lo: i64, hi: i64| {
-                    let v = if v < 0 { v.saturating_add(d) } else { v };
-                    v.clamp(lo, hi)
+                let clampi = |v: i64, lo: i128, hi: i128| {
+                    let v = i128::from(v);
+                    (if v < 0 { v + d } else { v }).clamp(lo, hi)
                 };
                 let (s, e) = if step > 0 {
                     (clampi(starts[k], 0, d), clampi(ends[k], 0, d))
@@ -366,7 +367,8 @@ pub fn fold(
                 } else {
                     (s - e - step - 1).max(0) / -step
                 };
-                sel[axes[k]] = (s, step, n as usize);
+                // Both fit: s is within the dim, and a step beyond it takes one element.
+                sel[axes[k]] = (s as i64, step.clamp(-d.max(1), d.max(1)) as i64, n as usize);
             }
             let dims: Vec<usize> = sel.iter().map(|s| s.2).collect();
             let n = check_len(&dims)?;
@@ -534,8 +536,10 @@ pub fn fold(
                     if d[0] == 0 {
                         return Err("has a delta of 0".into());
                     }
-                    let n = ((l[0] - s[0]) as f64 / d[0] as f64).ceil().max(0.0) as usize;
+                    let span = i128::from(l[0]) - i128::from(s[0]);
+                    let n = (span as f64 / d[0] as f64).ceil().max(0.0) as usize;
                     check_len(&[n])?;
+                    // Every value lies between start and limit, so within i64.
                     V::I((0..n as i64).map(|k| s[0] + k * d[0]).collect())
                 }
                 (V::F(s), V::F(l), V::F(d)) if s.len() == 1 && l.len() == 1 && d.len() == 1 => {

@@ -733,6 +733,27 @@ impl Importer<'_> {
                 ));
             }
         }
+        // Arity: at most the operator's inputs (unless it repeats the last), and each
+        // required one given.
+        if !schema.variadic && node.input.len() > schema.inputs.len() {
+            ok = false;
+            self.error(format!(
+                "has {} inputs; tinyonnx's {} takes at most {} ({})",
+                node.input.len(),
+                schema.op_type,
+                schema.inputs.len(),
+                schema.input_names()
+            ));
+        }
+        for (k, spec) in schema.inputs.iter().enumerate() {
+            if !spec.optional && node.input.get(k).is_none_or(String::is_empty) {
+                ok = false;
+                self.error(format!(
+                    "lacks its required input {} (input {k})",
+                    spec.name
+                ));
+            }
+        }
         explicit.sort_by_key(|(p, _, _)| *p);
         let explicit = explicit.into_iter().map(|(_, n, v)| (n, v)).collect();
         let mut inputs = Vec::with_capacity(node.input.len());

@@ -327,3 +327,19 @@ fn softmax_before_13_flattens_at_its_axis() {
         crate::types::Shape::fixed(&[2, 12])
     );
 }
+
+/// Found by the import fuzzer: a Reshape without its shape input reached inference.
+#[test]
+fn a_node_without_a_required_input_is_an_error() {
+    let bytes = model(
+        13,
+        vec![input("x", &[Ok(2), Ok(3)])],
+        vec![node("Reshape", &["x"], &["y"], vec![])],
+        &["y"],
+    );
+    let e = import(&file("arity.onnx", &bytes), quote!()).unwrap_err();
+    assert_eq!(
+        e,
+        ["node `Reshape_y` (Reshape): lacks its required input shape (input 1)"]
+    );
+}
