@@ -279,3 +279,51 @@ pub fn expand(tokens: TokenStream) -> TokenStream {
         }
     }
 }
+
+/// What `cargo xtask import` asks for: a file, the values of its open dims and whole
+/// input shapes, the model's name and the path its `load`s use.
+#[derive(Debug, Clone, Default)]
+pub struct EjectRequest {
+    pub file: std::path::PathBuf,
+    pub dims: Vec<(String, usize)>,
+    pub shapes: Vec<(String, Vec<usize>)>,
+    pub name: String,
+    pub weights_path: String,
+}
+
+/// Imports a file as `model Name = import(...)` would, and writes it back as DSL
+/// source with its weights (see [`crate::eject`]); every error as text.
+pub fn eject_file(req: &EjectRequest) -> Result<crate::eject::Ejected, Vec<String>> {
+    let key = |k: &str| -> TokenStream {
+        match syn::parse_str::<Ident>(k) {
+            Ok(i) => quote!(#i),
+            Err(_) => quote!(#k),
+        }
+    };
+    let lit = |v: usize| proc_macro2::Literal::usize_unsuffixed(v);
+    let dims = req.dims.iter().map(|(k, v)| {
+        let (k, v) = (key(k), lit(*v));
+        quote!(#k = #v)
+    });
+    let shapes = req.shapes.iter().map(|(k, v)| {
+        let k = key(k);
+        let v = v.iter().map(|&d| lit(d));
+        quote!(#k = [#(#v),*])
+    });
+    let path = req.file.display().to_string();
+    let name = syn::parse_str::<Ident>(&req.name).map_err(|_| {
+        vec![format!(
+            "`{}` cannot name a model: use a Rust identifier such as `Net`",
+            req.name
+        )]
+    })?;
+    let tokens = quote!(pub model #name = import(#path, dims(#(#dims),*), shapes(#(#shapes),*)););
+    let compiled = compile(tokens).map_err(|f| {
+        f.errors
+            .into_iter()
+            .flatten()
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+    })?;
+    crate::eject::eject(&compiled.planned.graph, &req.name, &req.weights_path).map_err(|e| vec![e])
+}

@@ -12,6 +12,7 @@ pub mod check;
 pub mod compose;
 pub mod data;
 pub mod driver;
+pub mod eject;
 pub mod emit_onnx;
 pub mod emit_rust;
 pub mod import;

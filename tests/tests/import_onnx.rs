@@ -220,3 +220,105 @@ fn run_original(
     };
     run_ort_values(sess, &info, &values)
 }
+
+/// `cargo xtask import`'s eject, round trip: the PaddleOCR classifier written as DSL with
+/// its weights in a .safetensors file compiles, and its ONNX gives ONNX Runtime's outputs
+/// for the original file. Prints the macro's time for the import and for the ejected DSL.
+#[test]
+fn an_ejected_model_compiles_and_equals_its_file() {
+    let provider = Provider::from_env().unwrap();
+    let file = root().join("target/xtask/models/ch_ppocr_mobile_v2.0_cls_infer.onnx");
+    let dir = root().join("target/imported/eject");
+    std::fs::create_dir_all(&dir).unwrap();
+    let weights = dir.join("cls.safetensors");
+    let req = tinyonnx_core::driver::EjectRequest {
+        file: file.clone(),
+        dims: Vec::new(),
+        shapes: vec![("x".into(), vec![1, 3, 48, 192])],
+        name: "PaddleOcrCls".into(),
+        weights_path: weights.display().to_string(),
+    };
+    let ejected = tinyonnx_core::driver::eject_file(&req).unwrap();
+    std::fs::write(&weights, &ejected.safetensors).unwrap();
+    std::fs::write(dir.join("cls.rs"), &ejected.source).unwrap();
+    // The model inside `tinyonnx::onnx_model! { ... }`.
+    let body = ejected
+        .source
+        .trim()
+        .strip_prefix("tinyonnx::onnx_model! {")
+        .and_then(|s| s.strip_suffix('}'))
+        .expect("the source is one onnx_model! invocation");
+    let dsl = proc_macro2::TokenStream::from_str(body).unwrap();
+    let (c, dsl_time) = tinyonnx_core::driver::compile_timed(dsl).unwrap_or_else(|f| {
+        let errs: Vec<String> = f.errors.iter().map(ToString::to_string).collect();
+        panic!("the ejected source does not compile: {errs:#?}")
+    });
+    let import = format!(
+        "pub model PaddleOcrCls = import({:?}, shapes(x = [1, 3, 48, 192]));",
+        file.display().to_string()
+    );
+    let (imported, import_time) =
+        tinyonnx_core::driver::compile_timed(proc_macro2::TokenStream::from_str(&import).unwrap())
+            .unwrap();
+    let total = |t: tinyonnx_core::driver::Timings| t.parse + t.check + t.plan + t.emit_onnx;
+    println!(
+        "macro time, PaddleOCR classifier: import {:?}, ejected DSL {:?}",
+        total(import_time),
+        total(dsl_time)
+    );
+    assert_eq!(
+        c.planned.graph.nodes.len(),
+        imported.planned.graph.nodes.len()
+    );
+    let info = info_of(&c);
+    let mut ours = session(&c.onnx, provider).unwrap();
+    let mut theirs = tinyonnx_tests::session_from_file(&file, provider).unwrap();
+    let original =
+        tinyonnx_proto::ModelProto::decode(std::fs::read(&file).unwrap().as_slice()).unwrap();
+    // The ejected names are Rust identifiers; the file's ports, in the same order, keep
+    // their own.
+    let graph = original.graph.as_ref().unwrap();
+    let leak = |s: &str| -> &'static str { Box::leak(s.to_string().into_boxed_str()) };
+    let ports = |ours: &[TensorInfo], names: Vec<&str>| -> &'static [TensorInfo] {
+        Box::leak(
+            ours.iter()
+                .zip(names)
+                .map(|(t, n)| TensorInfo {
+                    name: leak(n),
+                    ..*t
+                })
+                .collect::<Vec<_>>()
+                .into_boxed_slice(),
+        )
+    };
+    let file_info = ModelInfo {
+        inputs: ports(
+            info.inputs,
+            graph
+                .input
+                .iter()
+                .filter_map(|i| i.name.as_deref())
+                .collect(),
+        ),
+        outputs: ports(
+            info.outputs,
+            graph
+                .output
+                .iter()
+                .filter_map(|o| o.name.as_deref())
+                .collect(),
+        ),
+        ..info
+    };
+    for seed in [1, 2] {
+        let inputs = seeded_values(&info, seed, 1.0).unwrap();
+        let a = run_ort_values(&mut ours, &info, &inputs).unwrap();
+        let b = run_original(&mut theirs, &original, &file_info, &inputs).unwrap();
+        let d = compare_values(&a[0], &b[0]);
+        assert!(
+            d.max_scaled <= 1e-5,
+            "seed {seed}: scaled diff {:.3e}",
+            d.max_scaled
+        );
+    }
+}

@@ -97,8 +97,99 @@ enum Command {
     Miri,
     /// Only the idempotent set-up step of `test`.
     Setup,
+    /// Eject an .onnx file as an editable model: `<out>/<stem>.rs` (an `onnx_model!` in
+    /// the DSL) and `<out>/<stem>.safetensors` (its f32 weights, which the DSL loads).
+    Import {
+        /// The .onnx file.
+        file: PathBuf,
+        /// A value for a named dimension of the file's inputs, as `batch=1` (repeatable).
+        #[arg(long = "dims", value_name = "NAME=N")]
+        dims: Vec<String>,
+        /// A whole input shape, as `x=1,3,48,192` (repeatable), for dims without names.
+        #[arg(long = "shape", value_name = "INPUT=D,D,...")]
+        shapes: Vec<String>,
+        /// Directory for the two files.
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        out: PathBuf,
+        /// The model's Rust name.
+        #[arg(long, default_value = "Model")]
+        name: String,
+        /// The weights path the source's `load` calls use (relative to the Cargo.toml of
+        /// the crate the source goes into); the weights file's name by default.
+        #[arg(long, value_name = "PATH")]
+        load_path: Option<String>,
+    },
     /// Regenerate the prost code of tinyonnx-proto from proto/proto/onnx.proto.
     Codegen,
+}
+
+/// `cargo xtask import`: parses the options, ejects, writes the two files.
+fn import_cli(
+    file: PathBuf,
+    dims: &[String],
+    shapes: &[String],
+    out: &std::path::Path,
+    name: String,
+    load_path: Option<String>,
+) -> Result<()> {
+    use anyhow::{Context, bail};
+    let split = |s: &str| -> Result<(String, String)> {
+        let (k, v) = s
+            .split_once('=')
+            .with_context(|| format!("`{s}`: expected NAME=VALUE"))?;
+        Ok((k.to_string(), v.to_string()))
+    };
+    let mut req = tinyonnx_core::driver::EjectRequest {
+        file: std::fs::canonicalize(&file)
+            .with_context(|| format!("cannot open {}", file.display()))?,
+        name,
+        ..Default::default()
+    };
+    for d in dims {
+        let (k, v) = split(d)?;
+        req.dims
+            .push((k, v.parse().with_context(|| format!("`{d}`: not a dim"))?));
+    }
+    for s in shapes {
+        let (k, v) = split(s)?;
+        let dims = v
+            .split(',')
+            .map(|x| x.trim().parse::<usize>())
+            .collect::<Result<Vec<_>, _>>()
+            .with_context(|| format!("`{s}`: expected INPUT=D,D,..."))?;
+        req.shapes.push((k, dims));
+    }
+    let stem = file
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("model")
+        .to_string();
+    let weights_file = format!("{stem}.safetensors");
+    req.weights_path = load_path.unwrap_or_else(|| weights_file.clone());
+    let ejected = match tinyonnx_core::driver::eject_file(&req) {
+        Ok(e) => e,
+        Err(errors) => {
+            for e in &errors {
+                eprintln!("error: {e}");
+            }
+            bail!(
+                "{} cannot be imported ({} errors)",
+                file.display(),
+                errors.len()
+            );
+        }
+    };
+    std::fs::create_dir_all(out)?;
+    let rs = out.join(format!("{stem}.rs"));
+    std::fs::write(&rs, &ejected.source)?;
+    std::fs::write(out.join(&weights_file), &ejected.safetensors)?;
+    println!(
+        "wrote {} and {} ({} bytes of weights)",
+        rs.display(),
+        out.join(&weights_file).display(),
+        ejected.safetensors.len()
+    );
+    Ok(())
 }
 
 /// The workspace root (the parent of this crate's manifest directory).
@@ -135,6 +226,14 @@ fn main() -> Result<()> {
             Ok(())
         }
         Command::Codegen => codegen::run(&root),
+        Command::Import {
+            file,
+            dims,
+            shapes,
+            out,
+            name,
+            load_path,
+        } => import_cli(file, &dims, &shapes, &out, name, load_path),
         Command::Miri => miri::run_all(&root),
         Command::Fuzz { seconds } => test::fuzz(&root, seconds),
         Command::Bench { json, models } => bench::run(&root, json, &models),
