@@ -23,8 +23,9 @@ mod proto;
 pub use convert::{MAX_FILE_OPSET, MIN_FILE_OPSET};
 use proto::Const;
 
-/// The IR versions read: 3 (opset 7's) to 11 (opset 23's).
-const IR_VERSIONS: std::ops::RangeInclusive<i64> = 3..=11;
+/// The IR versions read: 3 (opset 7's) to 14 (what onnx 1.23 stamps on every model it
+/// makes, whatever its opset; the messages tinyonnx reads are the same).
+const IR_VERSIONS: std::ops::RangeInclusive<i64> = 3..=14;
 
 /// How many nodes a file may have.
 const MAX_NODES: usize = 1 << 20;
@@ -211,93 +212,109 @@ impl Importer<'_> {
                 }
                 _ => "?".into(),
             };
-            let dims: Option<Vec<usize>> = if let Some((_, _, given)) =
-                def.shapes.iter().find(|(k, _, _)| *k == name)
-            {
-                used_shapes.insert(name.clone());
-                let mut out = Vec::new();
-                for lit in given {
-                    match lit.base10_parse::<usize>() {
-                        Ok(v) if (1..=crate::types::MAX_DIM).contains(&v) => out.push(v),
-                        _ => self
-                            .cx
-                            .error(lit.span(), "a dim is an integer from 1 to 2^31"),
+            let dims: Option<Vec<usize>> =
+                if let Some((_, _, given)) = def.shapes.iter().find(|(k, _, _)| *k == name) {
+                    used_shapes.insert(name.clone());
+                    let mut out = Vec::new();
+                    for lit in given {
+                        match lit.base10_parse::<usize>() {
+                            Ok(v) if (1..=crate::types::MAX_DIM).contains(&v) => out.push(v),
+                            _ => self
+                                .cx
+                                .error(lit.span(), "a dim is an integer from 1 to 2^31"),
+                        }
                     }
-                }
-                if !file_dims.is_empty() && given.len() != file_dims.len() {
-                    self.error(format!(
-                        "shapes(...) gives input `{name}` {} dims; the file's has {}",
-                        given.len(),
-                        file_dims.len()
+                    if !file_dims.is_empty() && given.len() != file_dims.len() {
+                        self.error(format!(
+                            "shapes(...) gives input `{name}` {} dims; the file's has {}",
+                            given.len(),
+                            file_dims.len()
+                        ));
+                    }
+                    Some(out)
+                } else if tt.shape.is_none() {
+                    open.push(format!(
+                        "`{name}` has no shape in the file: give `shapes({} = [...])`",
+                        rust_key(&name)
                     ));
-                }
-                Some(out)
-            } else if tt.shape.is_none() {
-                open.push(format!(
-                    "`{name}` has no shape in the file: give `shapes({} = [...])`",
-                    rust_key(&name)
-                ));
-                None
-            } else {
-                let mut out = Vec::new();
-                let mut missing = false;
-                for d in &file_dims {
-                    use pb::tensor_shape_proto::dimension::Value as D;
-                    match d {
-                        Some(D::DimValue(v))
-                            if *v > 0 && (*v as u64) <= crate::types::MAX_DIM as u64 =>
-                        {
-                            out.push(*v as usize)
-                        }
-                        Some(D::DimParam(p)) if !p.is_empty() => {
-                            match def.dims.iter().find(|(k, _, _)| k == p) {
-                                Some((_, _, lit)) => {
-                                    used_dims.insert(p.clone());
-                                    match lit.base10_parse::<usize>() {
-                                        Ok(v) if (1..=crate::types::MAX_DIM).contains(&v) => {
-                                            out.push(v)
-                                        }
-                                        _ => {
-                                            self.cx.error(
-                                                lit.span(),
-                                                "a dim is an integer from 1 to 2^31",
-                                            );
-                                            missing = true;
-                                        }
-                                    }
-                                }
-                                None => missing = true,
-                            }
-                        }
-                        _ => missing = true,
-                    }
-                }
-                if missing {
-                    let all: Vec<String> = file_dims.iter().map(|d| shown(*d)).collect();
-                    let named: Vec<String> = file_dims
-                        .iter()
-                        .filter_map(|d| match d {
-                            Some(pb::tensor_shape_proto::dimension::Value::DimParam(p))
-                                if !p.is_empty() && !def.dims.iter().any(|(k, _, _)| k == p) =>
-                            {
-                                Some(format!("{} = N", rust_key(p)))
-                            }
-                            _ => None,
-                        })
-                        .collect();
-                    let hint = if named.len()
-                        == all.iter().filter(|s| s.parse::<usize>().is_err()).count()
-                    {
-                        format!("dims({})", named.join(", "))
-                    } else {
-                        format!("shapes({} = [...])", rust_key(&name))
-                    };
-                    open.push(format!("`{name}` is [{}]: give `{hint}`", all.join(", ")));
                     None
                 } else {
-                    Some(out)
-                }
-            };
+                    let mut out = Vec::new();
+                    let mut missing = false;
+                    for d in &file_dims {
+                        use pb::tensor_shape_proto::dimension::Value as D;
+                        match d {
+                            Some(D::DimValue(v))
+                                if *v > 0 && (*v as u64) <= crate::types::MAX_DIM as u64 =>
+                            {
+                                out.push(*v as usize)
+                            }
+                            Some(D::DimParam(p)) if !p.is_empty() => {
+                                match def.dims.iter().find(|(k, _, _)| k == p) {
+                                    Some((_, _, lit)) => {
+                                        used_dims.insert(p.clone());
+                                        match lit.base10_parse::<usize>() {
+                                            Ok(v) if (1..=crate::types::MAX_DIM).contains(&v) => {
+                                                out.push(v)
+                                            }
+                                            _ => {
+                                                self.cx.error(
+                                                    lit.span(),
+                                                    "a dim is an integer from 1 to 2^31",
+                                                );
+                                                missing = true;
+                                            }
+                                        }
+                                    }
+                                    None => missing = true,
+                                }
+                            }
+                            _ => missing = true,
+                        }
+                    }
+                    if missing {
+                        use pb::tensor_shape_proto::dimension::Value as D;
+                        let all: Vec<String> = file_dims.iter().map(|d| shown(*d)).collect();
+                        // The open dims: their names, or None for a dim without one.
+                        let open_dims: Vec<Option<&str>> = file_dims
+                            .iter()
+                            .filter_map(|d| match d {
+                                Some(D::DimValue(v)) if *v > 0 => None,
+                                Some(D::DimParam(p)) if !p.is_empty() => {
+                                    (!def.dims.iter().any(|(k, _, _)| k == p))
+                                        .then_some(Some(p.as_str()))
+                                }
+                                _ => Some(None),
+                            })
+                            .collect();
+                        let hint = if open_dims.iter().all(Option::is_some) {
+                            let named: Vec<String> = open_dims
+                                .iter()
+                                .flatten()
+                                .map(|p| format!("{} = ..", rust_key(p)))
+                                .collect();
+                            format!("dims({})", named.join(", "))
+                        } else {
+                            // The dims given or fixed by the file filled in.
+                            let filled: Vec<String> = file_dims
+                                .iter()
+                                .map(|d| match d {
+                                    Some(D::DimParam(p)) => def
+                                        .dims
+                                        .iter()
+                                        .find(|(k, _, _)| k == p)
+                                        .map_or_else(|| shown(*d), |(_, _, v)| v.to_string()),
+                                    _ => shown(*d),
+                                })
+                                .collect();
+                            format!("shapes({} = [{}])", rust_key(&name), filled.join(", "))
+                        };
+                        open.push(format!("`{name}` is [{}]: give `{hint}`", all.join(", ")));
+                        None
+                    } else {
+                        Some(out)
+                    }
+                };
             if let Some(dims) = dims {
                 let shown_name = self.renamed(&name);
                 let id = self.cx.add_input(

@@ -254,7 +254,7 @@ fn open_dims_unknown_operators_and_broken_names_are_all_reported() {
     .unwrap_err();
     assert!(
         e.iter()
-            .any(|m| m.contains("`x:0` is [batch, ?, 3]: give `shapes(\"x:0\" = [...])`")),
+            .any(|m| m.contains("`x:0` is [batch, ?, 3]: give `shapes(\"x:0\" = [1, ?, 3])`")),
         "{e:#?}"
     );
     assert!(
