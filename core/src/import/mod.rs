@@ -526,6 +526,10 @@ impl Importer<'_> {
         self.cx
             .set_context(Some(format!("node `{name}` ({op}){inside}")));
         let domain = node.domain.as_deref().unwrap_or("");
+        if domain == "ai.onnx.ml" && matches!(op.as_str(), "Scaler" | "ArrayFeatureExtractor") {
+            self.ml(node, &name);
+            return;
+        }
         if !matches!(domain, "" | "ai.onnx") {
             self.error(format!(
                 "is in domain `{domain}`, which tinyonnx does not run (only the default domain)"
@@ -899,6 +903,128 @@ impl Importer<'_> {
             &mk("Reshape", vec![soft, shape_back], out),
             format!("{name}::unflatten"),
         );
+    }
+
+    /// The two `ai.onnx.ml` operators scikit-learn pipelines put around a network:
+    /// `Scaler` (`(x - offset) * scale` per feature) as Sub and Mul, and
+    /// `ArrayFeatureExtractor` on class labels 0..k (what the label of an argmax is) as
+    /// the indices themselves, shaped `[1, n]` as ONNX Runtime gives them.
+    fn ml(&mut self, node: &pb::NodeProto, name: &str) {
+        let op = node.op_type.clone().unwrap_or_default();
+        let out = node.output.first().cloned().unwrap_or_default();
+        let mk = |op: &str, inputs: Vec<String>, output: String| pb::NodeProto {
+            op_type: Some(op.into()),
+            input: inputs,
+            output: vec![output],
+            ..Default::default()
+        };
+        let Some(x) = node.input.first().cloned() else {
+            self.error("has no input");
+            return;
+        };
+        if op == "Scaler" {
+            let floats = |k: &str| {
+                proto::find(node, k)
+                    .map(|a| a.floats.clone())
+                    .unwrap_or_default()
+            };
+            let (offset, scale) = (floats("offset"), floats("scale"));
+            let (offset_name, scale_name) = (format!("{out}::offset"), format!("{out}::scale"));
+            for (n, v, default) in [(&offset_name, offset, 0.0), (&scale_name, scale, 1.0)] {
+                let v = if v.is_empty() { vec![default] } else { v };
+                let dims = if v.len() == 1 {
+                    Vec::new()
+                } else {
+                    vec![v.len()]
+                };
+                self.vals.insert(
+                    n.clone(),
+                    Val::Const(Const {
+                        dims,
+                        data: crate::data::Data::F32(v),
+                    }),
+                );
+            }
+            let centred = format!("{out}::centred");
+            let sub = ops::lookup("Sub").expect("Sub is registered");
+            let mul = ops::lookup("Mul").expect("Mul is registered");
+            self.build(
+                sub,
+                &mk("Sub", vec![x, offset_name], centred.clone()),
+                format!("{name}::offset"),
+            );
+            self.build(
+                mul,
+                &mk("Mul", vec![centred, scale_name], out),
+                name.to_string(),
+            );
+            return;
+        }
+        // ArrayFeatureExtractor(labels, indices).
+        let labels = match self.vals.get(&x) {
+            Some(Val::Const(c)) => c.clone(),
+            Some(Val::Poisoned) => return,
+            _ => {
+                self.error("extracts from a tensor only known when the model runs, which tinyonnx does not support yet (Gather on runtime indices)");
+                return;
+            }
+        };
+        let label_values: Option<Vec<i64>> = match &labels.data {
+            crate::data::Data::I64(v) => Some(v.clone()),
+            crate::data::Data::Typed { dtype, values } if *dtype != crate::types::DType::F64 => {
+                Some(values.iter().map(|&v| v as i64).collect())
+            }
+            _ => None,
+        };
+        let identity = label_values.is_some_and(|v| {
+            labels.dims.len() == 1 && v.iter().enumerate().all(|(i, &l)| l == i as i64)
+        });
+        if !identity {
+            self.error("maps indices to labels other than 0, 1, 2, ...; tinyonnx does not support this yet (Gather on runtime indices)");
+            return;
+        }
+        let Some(idx) = node.input.get(1).cloned() else {
+            self.error("has no indices");
+            return;
+        };
+        let Some(dims) = self.dims_of(&idx) else {
+            return;
+        };
+        let n: usize = dims.iter().product();
+        let shape = format!("{out}::shape");
+        self.vals.insert(
+            shape.clone(),
+            Val::Const(Const {
+                dims: vec![2],
+                data: crate::data::Data::I64(vec![1, n as i64]),
+            }),
+        );
+        let reshape = ops::lookup("Reshape").expect("Reshape is registered");
+        let dtype = labels.data.dtype();
+        if dtype == crate::types::DType::I64 {
+            self.build(
+                reshape,
+                &mk("Reshape", vec![idx, shape], out),
+                name.to_string(),
+            );
+            return;
+        }
+        // Labels of another integer type: the indices cast to it.
+        let flat = format!("{out}::indices");
+        self.build(
+            reshape,
+            &mk("Reshape", vec![idx, shape], flat.clone()),
+            format!("{name}::reshape"),
+        );
+        let cast = ops::lookup("Cast").expect("Cast is registered");
+        let mut n = mk("Cast", vec![flat], out);
+        n.attribute.push(pb::AttributeProto {
+            name: Some("to".into()),
+            r#type: Some(2),
+            i: Some(i64::from(dtype.onnx_code())),
+            ..Default::default()
+        });
+        self.build(cast, &n, name.to_string());
     }
 
     /// Sum and Mean (any number of inputs, broadcasting) as a chain of Adds, divided

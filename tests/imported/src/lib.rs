@@ -1,6 +1,8 @@
 //! Models that tools outside this project exported and published, imported at compile
 //! time from the files `cargo xtask setup` fetches into `target/xtask/models/` (see
-//! `REAL_MODELS` in `xtask/src/setup.rs` for the packages, versions and hashes).
+//! `REAL_MODELS` in `xtask/src/setup.rs` for the packages, versions and hashes), and
+//! two scikit-learn pipelines it converts there with skl2onnx
+//! (`xtask/py/sklearn_models.py`).
 
 use tinyonnx_examples::{Example, example};
 
@@ -38,6 +40,25 @@ tinyonnx::onnx_model! {
     pub model SileroVadOpenVino = import("../../target/xtask/models/silero_vad_openvino_16k.onnx");
 }
 
+tinyonnx::onnx_model! {
+    /// A scikit-learn pipeline (StandardScaler, then an MLP with 16 hidden units) trained
+    /// on the Wisconsin breast cancer data and converted by skl2onnx (opset 15, with
+    /// ai.onnx.ml's Scaler and ArrayFeatureExtractor): 30 features in, the label and the
+    /// two class probabilities out.
+    pub model SklearnBreastCancer = import(
+        "../../target/xtask/models/sklearn_breast_cancer_mlp.onnx",
+        shapes(X = [1, 30]),
+    );
+}
+
+tinyonnx::onnx_model! {
+    /// The same pipeline (hidden layers 32 and 16) on scikit-learn's 8x8 digits.
+    pub model SklearnDigits = import(
+        "../../target/xtask/models/sklearn_digits_mlp.onnx",
+        shapes(X = [1, 64]),
+    );
+}
+
 /// Each model with the file it was imported from (relative to this crate).
 pub const MODELS: &[(Example, &str)] = &[
     (
@@ -55,5 +76,13 @@ pub const MODELS: &[(Example, &str)] = &[
     (
         example::<SileroVadOpenVino>(),
         "../../target/xtask/models/silero_vad_openvino_16k.onnx",
+    ),
+    (
+        example::<SklearnBreastCancer>(),
+        "../../target/xtask/models/sklearn_breast_cancer_mlp.onnx",
+    ),
+    (
+        example::<SklearnDigits>(),
+        "../../target/xtask/models/sklearn_digits_mlp.onnx",
     ),
 ];
