@@ -333,3 +333,68 @@ fn an_ejected_model_compiles_and_equals_its_file() {
         );
     }
 }
+
+/// Opset conversion: one network written at opset 7 (with the operators whose form
+/// later opsets changed) and the light SqueezeNet (opset 9), converted to every opset up
+/// to 23 by onnx.version_converter (`xtask/py/opset_variants.py`); each file imported
+/// must equal itself in ONNX Runtime, so every opset's form converts to the same values.
+#[test]
+fn every_opset_from_7_to_23_imports() {
+    let provider = Provider::from_env().unwrap();
+    let dir = root().join("target/imported/opsets");
+    let made = std::process::Command::new(root().join("target/xtask/venv/bin/python"))
+        .arg(root().join("xtask/py/opset_variants.py"))
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
+        .collect();
+    files.sort();
+    let mut failures = Vec::new();
+    let mut opsets = std::collections::BTreeSet::new();
+    for path in &files {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let src = format!("pub model M = import({:?});", path.display().to_string());
+        let c =
+            match tinyonnx_core::driver::compile(proc_macro2::TokenStream::from_str(&src).unwrap())
+            {
+                Ok(c) => c,
+                Err(f) => {
+                    let errs: Vec<String> = f.errors.iter().map(ToString::to_string).collect();
+                    failures.push(format!("{name}: {}", errs.join("; ")));
+                    continue;
+                }
+            };
+        let info = info_of(&c);
+        let mut ours = session(&c.onnx, provider).unwrap();
+        let mut theirs = tinyonnx_tests::session_from_file(path, provider).unwrap();
+        let inputs = seeded_values(&info, 1, 1.0).unwrap();
+        let a = run_ort_values(&mut ours, &info, &inputs).unwrap();
+        let b = run_ort_values(&mut theirs, &info, &inputs).unwrap();
+        for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+            let d = compare_values(x, y);
+            if d.max_scaled > tinyonnx_tests::tolerance(x) {
+                failures.push(format!(
+                    "{name}: output {k}: scaled diff {:.3e}",
+                    d.max_scaled
+                ));
+            }
+        }
+        opsets.insert(name.rsplit("opset").next().unwrap_or("").to_string());
+    }
+    println!("imported {} files at opsets {opsets:?}", files.len());
+    assert!(
+        files.len() >= 30,
+        "the converter wrote only {} files",
+        files.len()
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
