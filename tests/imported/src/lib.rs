@@ -59,6 +59,24 @@ tinyonnx::onnx_model! {
     );
 }
 
+tinyonnx::onnx_model! {
+    /// A head written in the DSL: which of the classifier's two classes wins.
+    pub model Upright {
+        opset = 13;
+        input probs: f32[1, 2];
+        output class = ArgMax(probs, axis = 1, keepdims = 0);
+    }
+}
+
+tinyonnx::onnx_model! {
+    /// An imported backbone with a written head, composed into one model.
+    pub model PaddleOcrClsWithHead = compose(
+        PaddleOcrCls,
+        Upright,
+        map = [("save_infer_model/scale_0.tmp_1", "probs")],
+    );
+}
+
 /// Each model with the file it was imported from (relative to this crate).
 pub const MODELS: &[(Example, &str)] = &[
     (

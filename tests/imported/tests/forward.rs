@@ -53,3 +53,24 @@ fn imported_forward_passes_match_onnx_runtime_on_the_original_files() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// The composition of the imported classifier and a DSL head: its class is the argmax of
+/// what ONNX Runtime computes for the original file.
+#[test]
+fn an_imported_backbone_composes_with_a_written_head() {
+    use tinyonnx_imported::{PaddleOcrCls, PaddleOcrClsWithHead};
+    let provider = Provider::from_env().unwrap();
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(tinyonnx_imported::MODELS[0].1);
+    let mut sess = tinyonnx_tests::session_from_file(&path, provider).unwrap();
+    for seed in [1, 2, 3] {
+        let inputs = seeded_values(&PaddleOcrCls::INFO, seed, 1.0).unwrap();
+        let probs = run_ort_values(&mut sess, &PaddleOcrCls::INFO, &inputs).unwrap();
+        let Values::F32(p) = &probs[0] else {
+            panic!("the classifier gives f32")
+        };
+        let expected = i64::from(p[1] > p[0]);
+        let composed = tinyonnx_examples::example::<PaddleOcrClsWithHead>();
+        let ours = tinyonnx_tests::run_ours(&composed, &inputs).unwrap();
+        assert_eq!(ours[0], Values::I64(vec![expected]), "seed {seed}: {p:?}");
+    }
+}
