@@ -75,18 +75,7 @@ pub fn compile_timed(tokens: TokenStream) -> Result<(Compiled, Timings), Box<Fai
         let model = import_model_def(&def);
         let checked = import::import(&def);
         lap(&mut t.check);
-        return match checked {
-            Ok((graph, warnings, files)) => {
-                let mut c = finish(model, graph, warnings, files);
-                c.1.parse = t.parse;
-                c.1.check = t.check;
-                Ok(c)
-            }
-            Err(errors) => Err(Box::new(Failure {
-                model: Some(model),
-                errors,
-            })),
-        };
+        return after_check(model, checked, t);
     }
     let parsed = syntax::parse_model(tokens);
     lap(&mut t.parse);
@@ -98,6 +87,15 @@ pub fn compile_timed(tokens: TokenStream) -> Result<(Compiled, Timings), Box<Fai
     })?;
     let checked = check::check(&model);
     lap(&mut t.check);
+    after_check(model, checked, t)
+}
+
+/// The phases after a written or imported model was checked, with the times so far.
+fn after_check(
+    model: syntax::ModelDef,
+    checked: Result<check::Checked, Vec<syn::Error>>,
+    t: Timings,
+) -> Result<(Compiled, Timings), Box<Failure>> {
     match checked {
         Ok((graph, warnings, files)) => {
             let mut c = finish(model, graph, warnings, files);

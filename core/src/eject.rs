@@ -72,28 +72,25 @@ impl Names {
     }
 }
 
-fn float(v: f64) -> Result<String, String> {
-    if !v.is_finite() {
-        return Err(format!("the value {v} has no literal in the DSL"));
+/// A float literal of the DSL: the shortest text that reads back as the same value,
+/// with a `.0` where that has no point or exponent.
+fn float_text(text: String, finite: bool) -> Result<String, String> {
+    if !finite {
+        return Err(format!("the value {text} has no literal in the DSL"));
     }
-    let s = format!("{v:?}");
-    Ok(if s.contains(['.', 'e', 'E']) {
-        s
+    Ok(if text.contains(['.', 'e', 'E']) {
+        text
     } else {
-        format!("{s}.0")
+        format!("{text}.0")
     })
 }
 
+fn float(v: f64) -> Result<String, String> {
+    float_text(format!("{v:?}"), v.is_finite())
+}
+
 fn f32_text(v: f32) -> Result<String, String> {
-    if !v.is_finite() {
-        return Err(format!("the value {v} has no literal in the DSL"));
-    }
-    let s = format!("{v:?}");
-    Ok(if s.contains(['.', 'e', 'E']) {
-        s
-    } else {
-        format!("{s}.0")
-    })
+    float_text(format!("{v:?}"), v.is_finite())
 }
 
 fn attr(v: &AttrValue) -> Result<String, String> {

@@ -975,6 +975,53 @@ mod tests {
     }
 }
 
+/// `#[doc] vis model Name = func`: how a composition and an import begin.
+struct Head {
+    doc: String,
+    vis: Visibility,
+    name: Ident,
+    func: Ident,
+}
+
+fn head(input: ParseStream) -> syn::Result<Head> {
+    let attrs = input.call(Attribute::parse_outer)?;
+    let doc = doc_string(&attrs);
+    let vis: Visibility = input.parse()?;
+    let _model: Ident = input.parse()?;
+    let name: Ident = input.parse()?;
+    input.parse::<Token![=]>()?;
+    let func: Ident = input.parse()?;
+    Ok(Head {
+        doc,
+        vis,
+        name,
+        func,
+    })
+}
+
+/// Whether the tokens begin `model Name = func` (any `func` when `None`).
+fn defines(tokens: &TokenStream, func: Option<&str>) -> bool {
+    let probe = |input: ParseStream| -> syn::Result<bool> {
+        let fork = input.fork();
+        fork.call(Attribute::parse_outer)?;
+        fork.parse::<Visibility>()?;
+        let kw: Ident = fork.parse()?;
+        let _: Ident = fork.parse()?;
+        let yes = kw == "model"
+            && fork.peek(Token![=])
+            && match func {
+                None => true,
+                Some(f) => {
+                    fork.parse::<Token![=]>()?;
+                    fork.parse::<Ident>()? == f
+                }
+            };
+        input.parse::<TokenStream>()?;
+        Ok(yes)
+    };
+    probe.parse2(tokens.clone()).unwrap_or(false)
+}
+
 /// `pub model C = compose(A, B, map = [("a_out", "b_in"), ...], prefix1 = "a/",
 /// prefix2 = "b/");`, followed (after the expansion has fetched them from the models'
 /// source macros) by `source A { ... } source B { ... }`.
@@ -997,31 +1044,20 @@ pub struct ComposeDef {
 
 /// Parses a composition, or `None` when the tokens are an ordinary model.
 pub fn parse_compose(tokens: TokenStream) -> Option<syn::Result<ComposeDef>> {
-    let is_compose = |input: ParseStream| -> syn::Result<bool> {
-        let fork = input.fork();
-        fork.call(Attribute::parse_outer)?;
-        fork.parse::<Visibility>()?;
-        let kw: Ident = fork.parse()?;
-        let _: Ident = fork.parse()?;
-        let yes = kw == "model" && fork.peek(Token![=]);
-        input.parse::<TokenStream>()?;
-        Ok(yes)
-    };
-    if !is_compose.parse2(tokens.clone()).unwrap_or(false) {
+    if !defines(&tokens, None) {
         return None;
     }
     let parser = |input: ParseStream| -> syn::Result<ComposeDef> {
-        let attrs = input.call(Attribute::parse_outer)?;
-        let doc = doc_string(&attrs);
-        let vis: Visibility = input.parse()?;
-        let _model: Ident = input.parse()?;
-        let name: Ident = input.parse()?;
-        input.parse::<Token![=]>()?;
-        let func: Ident = input.parse()?;
+        let Head {
+            doc,
+            vis,
+            name,
+            func,
+        } = input.call(head)?;
         if func != "compose" {
             return Err(syn::Error::new(
                 func.span(),
-                "expected `compose(A, B, map = [(\"a_output\", \"b_input\")])`",
+                "expected `compose(A, B, map = [(\"a_output\", \"b_input\")])` or `import(\"file.onnx\")`",
             ));
         }
         let args;
@@ -1121,18 +1157,7 @@ pub struct ImportDef {
 
 /// Parses an import, or `None` when the tokens are not `model Name = import(...)`.
 pub fn parse_import(tokens: TokenStream) -> Option<syn::Result<ImportDef>> {
-    let is_import = |input: ParseStream| -> syn::Result<bool> {
-        let fork = input.fork();
-        fork.call(Attribute::parse_outer)?;
-        fork.parse::<Visibility>()?;
-        let kw: Ident = fork.parse()?;
-        let _: Ident = fork.parse()?;
-        fork.parse::<Token![=]>()?;
-        let func: Ident = fork.parse()?;
-        input.parse::<TokenStream>()?;
-        Ok(kw == "model" && func == "import")
-    };
-    if !is_import.parse2(tokens.clone()).unwrap_or(false) {
+    if !defines(&tokens, Some("import")) {
         return None;
     }
     // A key is a Rust identifier or, for names no identifier can spell, a string.
@@ -1160,13 +1185,7 @@ pub fn parse_import(tokens: TokenStream) -> Option<syn::Result<ImportDef>> {
         Ok(out)
     }
     let parser = |input: ParseStream| -> syn::Result<ImportDef> {
-        let attrs = input.call(Attribute::parse_outer)?;
-        let doc = doc_string(&attrs);
-        let vis: Visibility = input.parse()?;
-        let _model: Ident = input.parse()?;
-        let name: Ident = input.parse()?;
-        input.parse::<Token![=]>()?;
-        let _import: Ident = input.parse()?;
+        let Head { doc, vis, name, .. } = input.call(head)?;
         let args;
         parenthesized!(args in input);
         let path: LitStr = args.parse().map_err(|e| {

@@ -17,61 +17,9 @@ use tinyonnx_proto::{self as pb, Message};
 
 #[path = "fuzz/bytes.rs"]
 mod bytes;
-
-fn attr_i(name: &str, v: i64) -> pb::AttributeProto {
-    pb::AttributeProto {
-        name: Some(name.into()),
-        r#type: Some(2),
-        i: Some(v),
-        ..Default::default()
-    }
-}
-
-fn attr_ints(name: &str, v: &[i64]) -> pb::AttributeProto {
-    pb::AttributeProto {
-        name: Some(name.into()),
-        r#type: Some(7),
-        ints: v.to_vec(),
-        ..Default::default()
-    }
-}
-
-fn node(op: &str, i: &[&str], o: &[&str], attrs: Vec<pb::AttributeProto>) -> pb::NodeProto {
-    pb::NodeProto {
-        op_type: Some(op.into()),
-        name: Some(format!("n_{}", o.first().unwrap_or(&""))),
-        input: i.iter().map(|s| s.to_string()).collect(),
-        output: o.iter().map(|s| s.to_string()).collect(),
-        attribute: attrs,
-        ..Default::default()
-    }
-}
-
-fn value_info(name: &str, dims: &[Result<i64, &str>]) -> pb::ValueInfoProto {
-    use pb::tensor_shape_proto::{Dimension, dimension::Value as D};
-    pb::ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(pb::TypeProto {
-            value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
-                elem_type: Some(1),
-                shape: Some(pb::TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|d| Dimension {
-                            value: Some(match d {
-                                Ok(v) => D::DimValue(*v),
-                                Err(p) => D::DimParam(p.to_string()),
-                            }),
-                            ..Default::default()
-                        })
-                        .collect(),
-                }),
-            })),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
+#[path = "fuzz/onnx.rs"]
+mod onnx;
+use onnx::{graph as graph_attr, input as value_info, int as attr_i, ints as attr_ints, node};
 
 fn f32_tensor(name: &str, dims: &[i64], values: &[f32]) -> pb::TensorProto {
     pb::TensorProto {
@@ -100,12 +48,6 @@ fn seed() -> pb::ModelProto {
         name: Some("else".into()),
         node: vec![node("Neg", &["s"], &["e_out"], vec![])],
         output: vec![value_info("e_out", &[])],
-        ..Default::default()
-    };
-    let graph_attr = |name: &str, g: pb::GraphProto| pb::AttributeProto {
-        name: Some(name.into()),
-        r#type: Some(5),
-        g: Some(g),
         ..Default::default()
     };
     let function = pb::FunctionProto {
@@ -326,12 +268,6 @@ fn mutate_model(rng: &mut SplitMix64, m: &mut pb::ModelProto) {
             };
             for d in 0..depth {
                 let out = format!("nest{d}");
-                let attr = |name: &str, g: pb::GraphProto| pb::AttributeProto {
-                    name: Some(name.into()),
-                    r#type: Some(5),
-                    g: Some(g),
-                    ..Default::default()
-                };
                 body = pb::GraphProto {
                     node: vec![node(
                         "If",
@@ -339,7 +275,10 @@ fn mutate_model(rng: &mut SplitMix64, m: &mut pb::ModelProto) {
                         &[&out],
                         // The else branch small: both the nested body would double
                         // the file at every level.
-                        vec![attr("then_branch", body), attr("else_branch", leaf(&out))],
+                        vec![
+                            graph_attr("then_branch", body),
+                            graph_attr("else_branch", leaf(&out)),
+                        ],
                     )],
                     output: vec![value_info(&out, &[])],
                     ..Default::default()

@@ -118,6 +118,37 @@ pub struct Row {
     pub max_abs_diff_vs_host: f32,
 }
 
+impl Row {
+    /// The row of one run: its sizes (flash, RAM), the report, and the largest scaled
+    /// differences from ONNX Runtime and from the host.
+    fn new(
+        board: &Board,
+        info: &ModelInfo,
+        passed: bool,
+        (flash, ram): (u64, u64),
+        bare_code_bytes: Option<u64>,
+        report: &Report,
+        (vs_ort, vs_host): (f32, f32),
+    ) -> Row {
+        Row {
+            board: board.name.to_string(),
+            model: info.name.to_string(),
+            passed,
+            flash_bytes: flash,
+            weights_bytes: info.weights_bytes,
+            bare_code_bytes,
+            ram_bytes: ram,
+            arena_bytes: info.arena_bytes,
+            stack_bytes: report.stack,
+            instructions: report.instructions,
+            macs: info.macs,
+            instructions_per_mac: report.instructions as f64 / info.macs.max(1) as f64,
+            max_abs_diff: vs_ort,
+            max_abs_diff_vs_host: vs_host,
+        }
+    }
+}
+
 /// Installs QEMU (Debian's 7.2) and llvm's binutils when they are missing. Debian's QEMU conflicts with a newer
 /// qemu-utils some images carry: that one is removed and Debian's reinstalled.
 pub fn qemu() -> Result<()> {
@@ -314,6 +345,100 @@ fn push_token(out: &mut Values, w: &str) -> Result<()> {
     Ok(())
 }
 
+/// The imported real models of `tests/imported` (its `src/lib.rs` is the authority; a
+/// test below checks that this list matches it): the model's name, the file from the
+/// workspace root and the arguments after the path.
+pub const IMPORTED: &[(&str, &str, &str)] = &[
+    (
+        "PaddleOcrCls",
+        "target/xtask/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+        "shapes(x = [1, 3, 48, 192])",
+    ),
+    (
+        "SileroVadSequence",
+        "target/xtask/models/silero_vad_16k_sequence.onnx",
+        "dims(sequence_length = 1)",
+    ),
+    (
+        "SileroVadOp15",
+        "target/xtask/models/silero_vad_16k_op15.onnx",
+        "dims(batch = 1, sequence = 576)",
+    ),
+    (
+        "SileroVadOpenVino",
+        "target/xtask/models/silero_vad_openvino_16k.onnx",
+        "",
+    ),
+    (
+        "SklearnBreastCancer",
+        "target/xtask/models/sklearn_breast_cancer_mlp.onnx",
+        "shapes(X = [1, 30])",
+    ),
+    (
+        "SklearnDigits",
+        "target/xtask/models/sklearn_digits_mlp.onnx",
+        "shapes(X = [1, 64])",
+    ),
+];
+
+/// What the firmware of an imported model is compared with: its `ModelInfo` (made
+/// from the compiler's record, as the macro's `INFO` is) and the original file.
+struct ImportedModel {
+    info: ModelInfo,
+    file: PathBuf,
+}
+
+fn leak<T>(v: Vec<T>) -> &'static [T] {
+    Box::leak(v.into_boxed_slice())
+}
+
+/// Compiles an imported model as the macro would, for its `ModelInfo`.
+fn imported_model(root: &Path, (name, file, args): (&str, &str, &str)) -> Result<ImportedModel> {
+    use std::str::FromStr;
+    let file = root.join(file);
+    let sep = if args.is_empty() { "" } else { ", " };
+    let src = format!(
+        "pub model {name} = import({:?}{sep}{args});",
+        file.display().to_string()
+    );
+    let tokens = proc_macro2::TokenStream::from_str(&src).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let c = tinyonnx_core::driver::compile(tokens).map_err(|f| {
+        let errs: Vec<String> = f.errors.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!("{name}: {}", errs.join("; "))
+    })?;
+    let p = &c.planned;
+    let g = &p.graph;
+    let port = |id: usize| tinyonnx::TensorInfo {
+        name: Box::leak(g.tensors[id].name.clone().into_boxed_str()),
+        shape: leak(
+            g.tensors[id]
+                .ty
+                .shape
+                .0
+                .iter()
+                .map(|d| d.fixed().unwrap_or(1))
+                .collect(),
+        ),
+        dtype: g.tensors[id].ty.dtype.name(),
+    };
+    let info = ModelInfo {
+        name: Box::leak(name.to_string().into_boxed_str()),
+        inputs: leak(g.inputs.iter().map(|&i| port(i)).collect()),
+        outputs: leak(g.outputs.iter().map(|&o| port(o)).collect()),
+        params: g.params(),
+        weights_bytes: g
+            .weights
+            .iter()
+            .map(|&w| g.device_numel(w) * g.tensors[w].ty.dtype.size())
+            .sum(),
+        nodes: g.nodes.len(),
+        macs: tinyonnx_core::emit_rust::macs(p),
+        arena_bytes: p.arena_bytes,
+        arena_lower_bound_bytes: p.lower_bound_bytes,
+    };
+    Ok(ImportedModel { info, file })
+}
+
 /// Builds and runs every fitting model on `boards`; returns the rows.
 pub fn run_boards(root: &Path, boards: &[Board]) -> Result<Vec<Row>> {
     setup::targets()?;
@@ -322,27 +447,26 @@ pub fn run_boards(root: &Path, boards: &[Board]) -> Result<Vec<Row>> {
     let ort_lib = setup::onnxruntime(root, &setup::python(root)?)?;
     tinyonnx_tests::use_ort_library(ort_lib);
     let mut rows = Vec::new();
+    let imported: Vec<ImportedModel> = IMPORTED
+        .iter()
+        .map(|&m| imported_model(root, m))
+        .collect::<Result<_>>()?;
     for board in boards {
         println!("\nboard {}", board.name);
         let dir = root.join(board.dir);
         let target_dir = root.join("target/firmware").join(board.name);
+        for m in &imported {
+            if board.fits(&m.info) {
+                rows.push(run_imported(board, &dir, &target_dir, &plugin, m)?);
+                print_row(rows.last().expect("just pushed"));
+            }
+        }
         for example in tinyonnx_examples::MODELS {
             let info = &example.info;
             if !board.fits(info) {
                 continue;
             }
-            run(
-                Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-                    .current_dir(&dir)
-                    .env("TINYONNX_MODEL", info.name)
-                    .env("CARGO_TARGET_DIR", &target_dir)
-                    .args(["build", "--release", "--quiet"]),
-            )
-            .with_context(|| format!("building {} for {}", info.name, board.name))?;
-            let elf = target_dir
-                .join(board.target)
-                .join("release")
-                .join(board.bin);
+            let elf = build(board, &dir, &target_dir, info.name, false)?;
             let (flash, ram) = sizes(&elf)?;
             let bare_code = match board.bare_bin {
                 Some(bin) => {
@@ -393,26 +517,97 @@ pub fn run_boards(root: &Path, boards: &[Board]) -> Result<Vec<Row>> {
                     info.name, board.name, report.lines
                 );
             }
-            rows.push(Row {
-                board: board.name.to_string(),
-                model: info.name.to_string(),
+            rows.push(Row::new(
+                board,
+                info,
                 passed,
-                flash_bytes: flash,
-                weights_bytes: info.weights_bytes,
-                bare_code_bytes: bare_code,
-                ram_bytes: ram,
-                arena_bytes: info.arena_bytes,
-                stack_bytes: report.stack,
-                instructions: report.instructions,
-                macs: info.macs,
-                instructions_per_mac: report.instructions as f64 / info.macs.max(1) as f64,
-                max_abs_diff: vs_ort,
-                max_abs_diff_vs_host: vs_host,
-            });
+                (flash, ram),
+                bare_code,
+                &report,
+                (vs_ort, vs_host),
+            ));
             print_row(rows.last().expect("just pushed"));
         }
     }
     Ok(rows)
+}
+
+/// Builds the firmware of `model` (an example, or an imported model with `imported`);
+/// returns its ELF.
+fn build(
+    board: &Board,
+    dir: &Path,
+    target_dir: &Path,
+    model: &str,
+    imported: bool,
+) -> Result<PathBuf> {
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(dir)
+        .env("TINYONNX_MODEL", model)
+        .env("CARGO_TARGET_DIR", target_dir)
+        .args(["build", "--release", "--quiet"]);
+    if imported {
+        cmd.env("TINYONNX_MODEL_CRATE", "tinyonnx_imported")
+            .args(["--features", "imported"]);
+    }
+    run(&mut cmd).with_context(|| format!("building {model} for {}", board.name))?;
+    Ok(target_dir
+        .join(board.target)
+        .join("release")
+        .join(board.bin))
+}
+
+/// Builds and runs the firmware of an imported model; its outputs are compared with
+/// ONNX Runtime on the original file (the host forward pass is the tests' business).
+fn run_imported(
+    board: &Board,
+    dir: &Path,
+    target_dir: &Path,
+    plugin: &Path,
+    m: &ImportedModel,
+) -> Result<Row> {
+    let info = &m.info;
+    let elf = build(board, dir, target_dir, info.name, true)?;
+    let (flash, ram) = sizes(&elf)?;
+    let report = run_qemu(board, &elf, plugin, info)?;
+    let mut inputs = seeded_values(info, 1, 1.0).map_err(anyhow::Error::msg)?;
+    // Silero's sample rate: the firmware's seeded value is unused (the fixed dims pick
+    // 16 kHz); the original file reads it.
+    for (t, v) in info.inputs.iter().zip(&mut inputs) {
+        if t.name == "sr" {
+            *v = Values::I64(vec![16000]);
+        }
+    }
+    let mut sess =
+        tinyonnx_tests::session_from_file(&m.file, Provider::Cpu).map_err(anyhow::Error::msg)?;
+    let ort = run_ort_values(&mut sess, info, &inputs).map_err(anyhow::Error::msg)?;
+    let mut vs_ort = 0f32;
+    let mut passed = report.ok;
+    for ((got, want), port) in report.outputs.iter().zip(&ort).zip(info.outputs) {
+        if got.to_f64().len() != port.numel() {
+            passed = false;
+            continue;
+        }
+        let d = compare_values(got, want).max_scaled;
+        passed &= d <= tolerance(got);
+        vs_ort = vs_ort.max(d);
+    }
+    if !passed {
+        println!(
+            "FAILED {} on {}; the firmware printed:\n{}",
+            info.name, board.name, report.lines
+        );
+    }
+    // Not compared with the host: NaN in that column.
+    Ok(Row::new(
+        board,
+        info,
+        passed,
+        (flash, ram),
+        None,
+        &report,
+        (vs_ort, f32::NAN),
+    ))
 }
 
 /// The digits test split classified by the Cortex-M4F firmware: its accuracy and the
@@ -559,4 +754,39 @@ pub fn run_cli(root: &Path, board: Option<String>, json: Option<PathBuf>) -> Res
         bail!("firmware runs failed: {}", failed.join(", "));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// `IMPORTED` names the models of `tests/imported/src/lib.rs` with their files and
+    /// arguments.
+    #[test]
+    fn the_imported_list_matches_the_crate() {
+        let src =
+            std::fs::read_to_string(crate::workspace_root().join("tests/imported/src/lib.rs"))
+                .unwrap();
+        let squeeze = |s: &str| -> String { s.split_whitespace().collect() };
+        let flat = squeeze(&src);
+        for (name, file, args) in super::IMPORTED {
+            let file = file.trim_start_matches("target/");
+            let needle = squeeze(&format!(
+                "pub model {name} = import(\"../../target/{file}\""
+            ));
+            assert!(
+                flat.contains(&needle),
+                "{name}: no `{needle}` in tests/imported"
+            );
+            let args = squeeze(args);
+            assert!(
+                flat.contains(&args),
+                "{name}: no `{args}` in tests/imported"
+            );
+        }
+        let count = flat.matches("=import(").count();
+        assert_eq!(
+            count,
+            super::IMPORTED.len(),
+            "tests/imported imports {count} models"
+        );
+    }
 }

@@ -111,19 +111,7 @@ pub fn onnxruntime(root: &Path, python: &Path) -> Result<PathBuf> {
     std::fs::create_dir_all(&dir)?;
     let wheels = root.join("target/xtask/wheels");
     println!("setup: downloading the onnxruntime=={ORT_VERSION} wheel from PyPI");
-    run(Command::new(python)
-        .args([
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-deps",
-            "--only-binary=:all:",
-            &format!("onnxruntime=={ORT_VERSION}"),
-            "-d",
-        ])
-        .arg(&wheels))?;
+    pip_download(python, &format!("onnxruntime=={ORT_VERSION}"), &wheels)?;
     let script = format!(
         r#"
 import glob, sys, zipfile
@@ -144,6 +132,23 @@ with zipfile.ZipFile(wheels[0]) as z:
     .context("cannot extract libonnxruntime from the wheel")?;
     std::fs::rename(&partial, &lib)?;
     Ok(lib)
+}
+
+/// Downloads the wheel `spec` (no dependencies, binary only) into `dir`.
+fn pip_download(python: &Path, spec: &str, dir: &Path) -> Result<()> {
+    run(Command::new(python)
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--only-binary=:all:",
+            spec,
+            "-d",
+        ])
+        .arg(dir))
 }
 
 /// Everything, in order.
@@ -233,19 +238,7 @@ pub fn real_models(root: &Path, python: &Path) -> Result<()> {
             "setup: {file_name} from the {package}=={version} wheel",
             file_name = file_name(file)
         );
-        run(Command::new(python)
-            .args([
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-deps",
-                "--only-binary=:all:",
-                &format!("{package}=={version}"),
-                "-d",
-            ])
-            .arg(&wheels))?;
+        pip_download(python, &format!("{package}=={version}"), &wheels)?;
         let script = r#"
 import glob, hashlib, sys, zipfile
 wheels, prefix, member, out, sha = sys.argv[1:]

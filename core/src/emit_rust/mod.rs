@@ -12,7 +12,8 @@ use crate::ops::static_data;
 use crate::plan::Planned;
 use crate::syntax::ModelDef;
 
-use steps::{input_ident, lower_ctx, macs, read_weights, steps};
+pub use steps::macs;
+use steps::{input_ident, lower_ctx, read_weights, steps};
 
 fn doc_lines(text: &str) -> TokenStream {
     let lines = text.lines().map(|l| format!(" {l}"));

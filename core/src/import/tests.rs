@@ -6,72 +6,9 @@ use tinyonnx_proto::{self as pb, Message};
 
 use crate::ir::Graph;
 
-fn node(
-    op: &str,
-    inputs: &[&str],
-    outputs: &[&str],
-    attrs: Vec<pb::AttributeProto>,
-) -> pb::NodeProto {
-    pb::NodeProto {
-        op_type: Some(op.into()),
-        name: Some(format!("{op}_{}", outputs.first().unwrap_or(&""))),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: outputs.iter().map(|s| s.to_string()).collect(),
-        attribute: attrs,
-        ..Default::default()
-    }
-}
-
-fn ints(name: &str, v: &[i64]) -> pb::AttributeProto {
-    pb::AttributeProto {
-        name: Some(name.into()),
-        r#type: Some(7),
-        ints: v.to_vec(),
-        ..Default::default()
-    }
-}
-
-fn int(name: &str, v: i64) -> pb::AttributeProto {
-    pb::AttributeProto {
-        name: Some(name.into()),
-        r#type: Some(2),
-        i: Some(v),
-        ..Default::default()
-    }
-}
-
-fn input(name: &str, dims: &[Result<i64, &str>]) -> pb::ValueInfoProto {
-    use pb::tensor_shape_proto::{Dimension, dimension::Value as D};
-    pb::ValueInfoProto {
-        name: Some(name.into()),
-        r#type: Some(pb::TypeProto {
-            value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
-                elem_type: Some(1),
-                shape: Some(pb::TensorShapeProto {
-                    dim: dims
-                        .iter()
-                        .map(|d| Dimension {
-                            value: Some(match d {
-                                Ok(v) => D::DimValue(*v),
-                                Err(p) => D::DimParam(p.to_string()),
-                            }),
-                            ..Default::default()
-                        })
-                        .collect(),
-                }),
-            })),
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
-fn output(name: &str) -> pb::ValueInfoProto {
-    pb::ValueInfoProto {
-        name: Some(name.into()),
-        ..Default::default()
-    }
-}
+#[path = "../../tests/fuzz/onnx.rs"]
+mod builders;
+use builders::{input, int, ints, node, output};
 
 fn model(
     opset: i64,
@@ -341,5 +278,24 @@ fn a_node_without_a_required_input_is_an_error() {
     assert_eq!(
         e,
         ["node `Reshape_y` (Reshape): lacks its required input shape (input 1)"]
+    );
+}
+
+#[test]
+fn renames_name_the_inputs_and_outputs_and_unknown_ones_are_errors() {
+    let bytes = model(
+        13,
+        vec![input("input.1", &[Ok(2)])],
+        vec![node("Relu", &["input.1"], &["out:0"], vec![])],
+        &["out:0"],
+    );
+    let path = file("rename.onnx", &bytes);
+    let g = import(&path, quote!(, rename(audio = "input.1", speech = "out:0"))).unwrap();
+    assert_eq!(g.tensors[g.inputs[0]].name, "audio");
+    assert_eq!(g.tensors[g.outputs[0]].name, "speech");
+    let e = import(&path, quote!(, rename(x = "inputs.1"))).unwrap_err();
+    assert_eq!(
+        e,
+        ["the file has no input or output `inputs.1` to rename to `x`"]
     );
 }

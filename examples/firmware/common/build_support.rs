@@ -12,9 +12,16 @@ fn configure(memory_file: &str) {
     if model.is_empty() || !model.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         panic!("TINYONNX_MODEL must be the name of an example model, got {model:?}");
     }
+    // TINYONNX_MODEL_CRATE: `tinyonnx_imported` for the imported real models (built with
+    // the `imported` feature); the examples otherwise.
+    let krate = std::env::var("TINYONNX_MODEL_CRATE").unwrap_or_else(|_| "tinyonnx_examples".into());
+    if !["tinyonnx_examples", "tinyonnx_imported"].contains(&krate.as_str()) {
+        panic!("TINYONNX_MODEL_CRATE must be tinyonnx_examples or tinyonnx_imported, got {krate:?}");
+    }
+    println!("cargo:rerun-if-env-changed=TINYONNX_MODEL_CRATE");
     std::fs::write(
         out.join("model.rs"),
-        format!("/// The model this firmware runs.\ntype M = tinyonnx_examples::{model};\n"),
+        format!("/// The model this firmware runs.\ntype M = {krate}::{model};\n"),
     )
     .expect("cannot write model.rs");
     // TINYONNX_DATASET: a .npy of f32 inputs (relative to examples/) to classify instead of

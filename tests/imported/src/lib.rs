@@ -2,7 +2,10 @@
 //! time from the files `cargo xtask setup` fetches into `target/xtask/models/` (see
 //! `REAL_MODELS` in `xtask/src/setup.rs` for the packages, versions and hashes), and
 //! two scikit-learn pipelines it converts there with skl2onnx
-//! (`xtask/py/sklearn_models.py`).
+//! (`xtask/py/sklearn_models.py`). `no_std`: the board firmware runs them too
+//! (`--features imported`).
+
+#![no_std]
 
 use tinyonnx_examples::{Example, example};
 
