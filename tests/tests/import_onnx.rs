@@ -398,3 +398,42 @@ fn every_opset_from_7_to_23_imports() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// A model whose initializers are in an external data file (`to_external_data`, the
+/// ONNX convention: location, offset, length) imports to the same values.
+#[test]
+fn external_data_is_read() {
+    let provider = Provider::from_env().unwrap();
+    let file = root().join("target/xtask/models/silero_vad_16k_sequence.onnx");
+    let dir = root().join("target/imported/external");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (model, data) =
+        tinyonnx_tests::to_external_data(&std::fs::read(&file).unwrap(), "vad.onnx.data", 64)
+            .unwrap();
+    assert!(
+        data.len() > 100_000,
+        "the weights moved out: {} bytes",
+        data.len()
+    );
+    let path = dir.join("vad.onnx");
+    std::fs::write(&path, &model).unwrap();
+    std::fs::write(dir.join("vad.onnx.data"), &data).unwrap();
+    let src = format!(
+        "pub model M = import({:?}, dims(sequence_length = 1));",
+        path.display().to_string()
+    );
+    let c = tinyonnx_core::driver::compile(proc_macro2::TokenStream::from_str(&src).unwrap())
+        .unwrap_or_else(|f| {
+            let errs: Vec<String> = f.errors.iter().map(ToString::to_string).collect();
+            panic!("{errs:#?}")
+        });
+    let info = info_of(&c);
+    let mut ours = session(&c.onnx, provider).unwrap();
+    let mut theirs = tinyonnx_tests::session_from_file(&file, provider).unwrap();
+    let inputs = seeded_values(&info, 1, 1.0).unwrap();
+    let a = run_ort_values(&mut ours, &info, &inputs).unwrap();
+    let b = run_ort_values(&mut theirs, &info, &inputs).unwrap();
+    for (x, y) in a.iter().zip(&b) {
+        assert!(compare_values(x, y).max_scaled <= 1e-5);
+    }
+}

@@ -58,6 +58,8 @@ struct Importer<'a> {
     depth: usize,
     /// The branch being inlined, for messages ("" outside any).
     branch: String,
+    /// The directory of the file, where its external data files are.
+    dir: std::path::PathBuf,
 }
 
 /// How deep constant-condition Ifs may nest.
@@ -117,6 +119,10 @@ pub fn import(def: &ImportDef) -> Result<Checked, Vec<syn::Error>> {
         folded: 0,
         depth: 0,
         branch: String::new(),
+        dir: crate::weights::Files::resolve(&def.path.value())
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default(),
     };
     im.run(graph, &model.functions);
     im.cx.finish()
@@ -132,11 +138,14 @@ impl Importer<'_> {
         // constant with a default (IR 3), and the default is what runs.
         for t in &graph.initializer {
             let name = t.name.clone().unwrap_or_default();
-            match proto::tensor(t) {
+            match self.initializer(t) {
                 Ok(c) => {
                     self.vals.insert(name, Val::Const(c));
                 }
-                Err(e) => self.error(format!("initializer `{name}` {e}")),
+                Err(e) => {
+                    self.error(format!("initializer `{name}` {e}"));
+                    self.vals.insert(name, Val::Poisoned);
+                }
             }
         }
         self.inputs(graph);
@@ -150,6 +159,64 @@ impl Importer<'_> {
         self.cx.set_context(None);
         self.outputs(graph);
         self.prune();
+    }
+
+    /// The values of an initializer, from the file or from its external data file
+    /// (`location` relative to the model's directory, `offset`, `length`).
+    fn initializer(&mut self, t: &pb::TensorProto) -> Result<Const, String> {
+        if t.data_location != Some(1) && t.external_data.is_empty() {
+            return proto::tensor(t);
+        }
+        let entry = |k: &str| {
+            t.external_data
+                .iter()
+                .find(|e| e.key.as_deref() == Some(k))
+                .and_then(|e| e.value.clone())
+        };
+        let location = entry("location").ok_or("is external data without a `location`")?;
+        let rel = std::path::Path::new(&location);
+        // Only files beside the model or below its directory, as ONNX Runtime allows.
+        if rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(format!(
+                "is external data at `{location}`: the location must be a relative path below the model's directory"
+            ));
+        }
+        let number = |k: &str| -> Result<Option<usize>, String> {
+            entry(k)
+                .map(|v| {
+                    v.parse::<usize>()
+                        .map_err(|_| format!("has external data {k} `{v}`"))
+                })
+                .transpose()
+        };
+        let offset = number("offset")?.unwrap_or(0);
+        let path = self.dir.join(rel).display().to_string();
+        let (_, bytes) = self.cx.files.read_whole(&path).map_err(|e| {
+            format!(
+                "is external data: {}",
+                e.replace("weight file", "data file")
+            )
+        })?;
+        let length = number("length")?.unwrap_or(bytes.len().saturating_sub(offset));
+        let raw = offset
+            .checked_add(length)
+            .and_then(|end| bytes.get(offset..end))
+            .ok_or_else(|| {
+                format!(
+                    "is external data at bytes {offset}..{} of {location}, which has {} bytes",
+                    offset.saturating_add(length),
+                    bytes.len()
+                )
+            })?;
+        let mut inline = t.clone();
+        inline.external_data.clear();
+        inline.data_location = None;
+        inline.raw_data = Some(raw.to_vec());
+        proto::tensor(&inline)
     }
 
     /// Sorts `nodes` and converts, folds or builds those that `outputs` need.
@@ -677,11 +744,14 @@ impl Importer<'_> {
         }
         for t in &g.initializer {
             let name = t.name.clone().unwrap_or_default();
-            match proto::tensor(t) {
+            match self.initializer(t) {
                 Ok(c) => {
                     self.vals.insert(name, Val::Const(c));
                 }
-                Err(e) => self.error(format!("initializer `{name}` of its {branch} {e}")),
+                Err(e) => {
+                    self.error(format!("initializer `{name}` of its {branch} {e}"));
+                    self.vals.insert(name, Val::Poisoned);
+                }
             }
         }
         let outs: Vec<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();

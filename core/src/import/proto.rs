@@ -92,7 +92,7 @@ pub fn tensor(t: &pb::TensorProto) -> Result<Const, String> {
     let dims = dims(t)?;
     let numel: usize = dims.iter().product();
     if t.data_location == Some(1) || !t.external_data.is_empty() {
-        return Err("is stored as external data, which tinyonnx does not read yet".into());
+        return Err("is stored as external data, which is read only for initializers".into());
     }
     let code = t.data_type.unwrap_or(0);
     let Some(dtype) = dtype(code) else {

@@ -299,3 +299,36 @@ fn renames_name_the_inputs_and_outputs_and_unknown_ones_are_errors() {
         ["the file has no input or output `inputs.1` to rename to `x`"]
     );
 }
+
+#[test]
+fn external_data_outside_the_models_directory_is_refused() {
+    let mut m = pb::ModelProto::decode(
+        model(
+            13,
+            vec![input("x", &[Ok(2)])],
+            vec![node("Add", &["x", "w"], &["y"], vec![])],
+            &["y"],
+        )
+        .as_slice(),
+    )
+    .unwrap();
+    let entry = |k: &str, v: &str| pb::StringStringEntryProto {
+        key: Some(k.into()),
+        value: Some(v.into()),
+    };
+    m.graph.as_mut().unwrap().initializer.push(pb::TensorProto {
+        name: Some("w".into()),
+        dims: vec![2],
+        data_type: Some(1),
+        data_location: Some(1),
+        external_data: vec![entry("location", "../../etc/passwd"), entry("length", "8")],
+        ..Default::default()
+    });
+    let e = import(&file("escape.onnx", &m.encode_to_vec()), quote!()).unwrap_err();
+    assert_eq!(
+        e,
+        [
+            "initializer `w` is external data at `../../etc/passwd`: the location must be a relative path below the model's directory"
+        ]
+    );
+}
