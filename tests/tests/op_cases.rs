@@ -82,3 +82,111 @@ fn every_operator_case_matches_onnx_runtime() {
         failures.join("\n")
     );
 }
+
+/// Operators whose NaN or infinity results differ from ONNX Runtime's on purpose or for
+/// a reason outside the operator's definition; every other float operator must agree.
+const SPECIALS_DIFFER: &[(&str, &str)] = &[
+    (
+        "MaxPool",
+        "ONNX Runtime's result depends on where a NaN is in the window; tinyonnx's max skips NaN",
+    ),
+    (
+        "GlobalMaxPool",
+        "ONNX Runtime's result depends on where a NaN is; tinyonnx propagates NaN",
+    ),
+    (
+        "ReduceMax",
+        "ONNX Runtime's result depends on where a NaN is; tinyonnx propagates NaN",
+    ),
+    (
+        "ReduceMin",
+        "ONNX Runtime's result depends on where a NaN is; tinyonnx propagates NaN",
+    ),
+    (
+        "Conv",
+        "ONNX Runtime multiplies zero padding by an infinite weight (NaN); tinyonnx skips padding, and MaxPool above",
+    ),
+    (
+        "LSTM",
+        "ONNX Runtime's recurrent kernels clamp NaN in their activations",
+    ),
+    (
+        "GRU",
+        "ONNX Runtime's recurrent kernels clamp NaN in their activations",
+    ),
+    (
+        "RNN",
+        "ONNX Runtime's recurrent kernels clamp NaN in their activations",
+    ),
+    (
+        "LogSoftmax",
+        "an f64 row holding an infinity: ONNX Runtime gives finite values and -inf, tinyonnx NaN",
+    ),
+    (
+        "ScatterElements",
+        "a max or min reduction onto a NaN in the data: ONNX Runtime keeps the update, tinyonnx NaN",
+    ),
+];
+
+/// NaN and infinities in every float input of every case (`with_specials`): our outputs
+/// against ONNX Runtime's, NaN equal to NaN and each infinity to itself. Prints the
+/// operators whose special values differ; those not in [`SPECIALS_DIFFER`] fail.
+#[test]
+fn nan_and_infinity_as_onnx_runtime() {
+    let provider = Provider::from_env().unwrap();
+    let mut differ: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut checked = 0;
+    for (op, example) in CASES {
+        let info = &example.info;
+        if !info
+            .inputs
+            .iter()
+            .any(|t| t.dtype == "f32" || t.dtype == "f64")
+        {
+            continue;
+        }
+        let Ok(mut sess) = session(example.onnx, provider) else {
+            continue;
+        };
+        let mut inputs = seeded_values(info, 1, 1.0).unwrap();
+        tinyonnx_tests::with_specials(&mut inputs);
+        let Ok(expected) = run_ort_values(&mut sess, info, &inputs) else {
+            continue;
+        };
+        let ours = tinyonnx_tests::run_ours(example, &inputs).unwrap_or_else(|e| panic!("{e}"));
+        checked += 1;
+        for (k, (a, b)) in ours.iter().zip(&expected).enumerate() {
+            let d = tinyonnx_tests::compare_values_nan(a, b);
+            if d.max_scaled > tolerance(a) {
+                // The first element that differs.
+                let (x, y) = (a.to_f64(), b.to_f64());
+                let same = |p: f64, q: f64| {
+                    (p.is_nan() && q.is_nan()) || p == q || (p - q).abs() <= 1e-5 * q.abs().max(1.0)
+                };
+                let at = x.iter().zip(&y).position(|(p, q)| !same(*p, *q));
+                let shown = at.map_or(String::new(), |i| {
+                    format!(" [{i}] ours {} ORT {}", x[i], y[i])
+                });
+                differ.entry(op).or_default().push(format!(
+                    "{} output `{}`{shown}",
+                    info.name, info.outputs[k].name
+                ));
+            }
+        }
+    }
+    println!("{checked} cases with NaN and infinities in their float inputs");
+    let mut unexpected = Vec::new();
+    for (op, cases) in &differ {
+        match SPECIALS_DIFFER.iter().find(|(o, _)| o == op) {
+            Some((_, why)) => println!("{op} (known: {why}): {}", cases.join(", ")),
+            None => {
+                println!("{op}: {}", cases.join(", "));
+                unexpected.push(*op);
+            }
+        }
+    }
+    assert!(
+        unexpected.is_empty(),
+        "operators that treat NaN or infinity unlike ONNX Runtime: {unexpected:?}"
+    );
+}

@@ -89,7 +89,7 @@ pub fn conv2d<
             }
             if RELU {
                 for v in plane.iter_mut() {
-                    *v = v.max(0.0);
+                    *v = super::math::relu(*v);
                 }
             }
         }

@@ -50,7 +50,21 @@ pub fn tanh(x: f32) -> f32 {
             + x;
     let large = 1.0 - 2.0 / (exp(2.0 * a.min(9.1)) + 1.0);
     let large = if x < 0.0 { -large } else { large };
-    if a < 0.625 { small } else { large }
+    // NaN fails both comparisons and comes back as itself, as in ONNX Runtime.
+    if a < 0.625 {
+        small
+    } else if a >= 0.625 {
+        large
+    } else {
+        x
+    }
+}
+
+/// `max(x, 0)` that keeps NaN (ONNX Runtime's Relu; `f32::max` would give 0): the
+/// one Relu of the unary kernel and of every fused epilogue.
+#[inline(always)]
+pub fn relu(x: f32) -> f32 {
+    if x < 0.0 { 0.0 } else { x }
 }
 
 #[cfg(test)]

@@ -173,6 +173,74 @@ pub trait CastTo<U> {
     fn cast(self) -> U;
 }
 
+/// Float to integer as ONNX Runtime does on x86-64 (the ONNX spec leaves NaN and values
+/// out of range undefined): NaN and values outside the target's range become its
+/// minimum for i64 and i32 (what `cvttss2si` gives), and i8 and u8 take the low byte
+/// of that i32 conversion.
+trait FloatToInt: Copy {
+    fn to_i64_x86(self) -> i64;
+    fn to_i32_x86(self) -> i32;
+}
+
+macro_rules! float_to_int {
+    ($($t:ty),*) => {$(
+        impl FloatToInt for $t {
+            #[inline(always)]
+            fn to_i64_x86(self) -> i64 {
+                // 2^63 is exact in both float types; below it every value converts.
+                if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&self) {
+                    self as i64
+                } else {
+                    i64::MIN
+                }
+            }
+            #[inline(always)]
+            fn to_i32_x86(self) -> i32 {
+                if self > -2_147_483_649.0 && self < 2_147_483_648.0 {
+                    self as i32
+                } else {
+                    i32::MIN
+                }
+            }
+        }
+        impl CastTo<i64> for $t {
+            #[inline(always)]
+            fn cast(self) -> i64 { self.to_i64_x86() }
+        }
+        impl CastTo<i32> for $t {
+            #[inline(always)]
+            fn cast(self) -> i32 { self.to_i32_x86() }
+        }
+        impl CastTo<i8> for $t {
+            #[inline(always)]
+            fn cast(self) -> i8 { self.to_i32_x86() as i8 }
+        }
+        impl CastTo<u8> for $t {
+            #[inline(always)]
+            fn cast(self) -> u8 { self.to_i32_x86() as u8 }
+        }
+        impl CastTo<f32> for $t {
+            #[inline(always)]
+            fn cast(self) -> f32 { self as f32 }
+        }
+        impl CastTo<f64> for $t {
+            #[inline(always)]
+            fn cast(self) -> f64 { self as f64 }
+        }
+        impl CastTo<bool> for $t {
+            #[inline(always)]
+            #[allow(clippy::float_cmp)]
+            fn cast(self) -> bool { self != 0.0 }
+        }
+        impl CastTo<$t> for bool {
+            #[inline(always)]
+            fn cast(self) -> $t { self as u8 as $t }
+        }
+    )*};
+}
+
+float_to_int!(f32, f64);
+
 macro_rules! cast_num {
     ($($from:ty),*) => {$(
         cast_num!(@to $from; f32, f64, i64, i32, i8, u8);
@@ -194,7 +262,7 @@ macro_rules! cast_num {
     )*};
 }
 
-cast_num!(f32, f64, i64, i32, i8, u8);
+cast_num!(i64, i32, i8, u8);
 
 impl CastTo<bool> for bool {
     #[inline(always)]
@@ -232,6 +300,13 @@ mod tests {
         assert!(CastTo::<bool>::cast(0.5f64));
         assert!(!CastTo::<bool>::cast(0i8));
         assert_eq!(CastTo::<f32>::cast(true), 1.0);
-        assert_eq!(CastTo::<i64>::cast(f32::NAN), 0);
+        // NaN and out-of-range floats as ONNX Runtime on x86-64.
+        assert_eq!(CastTo::<i64>::cast(f32::NAN), i64::MIN);
+        assert_eq!(CastTo::<i32>::cast(f32::INFINITY), i32::MIN);
+        assert_eq!(CastTo::<i32>::cast(-2_147_483_648.0f64), i32::MIN);
+        assert_eq!(CastTo::<i32>::cast(2_147_483_647.0f64), i32::MAX);
+        assert_eq!(CastTo::<i8>::cast(f32::INFINITY), 0);
+        assert_eq!(CastTo::<u8>::cast(300.0f32), 44);
+        assert!(CastTo::<bool>::cast(f32::NAN));
     }
 }

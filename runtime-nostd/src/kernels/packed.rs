@@ -364,7 +364,7 @@ fn block<const R: usize, const Q: usize>(
                 let at = (r0 + r) * y_rs + (p0 + q) * NR;
                 let dst = &mut y[at..at + NR];
                 for (d, &v) in dst.iter_mut().zip(part) {
-                    *d = if relu { v.max(0.0) } else { v };
+                    *d = if relu { super::math::relu(v) } else { v };
                 }
             }
         }
@@ -392,7 +392,7 @@ fn block<const R: usize, const Q: usize>(
                 let v = row[q][j];
                 // Safety: row `r0 + r < m`, column `(p0 + q) * NR + j < n`: inside the
                 // length `gemm_packed` asserted.
-                unsafe { *yp.add(base + r * y_rs) = if relu { v.max(0.0) } else { v } };
+                unsafe { *yp.add(base + r * y_rs) = if relu { super::math::relu(v) } else { v } };
             }
         }
     }

@@ -20,7 +20,7 @@ pub struct Tanh;
 impl UnaryOp for Relu {
     #[inline(always)]
     fn apply(x: f32) -> f32 {
-        if x > 0.0 { x } else { 0.0 }
+        super::math::relu(x)
     }
 }
 impl UnaryOp for Sigmoid {

@@ -227,9 +227,10 @@ fn lower_clip(cx: &LowerCtx) -> TokenStream {
         None => none,
     };
     let t = elem(cx.outputs[0].dtype);
-    let num = quote!(<#t as ::tinyonnx::__export::kernels::num::Num>);
-    let lo = bound(1, quote!(#num::LOWEST));
-    let hi = bound(2, quote!(#num::HIGHEST));
+    // An absent bound is the type's lowest or highest finite value (as in ONNX Runtime:
+    // Clip(-inf) without a min is f32::MIN, not -inf).
+    let lo = bound(1, quote!(<#t>::MIN));
+    let hi = bound(2, quote!(<#t>::MAX));
     let body = quote!(if v < lo {
         lo
     } else if v > hi {

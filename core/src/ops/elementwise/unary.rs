@@ -68,7 +68,7 @@ fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
         // f64: libm's double-precision functions through the generic `map` kernel (the
         // f32 kernels use single-precision vector approximations).
         let f = match kernel {
-            "Relu" => quote!(|v: f64| if v > 0.0 { v } else { 0.0 }),
+            "Relu" => quote!(|v: f64| if v < 0.0 { 0.0 } else { v }),
             "Sigmoid" => quote!(|v: f64| 1.0 / (1.0 + ::tinyonnx::__export::libm::exp(-v))),
             _ => quote!(|v: f64| ::tinyonnx::__export::libm::tanh(v)),
         };

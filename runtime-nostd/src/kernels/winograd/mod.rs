@@ -410,13 +410,13 @@ fn outputs<
                         *d = v + bias;
                     }),
                     (true, true) => store_row::<OH, OW, AVX>(out, &ys, row, tile, |d, v| {
-                        *d = (v + bias).max(0.0);
+                        *d = super::math::relu(v + bias);
                     }),
                     (false, false) => store_row::<OH, OW, AVX>(out, &ys, row, tile, |d, v| {
                         *d += v;
                     }),
                     (false, true) => store_row::<OH, OW, AVX>(out, &ys, row, tile, |d, v| {
-                        *d = (*d + v).max(0.0);
+                        *d = super::math::relu(*d + v);
                     }),
                 }
             }

@@ -376,7 +376,7 @@ unsafe fn tile<
             for (t, x) in x.iter().enumerate() {
                 for (z, x) in x.iter().enumerate() {
                     let x = if RELU {
-                        _mm512_max_ps(*x, _mm512_setzero_ps())
+                        _mm512_max_ps(_mm512_setzero_ps(), *x)
                     } else {
                         *x
                     };
@@ -458,7 +458,7 @@ unsafe fn tile_pairs<
         for (r, x) in v.iter().enumerate() {
             for (j, x) in x.iter().enumerate() {
                 let x = if RELU {
-                    _mm512_max_ps(*x, _mm512_setzero_ps())
+                    _mm512_max_ps(_mm512_setzero_ps(), *x)
                 } else {
                     *x
                 };

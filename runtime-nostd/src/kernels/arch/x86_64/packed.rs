@@ -84,7 +84,7 @@ pub(crate) unsafe fn tile_avx512<const R: usize, const Z: usize, const PAIRED: b
         for (r, x) in v.iter().enumerate() {
             for (z, x) in x.iter().enumerate() {
                 let x = if relu {
-                    _mm512_max_ps(*x, _mm512_setzero_ps())
+                    _mm512_max_ps(_mm512_setzero_ps(), *x)
                 } else {
                     *x
                 };
@@ -290,7 +290,7 @@ pub(crate) unsafe fn store_columns_avx(
     unsafe {
         let mut v = rows.map(|r| _mm256_loadu_ps(r.as_ptr()));
         if relu {
-            v = v.map(|x| _mm256_max_ps(x, _mm256_setzero_ps()));
+            v = v.map(|x| _mm256_max_ps(_mm256_setzero_ps(), x));
         }
         // t0 = [a0 b0 a1 b1 | a4 b4 a5 b5], t1 = [a2 b2 a3 b3 | a6 b6 a7 b7], ...
         let t0 = _mm256_unpacklo_ps(v[0], v[1]);

@@ -300,7 +300,7 @@ pub(crate) fn outputs_avx512<
                             v = _mm512_add_ps(_mm512_maskz_loadu_ps(mask, dst), v);
                         }
                         if RELU && finishes(p) {
-                            v = _mm512_max_ps(v, _mm512_setzero_ps());
+                            v = _mm512_max_ps(_mm512_setzero_ps(), v);
                         }
                         _mm512_mask_storeu_ps(dst, mask, v);
                     }
