@@ -9,9 +9,9 @@ pub(crate) const MAX_ROW: usize = 1024;
 /// registers: per output row the window rows' column maxima go into a row buffer
 /// behind `PL` values of -inf (and -inf after it), so every output is the max of three
 /// adjacent buffer values `2 ox .. 2 ox + 3` with no edge cases; two-source permutes
-/// pick the even, odd and next even values of 32 for 16 outputs at a time. Each max
-/// keeps its running value when the new one is NaN, so NaN never wins, as in the
-/// other paths.
+/// pick the even, odd and next even values of 32 for 16 outputs at a time. NaN
+/// propagates, as in the other paths: `maxps` keeps a NaN running value, and a NaN new
+/// value is put in by mask.
 ///
 /// # Safety
 /// The CPU must have AVX-512F; `PL + W <= MAX_ROW` and `2 OW <= MAX_ROW`.
@@ -29,9 +29,21 @@ pub(crate) unsafe fn max_pool_3x3s2_avx512<
     y: &mut [f32],
 ) {
     use core::arch::x86_64::{
-        _mm512_loadu_ps, _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_max_ps,
-        _mm512_permutex2var_ps, _mm512_set1_ps, _mm512_setr_epi32,
+        __m512, _CMP_UNORD_Q, _mm512_cmp_ps_mask, _mm512_loadu_ps, _mm512_mask_mov_ps,
+        _mm512_mask_storeu_ps, _mm512_maskz_loadu_ps, _mm512_max_ps, _mm512_permutex2var_ps,
+        _mm512_set1_ps, _mm512_setr_epi32,
     };
+    // `max(m, v)` lane by lane with NaN propagated: `maxps(v, m)` returns `m` when
+    // either is NaN (so a NaN `m` stays), then the lanes where `v` is NaN take `v`.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn max_nan(m: __m512, v: __m512) -> __m512 {
+        _mm512_mask_mov_ps(
+            _mm512_max_ps(v, m),
+            _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v),
+            v,
+        )
+    }
     // Outputs read buffer values up to `2 (OW rounded up to 16) + 34`.
     let mut buf = [f32::NEG_INFINITY; MAX_ROW + 64];
     assert!(PL + W <= MAX_ROW && 2 * OW <= MAX_ROW, "row too long");
@@ -53,7 +65,7 @@ pub(crate) unsafe fn max_pool_3x3s2_avx512<
                         let row = &xp[ih * W..(ih + 1) * W];
                         // Safety: the lanes in `mask` are inside `row`.
                         let v = unsafe { _mm512_maskz_loadu_ps(mask, row.as_ptr().add(i)) };
-                        m = _mm512_max_ps(v, m);
+                        m = max_nan(m, v);
                     }
                 }
                 // Safety: lanes `PL + i ..` in `mask` end at `PL + W <= MAX_ROW`.
@@ -68,9 +80,9 @@ pub(crate) unsafe fn max_pool_3x3s2_avx512<
                     let at = buf.as_ptr().add(2 * o);
                     let (a, b) = (_mm512_loadu_ps(at), _mm512_loadu_ps(at.add(16)));
                     let (c, d) = (_mm512_loadu_ps(at.add(2)), _mm512_loadu_ps(at.add(18)));
-                    let mut m = _mm512_max_ps(_mm512_permutex2var_ps(a, evens, b), low);
-                    m = _mm512_max_ps(_mm512_permutex2var_ps(a, odds, b), m);
-                    m = _mm512_max_ps(_mm512_permutex2var_ps(c, evens, d), m);
+                    let mut m = max_nan(low, _mm512_permutex2var_ps(a, evens, b));
+                    m = max_nan(m, _mm512_permutex2var_ps(a, odds, b));
+                    m = max_nan(m, _mm512_permutex2var_ps(c, evens, d));
                     _mm512_mask_storeu_ps(yrow.as_mut_ptr().add(o), lanes(OW - o), m);
                 }
                 o += 16;
