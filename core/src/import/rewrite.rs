@@ -1,0 +1,398 @@
+//! Nodes that become other nodes: an If whose condition is known (its branch), Softmax
+//! and friends before opset 13, Sum and Mean, scikit-learn's `ai.onnx.ml` operators, and
+//! Constant.
+
+use tinyonnx_proto as pb;
+
+use super::proto::Const;
+use super::{Importer, MAX_IF_DEPTH, Val, proto};
+use crate::ops;
+
+impl Importer<'_> {
+    /// An If whose condition is known: the branch taken, inlined.
+    pub(super) fn constant_if(&mut self, node: &pb::NodeProto) {
+        let cond = match node.input.first().and_then(|c| self.vals.get(c)) {
+            Some(Val::Const(c)) => c.data.clone(),
+            Some(Val::Poisoned) => return,
+            _ => {
+                self.error(
+                    "has a condition only known when the model runs; tinyonnx imports an If \
+                     whose condition the fixed dims decide (control flow on data is not supported yet)",
+                );
+                return;
+            }
+        };
+        let taken = match cond {
+            crate::data::Data::Typed { values, .. } if values.len() == 1 => values[0] != 0.0,
+            crate::data::Data::I64(v) if v.len() == 1 => v[0] != 0,
+            crate::data::Data::F32(v) if v.len() == 1 => v[0] != 0.0,
+            _ => {
+                self.error("has a condition of more than one value");
+                return;
+            }
+        };
+        let branch = if taken { "then_branch" } else { "else_branch" };
+        let Some(g) = proto::find(node, branch).and_then(|a| a.g.as_ref()) else {
+            self.error(format!("has no {branch}"));
+            return;
+        };
+        if self.depth >= MAX_IF_DEPTH {
+            self.error(format!("nests If more than {MAX_IF_DEPTH} deep"));
+            return;
+        }
+        if g.output.len() != node.output.len() {
+            self.error(format!(
+                "has {} outputs but its {branch} returns {}",
+                node.output.len(),
+                g.output.len()
+            ));
+            return;
+        }
+        for t in &g.initializer {
+            let name = t.name.clone().unwrap_or_default();
+            match self.initializer(t) {
+                Ok(c) => {
+                    self.vals.insert(name, Val::Const(c));
+                }
+                Err(e) => {
+                    self.error(format!("initializer `{name}` of its {branch} {e}"));
+                    self.vals.insert(name, Val::Poisoned);
+                }
+            }
+        }
+        let outs: Vec<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();
+        let context = format!("{} > {branch}", node.name.as_deref().unwrap_or("If"));
+        self.depth += 1;
+        let before = self.cx.error_count();
+        let saved = std::mem::replace(&mut self.branch, context);
+        self.run_nodes(&g.node, &outs);
+        self.branch = saved;
+        self.depth -= 1;
+        if self.cx.error_count() > before {
+            return;
+        }
+        for (k, o) in g.output.iter().enumerate() {
+            let v = o
+                .name
+                .as_deref()
+                .and_then(|n| self.vals.get(n))
+                .cloned()
+                .unwrap_or(Val::Poisoned);
+            self.define(node, k, v);
+        }
+    }
+
+    /// Softmax, LogSoftmax and Hardmax before opset 13 work on the input flattened to
+    /// 2-D at `axis` (default 1); after, on one axis. The same values come from the new
+    /// operator over the last axis of that 2-D view, reshaped back.
+    pub(super) fn softmax_before_13(&mut self, node: &pb::NodeProto, name: &str) {
+        let op = node.op_type.clone().unwrap_or_default();
+        let Some(input) = node.input.first() else {
+            self.error("has no input");
+            return;
+        };
+        let Some(dims) = self.dims_of(input) else {
+            if !matches!(self.vals.get(input), Some(Val::Tensor(_) | Val::Const(_))) {
+                return;
+            }
+            self.error("needs an input of known shape");
+            return;
+        };
+        let Some(schema) = ops::lookup(&op) else {
+            self.error(format!("tinyonnx does not support {op}"));
+            return;
+        };
+        let r = dims.len() as i64;
+        let a = proto::int(node, "axis").unwrap_or(1);
+        let a = if a < 0 { a + r } else { a };
+        if !(0..r.max(1)).contains(&a) {
+            self.error(format!("has axis {a}, out of range for rank {r}"));
+            return;
+        }
+        let plain = |mut n: pb::NodeProto| {
+            n.attribute.retain(|x| x.name.as_deref() != Some("axis"));
+            n
+        };
+        if a == r - 1 || r <= 1 {
+            // The same as the new operator over the last axis (its default).
+            let mut n = plain(node.clone());
+            n.attribute.push(pb::AttributeProto {
+                name: Some("axis".into()),
+                r#type: Some(2),
+                i: Some(-1),
+                ..Default::default()
+            });
+            self.build(schema, &n, name.to_string());
+            return;
+        }
+        let a = a as usize;
+        let outer: usize = dims[..a].iter().product();
+        let inner: usize = dims[a..].iter().product();
+        let out = node.output.first().cloned().unwrap_or_default();
+        let flat = format!("{out}::2d");
+        let soft = format!("{out}::2d_{op}");
+        let shape2 = format!("{out}::shape2d");
+        let shape_back = format!("{out}::shape");
+        self.vals.insert(
+            shape2.clone(),
+            Val::Const(Const {
+                dims: vec![2],
+                data: crate::data::Data::I64(vec![outer as i64, inner as i64]),
+            }),
+        );
+        self.vals.insert(
+            shape_back.clone(),
+            Val::Const(Const {
+                dims: vec![dims.len()],
+                data: crate::data::Data::I64(dims.iter().map(|&d| d as i64).collect()),
+            }),
+        );
+        let reshape = ops::lookup("Reshape").expect("Reshape is registered");
+        let mk = |op: &str, inputs: Vec<String>, output: String| pb::NodeProto {
+            op_type: Some(op.into()),
+            input: inputs,
+            output: vec![output],
+            ..Default::default()
+        };
+        self.build(
+            reshape,
+            &mk("Reshape", vec![input.clone(), shape2], flat.clone()),
+            format!("{name}::flatten"),
+        );
+        let mut s = plain(mk(&op, vec![flat], soft.clone()));
+        s.attribute.push(pb::AttributeProto {
+            name: Some("axis".into()),
+            r#type: Some(2),
+            i: Some(-1),
+            ..Default::default()
+        });
+        self.build(schema, &s, name.to_string());
+        self.build(
+            reshape,
+            &mk("Reshape", vec![soft, shape_back], out),
+            format!("{name}::unflatten"),
+        );
+    }
+
+    /// The two `ai.onnx.ml` operators scikit-learn pipelines put around a network:
+    /// `Scaler` (`(x - offset) * scale` per feature) as Sub and Mul, and
+    /// `ArrayFeatureExtractor` on class labels 0..k (what the label of an argmax is) as
+    /// the indices themselves, shaped `[1, n]` as ONNX Runtime gives them.
+    pub(super) fn ml(&mut self, node: &pb::NodeProto, name: &str) {
+        let op = node.op_type.clone().unwrap_or_default();
+        let out = node.output.first().cloned().unwrap_or_default();
+        let mk = |op: &str, inputs: Vec<String>, output: String| pb::NodeProto {
+            op_type: Some(op.into()),
+            input: inputs,
+            output: vec![output],
+            ..Default::default()
+        };
+        let Some(x) = node.input.first().cloned() else {
+            self.error("has no input");
+            return;
+        };
+        if op == "Scaler" {
+            let floats = |k: &str| {
+                proto::find(node, k)
+                    .map(|a| a.floats.clone())
+                    .unwrap_or_default()
+            };
+            let (offset, scale) = (floats("offset"), floats("scale"));
+            let (offset_name, scale_name) = (format!("{out}::offset"), format!("{out}::scale"));
+            for (n, v, default) in [(&offset_name, offset, 0.0), (&scale_name, scale, 1.0)] {
+                let v = if v.is_empty() { vec![default] } else { v };
+                let dims = if v.len() == 1 {
+                    Vec::new()
+                } else {
+                    vec![v.len()]
+                };
+                self.vals.insert(
+                    n.clone(),
+                    Val::Const(Const {
+                        dims,
+                        data: crate::data::Data::F32(v),
+                    }),
+                );
+            }
+            let centred = format!("{out}::centred");
+            let sub = ops::lookup("Sub").expect("Sub is registered");
+            let mul = ops::lookup("Mul").expect("Mul is registered");
+            self.build(
+                sub,
+                &mk("Sub", vec![x, offset_name], centred.clone()),
+                format!("{name}::offset"),
+            );
+            self.build(
+                mul,
+                &mk("Mul", vec![centred, scale_name], out),
+                name.to_string(),
+            );
+            return;
+        }
+        // ArrayFeatureExtractor(labels, indices).
+        let labels = match self.vals.get(&x) {
+            Some(Val::Const(c)) => c.clone(),
+            Some(Val::Poisoned) => return,
+            _ => {
+                self.error("extracts from a tensor only known when the model runs, which tinyonnx does not support yet (Gather on runtime indices)");
+                return;
+            }
+        };
+        let label_values: Option<Vec<i64>> = match &labels.data {
+            crate::data::Data::I64(v) => Some(v.clone()),
+            crate::data::Data::Typed { dtype, values } if *dtype != crate::types::DType::F64 => {
+                Some(values.iter().map(|&v| v as i64).collect())
+            }
+            _ => None,
+        };
+        let identity = label_values.is_some_and(|v| {
+            labels.dims.len() == 1 && v.iter().enumerate().all(|(i, &l)| l == i as i64)
+        });
+        if !identity {
+            self.error("maps indices to labels other than 0, 1, 2, ...; tinyonnx does not support this yet (Gather on runtime indices)");
+            return;
+        }
+        let Some(idx) = node.input.get(1).cloned() else {
+            self.error("has no indices");
+            return;
+        };
+        let Some(dims) = self.dims_of(&idx) else {
+            return;
+        };
+        let n: usize = dims.iter().product();
+        let shape = format!("{out}::shape");
+        self.vals.insert(
+            shape.clone(),
+            Val::Const(Const {
+                dims: vec![2],
+                data: crate::data::Data::I64(vec![1, n as i64]),
+            }),
+        );
+        let reshape = ops::lookup("Reshape").expect("Reshape is registered");
+        let dtype = labels.data.dtype();
+        if dtype == crate::types::DType::I64 {
+            self.build(
+                reshape,
+                &mk("Reshape", vec![idx, shape], out),
+                name.to_string(),
+            );
+            return;
+        }
+        // Labels of another integer type: the indices cast to it.
+        let flat = format!("{out}::indices");
+        self.build(
+            reshape,
+            &mk("Reshape", vec![idx, shape], flat.clone()),
+            format!("{name}::reshape"),
+        );
+        let cast = ops::lookup("Cast").expect("Cast is registered");
+        let mut n = mk("Cast", vec![flat], out);
+        n.attribute.push(pb::AttributeProto {
+            name: Some("to".into()),
+            r#type: Some(2),
+            i: Some(i64::from(dtype.onnx_code())),
+            ..Default::default()
+        });
+        self.build(cast, &n, name.to_string());
+    }
+
+    /// Sum and Mean (any number of inputs, broadcasting) as a chain of Adds, divided
+    /// by the count for Mean.
+    pub(super) fn sum(&mut self, node: &pb::NodeProto, name: &str) {
+        let op = node.op_type.clone().unwrap_or_default();
+        let out = node.output.first().cloned().unwrap_or_default();
+        let inputs: Vec<String> = node
+            .input
+            .iter()
+            .filter(|i| !i.is_empty())
+            .cloned()
+            .collect();
+        let Some(first) = inputs.first() else {
+            self.error("has no inputs");
+            return;
+        };
+        let mk = |op: &str, inputs: Vec<String>, output: String| pb::NodeProto {
+            op_type: Some(op.into()),
+            input: inputs,
+            output: vec![output],
+            ..Default::default()
+        };
+        let add = ops::lookup("Add").expect("Add is registered");
+        let last_add = if op == "Mean" {
+            format!("{out}::sum")
+        } else {
+            out.clone()
+        };
+        if inputs.len() == 1 {
+            let identity = ops::lookup("Identity").expect("Identity is registered");
+            self.build(
+                identity,
+                &mk("Identity", vec![first.clone()], last_add.clone()),
+                name.to_string(),
+            );
+        }
+        let mut acc = first.clone();
+        for (k, x) in inputs.iter().enumerate().skip(1) {
+            let o = if k + 1 == inputs.len() {
+                last_add.clone()
+            } else {
+                format!("{out}::sum{k}")
+            };
+            self.build(
+                add,
+                &mk("Add", vec![acc, x.clone()], o.clone()),
+                format!("{name}::add{k}"),
+            );
+            acc = o;
+        }
+        if op == "Mean" {
+            let count = format!("{out}::count");
+            self.vals.insert(
+                count.clone(),
+                Val::Const(Const {
+                    dims: Vec::new(),
+                    data: crate::data::Data::F32(vec![inputs.len() as f32]),
+                }),
+            );
+            let div = ops::lookup("Div").expect("Div is registered");
+            self.build(
+                div,
+                &mk("Div", vec![last_add, count], out),
+                name.to_string(),
+            );
+        }
+    }
+}
+
+/// The value of a Constant node (any `value*` attribute).
+pub(super) fn constant(node: &pb::NodeProto) -> Result<Const, String> {
+    use crate::data::Data;
+    let a = node
+        .attribute
+        .first()
+        .filter(|_| node.attribute.len() == 1)
+        .ok_or("needs exactly one value attribute")?;
+    let scalar = |data| Const {
+        dims: Vec::new(),
+        data,
+    };
+    Ok(match a.name.as_deref().unwrap_or("") {
+        "value" => proto::tensor(a.t.as_ref().ok_or("has no tensor in `value`")?)
+            .map_err(|e| format!("its value {e}"))?,
+        "value_float" => scalar(Data::F32(vec![a.f.unwrap_or(0.0)])),
+        "value_int" => scalar(Data::I64(vec![a.i.unwrap_or(0)])),
+        "value_floats" => Const {
+            dims: vec![a.floats.len()],
+            data: Data::F32(a.floats.clone()),
+        },
+        "value_ints" => Const {
+            dims: vec![a.ints.len()],
+            data: Data::I64(a.ints.clone()),
+        },
+        other => {
+            return Err(format!(
+                "has `{other}`, which tinyonnx does not read (sparse or string values)"
+            ));
+        }
+    })
+}
