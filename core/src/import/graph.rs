@@ -8,6 +8,13 @@ use tinyonnx_proto as pb;
 use super::{Importer, MAX_NODES};
 
 impl Importer<'_> {
+    /// The nodes `outputs` need, in an order where each comes after what it reads.
+    pub(super) fn schedule(&mut self, nodes: &[pb::NodeProto], outputs: &[&str]) -> Vec<usize> {
+        let order = self.sort(nodes);
+        let live = live_nodes(nodes, &order, outputs);
+        order.into_iter().filter(|&i| live[i]).collect()
+    }
+
     /// The graph's nodes with calls of the model's local functions replaced by their
     /// bodies (names made unique per call, attribute references resolved).
     pub(super) fn inline(
@@ -150,7 +157,7 @@ impl Importer<'_> {
 }
 
 /// Which nodes an output needs, by what they read.
-pub(super) fn live_nodes(nodes: &[pb::NodeProto], order: &[usize], outputs: &[&str]) -> Vec<bool> {
+fn live_nodes(nodes: &[pb::NodeProto], order: &[usize], outputs: &[&str]) -> Vec<bool> {
     let mut needed: HashSet<String> = outputs.iter().map(|s| s.to_string()).collect();
     let mut live = vec![false; nodes.len()];
     for &i in order.iter().rev() {

@@ -24,9 +24,7 @@ mod proto;
 mod rewrite;
 
 pub use convert::{MAX_FILE_OPSET, MIN_FILE_OPSET};
-use graph::live_nodes;
 use proto::Const;
-use rewrite::constant;
 
 /// The IR versions read: 3 (opset 7's) to 14 (what onnx 1.23 stamps on every model it
 /// makes, whatever its opset; the messages tinyonnx reads are the same).
@@ -226,17 +224,13 @@ impl Importer<'_> {
 
     /// Sorts `nodes` and converts, folds or builds those that `outputs` need.
     fn run_nodes(&mut self, nodes: &[pb::NodeProto], outputs: &[&str]) {
-        let order = self.sort(nodes);
-        let live = live_nodes(nodes, &order, outputs);
-        for i in order {
-            if live[i] {
-                self.node(&nodes[i], i);
-                // A node that failed (reported, or reading a failed name) poisons what
-                // it makes, so that its readers are not reported again.
-                for o in &nodes[i].output {
-                    if !o.is_empty() && !self.vals.contains_key(o) {
-                        self.vals.insert(o.clone(), Val::Poisoned);
-                    }
+        for i in self.schedule(nodes, outputs) {
+            self.node(&nodes[i], i);
+            // A node that failed (reported, or reading a failed name) poisons what it
+            // makes, so that its readers are not reported again.
+            for o in &nodes[i].output {
+                if !o.is_empty() && !self.vals.contains_key(o) {
+                    self.vals.insert(o.clone(), Val::Poisoned);
                 }
             }
         }
@@ -287,10 +281,7 @@ impl Importer<'_> {
         }
         let node = &canon.node;
         if op == "Constant" {
-            match constant(node) {
-                Ok(c) => self.define(node, 0, Val::Const(c)),
-                Err(e) => self.error(e),
-            }
+            self.constant(node);
             return;
         }
         // Shape and Size of a tensor whose shape the plan fixes are constants.

@@ -9,6 +9,14 @@ use super::{Importer, MAX_IF_DEPTH, Val, proto};
 use crate::ops;
 
 impl Importer<'_> {
+    /// A Constant node: its value, under its output's name.
+    pub(super) fn constant(&mut self, node: &pb::NodeProto) {
+        match constant(node) {
+            Ok(c) => self.define(node, 0, Val::Const(c)),
+            Err(e) => self.error(e),
+        }
+    }
+
     /// An If whose condition is known: the branch taken, inlined.
     pub(super) fn constant_if(&mut self, node: &pb::NodeProto) {
         let cond = match node.input.first().and_then(|c| self.vals.get(c)) {
@@ -365,7 +373,7 @@ impl Importer<'_> {
 }
 
 /// The value of a Constant node (any `value*` attribute).
-pub(super) fn constant(node: &pb::NodeProto) -> Result<Const, String> {
+fn constant(node: &pb::NodeProto) -> Result<Const, String> {
     use crate::data::Data;
     let a = node
         .attribute
