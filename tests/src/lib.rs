@@ -354,12 +354,7 @@ pub fn compare_values(ours: &Values, ort: &Values) -> Diff {
     let mut d = Diff::default();
     let (mut dot, mut na, mut nb) = (0f64, 0f64, 0f64);
     for (&x, &y) in a.iter().zip(&b) {
-        let abs = (x - y).abs();
-        let scaled = if ours.is_exact() {
-            if abs > 0.0 { f64::INFINITY } else { 0.0 }
-        } else {
-            abs / y.abs().max(1.0)
-        };
+        let (abs, scaled) = difference(ours.is_exact(), x, y);
         d.max_abs = d.max_abs.max(abs as f32);
         d.max_scaled = d.max_scaled.max(scaled as f32);
         if !x.is_finite() || !y.is_finite() {
@@ -399,16 +394,23 @@ pub fn compare_values_nan(ours: &Values, ort: &Values) -> Diff {
             d.max_scaled = f32::INFINITY;
             continue;
         }
-        let abs = (x - y).abs();
-        let scaled = if ours.is_exact() {
-            if abs > 0.0 { f64::INFINITY } else { 0.0 }
-        } else {
-            abs / y.abs().max(1.0)
-        };
+        let (abs, scaled) = difference(ours.is_exact(), x, y);
         d.max_abs = d.max_abs.max(abs as f32);
         d.max_scaled = d.max_scaled.max(scaled as f32);
     }
     d
+}
+
+/// `|x - y|` and the contract's scaled difference (relative above 1; any difference of
+/// an integer or bool is infinite).
+fn difference(exact: bool, x: f64, y: f64) -> (f64, f64) {
+    let abs = (x - y).abs();
+    let scaled = if exact {
+        if abs > 0.0 { f64::INFINITY } else { 0.0 }
+    } else {
+        abs / y.abs().max(1.0)
+    };
+    (abs, scaled)
 }
 
 /// Puts NaN, +inf and -inf at fixed positions of every float input (about one value in
