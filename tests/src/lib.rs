@@ -736,3 +736,51 @@ fn run_with(
     run(as_bytes(&mut arena), &refs, &mut outs).map_err(|e| format!("{}: {e}", info.name))?;
     Ok(ours)
 }
+
+/// The `ModelInfo` of a model compiled in this process (what the macro's `INFO` would
+/// hold), leaked: for tools and tests that compile imported files at run time.
+pub fn info_of(c: &tinyonnx_core::driver::Compiled) -> ModelInfo {
+    fn leak<T>(v: Vec<T>) -> &'static [T] {
+        Box::leak(v.into_boxed_slice())
+    }
+    let p = &c.planned;
+    let g = &p.graph;
+    let port = |id: usize| tinyonnx::TensorInfo {
+        name: Box::leak(g.tensors[id].name.clone().into_boxed_str()),
+        shape: leak(
+            g.tensors[id]
+                .ty
+                .shape
+                .0
+                .iter()
+                .map(|d| d.fixed().unwrap_or(1))
+                .collect(),
+        ),
+        dtype: g.tensors[id].ty.dtype.name(),
+    };
+    ModelInfo {
+        name: Box::leak(g.name.clone().into_boxed_str()),
+        inputs: leak(g.inputs.iter().map(|&i| port(i)).collect()),
+        outputs: leak(g.outputs.iter().map(|&o| port(o)).collect()),
+        params: g.params(),
+        weights_bytes: g
+            .weights
+            .iter()
+            .map(|&w| g.device_numel(w) * g.tensors[w].ty.dtype.size())
+            .sum(),
+        nodes: g.nodes.len(),
+        macs: tinyonnx_core::emit_rust::macs(p),
+        arena_bytes: p.arena_bytes,
+        arena_lower_bound_bytes: p.lower_bound_bytes,
+    }
+}
+
+/// Silero VAD's sample-rate input `sr`, where a model has it, set to 16000: the rate its
+/// fixed dims select (the seeded value would pick another branch in the original file).
+pub fn silero_sample_rate(info: &ModelInfo, inputs: &mut [Values]) {
+    for (t, v) in info.inputs.iter().zip(inputs) {
+        if t.name == "sr" {
+            *v = Values::I64(vec![16000]);
+        }
+    }
+}

@@ -12,7 +12,9 @@ use std::str::FromStr;
 
 use tinyonnx::{ModelInfo, TensorInfo};
 use tinyonnx_proto::Message;
-use tinyonnx_tests::{Provider, Values, compare_values, run_ort_values, seeded_values, session};
+use tinyonnx_tests::{
+    Provider, Values, compare_values, info_of, run_ort_values, seeded_values, session,
+};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -69,48 +71,6 @@ fn models() -> Vec<(&'static str, PathBuf, &'static str)> {
             ", shapes(X = [1, 64])",
         ),
     ]
-}
-
-/// A `ModelInfo` for the compiled graph's inputs and outputs (leaked: a test's life).
-fn info_of(c: &tinyonnx_core::driver::Compiled) -> ModelInfo {
-    let g = &c.planned.graph;
-    let port = |id: usize| TensorInfo {
-        name: Box::leak(g.tensors[id].name.clone().into_boxed_str()),
-        shape: Box::leak(
-            g.tensors[id]
-                .ty
-                .shape
-                .0
-                .iter()
-                .map(|d| d.fixed().expect("imported dims are fixed"))
-                .collect::<Vec<_>>()
-                .into_boxed_slice(),
-        ),
-        dtype: g.tensors[id].ty.dtype.name(),
-    };
-    ModelInfo {
-        name: "imported",
-        inputs: Box::leak(
-            g.inputs
-                .iter()
-                .map(|&i| port(i))
-                .collect::<Vec<_>>()
-                .into_boxed_slice(),
-        ),
-        outputs: Box::leak(
-            g.outputs
-                .iter()
-                .map(|&o| port(o))
-                .collect::<Vec<_>>()
-                .into_boxed_slice(),
-        ),
-        params: 0,
-        weights_bytes: 0,
-        nodes: g.nodes.len(),
-        macs: 0,
-        arena_bytes: c.planned.arena_bytes,
-        arena_lower_bound_bytes: c.planned.lower_bound_bytes,
-    }
 }
 
 #[test]

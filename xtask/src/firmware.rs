@@ -388,10 +388,6 @@ struct ImportedModel {
     file: PathBuf,
 }
 
-fn leak<T>(v: Vec<T>) -> &'static [T] {
-    Box::leak(v.into_boxed_slice())
-}
-
 /// Compiles an imported model as the macro would, for its `ModelInfo`.
 fn imported_model(root: &Path, (name, file, args): (&str, &str, &str)) -> Result<ImportedModel> {
     use std::str::FromStr;
@@ -406,36 +402,7 @@ fn imported_model(root: &Path, (name, file, args): (&str, &str, &str)) -> Result
         let errs: Vec<String> = f.errors.iter().map(ToString::to_string).collect();
         anyhow::anyhow!("{name}: {}", errs.join("; "))
     })?;
-    let p = &c.planned;
-    let g = &p.graph;
-    let port = |id: usize| tinyonnx::TensorInfo {
-        name: Box::leak(g.tensors[id].name.clone().into_boxed_str()),
-        shape: leak(
-            g.tensors[id]
-                .ty
-                .shape
-                .0
-                .iter()
-                .map(|d| d.fixed().unwrap_or(1))
-                .collect(),
-        ),
-        dtype: g.tensors[id].ty.dtype.name(),
-    };
-    let info = ModelInfo {
-        name: Box::leak(name.to_string().into_boxed_str()),
-        inputs: leak(g.inputs.iter().map(|&i| port(i)).collect()),
-        outputs: leak(g.outputs.iter().map(|&o| port(o)).collect()),
-        params: g.params(),
-        weights_bytes: g
-            .weights
-            .iter()
-            .map(|&w| g.device_numel(w) * g.tensors[w].ty.dtype.size())
-            .sum(),
-        nodes: g.nodes.len(),
-        macs: tinyonnx_core::emit_rust::macs(p),
-        arena_bytes: p.arena_bytes,
-        arena_lower_bound_bytes: p.lower_bound_bytes,
-    };
+    let info = tinyonnx_tests::info_of(&c);
     Ok(ImportedModel { info, file })
 }
 
@@ -571,13 +538,9 @@ fn run_imported(
     let (flash, ram) = sizes(&elf)?;
     let report = run_qemu(board, &elf, plugin, info)?;
     let mut inputs = seeded_values(info, 1, 1.0).map_err(anyhow::Error::msg)?;
-    // Silero's sample rate: the firmware's seeded value is unused (the fixed dims pick
-    // 16 kHz); the original file reads it.
-    for (t, v) in info.inputs.iter().zip(&mut inputs) {
-        if t.name == "sr" {
-            *v = Values::I64(vec![16000]);
-        }
-    }
+    // The firmware's seeded `sr` is unused (the fixed dims pick 16 kHz); the original
+    // file reads it.
+    tinyonnx_tests::silero_sample_rate(info, &mut inputs);
     let mut sess =
         tinyonnx_tests::session_from_file(&m.file, Provider::Cpu).map_err(anyhow::Error::msg)?;
     let ort = run_ort_values(&mut sess, info, &inputs).map_err(anyhow::Error::msg)?;

@@ -139,18 +139,7 @@ impl Importer<'_> {
     fn run(&mut self, graph: &pb::GraphProto, functions: &[pb::FunctionProto]) {
         // Initializers first: a graph input with an initializer of the same name is a
         // constant with a default (IR 3), and the default is what runs.
-        for t in &graph.initializer {
-            let name = t.name.clone().unwrap_or_default();
-            match self.initializer(t) {
-                Ok(c) => {
-                    self.vals.insert(name, Val::Const(c));
-                }
-                Err(e) => {
-                    self.error(format!("initializer `{name}` {e}"));
-                    self.vals.insert(name, Val::Poisoned);
-                }
-            }
-        }
+        self.initializers(&graph.initializer, "");
         self.inputs(graph);
         let nodes = self.inline(graph, functions);
         let outputs: Vec<&str> = graph
@@ -162,6 +151,23 @@ impl Importer<'_> {
         self.cx.set_context(None);
         self.outputs(graph);
         self.prune();
+    }
+
+    /// A graph's initializers as constants (`of` names a subgraph in messages); one that
+    /// cannot be read is reported and poisoned.
+    pub(super) fn initializers(&mut self, inits: &[pb::TensorProto], of: &str) {
+        for t in inits {
+            let name = t.name.clone().unwrap_or_default();
+            match self.initializer(t) {
+                Ok(c) => {
+                    self.vals.insert(name, Val::Const(c));
+                }
+                Err(e) => {
+                    self.error(format!("initializer `{name}`{of} {e}"));
+                    self.vals.insert(name, Val::Poisoned);
+                }
+            }
+        }
     }
 
     /// The values of an initializer, from the file or from its external data file

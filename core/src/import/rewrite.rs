@@ -6,6 +6,7 @@ use tinyonnx_proto as pb;
 
 use super::proto::Const;
 use super::{Importer, MAX_IF_DEPTH, Val, proto};
+use crate::data::Data;
 use crate::ops;
 
 impl Importer<'_> {
@@ -31,9 +32,9 @@ impl Importer<'_> {
             }
         };
         let taken = match cond {
-            crate::data::Data::Typed { values, .. } if values.len() == 1 => values[0] != 0.0,
-            crate::data::Data::I64(v) if v.len() == 1 => v[0] != 0,
-            crate::data::Data::F32(v) if v.len() == 1 => v[0] != 0.0,
+            Data::Typed { values, .. } if values.len() == 1 => values[0] != 0.0,
+            Data::I64(v) if v.len() == 1 => v[0] != 0,
+            Data::F32(v) if v.len() == 1 => v[0] != 0.0,
             _ => {
                 self.error("has a condition of more than one value");
                 return;
@@ -56,18 +57,7 @@ impl Importer<'_> {
             ));
             return;
         }
-        for t in &g.initializer {
-            let name = t.name.clone().unwrap_or_default();
-            match self.initializer(t) {
-                Ok(c) => {
-                    self.vals.insert(name, Val::Const(c));
-                }
-                Err(e) => {
-                    self.error(format!("initializer `{name}` of its {branch} {e}"));
-                    self.vals.insert(name, Val::Poisoned);
-                }
-            }
-        }
+        self.initializers(&g.initializer, &format!(" of its {branch}"));
         let outs: Vec<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();
         let context = format!("{} > {branch}", node.name.as_deref().unwrap_or("If"));
         self.depth += 1;
@@ -90,6 +80,33 @@ impl Importer<'_> {
         }
     }
 
+    /// Builds `op(inputs) -> output` for a rewrite, with `attrs`, as node `name` (`op`
+    /// is a registered operator).
+    fn emit(
+        &mut self,
+        op: &str,
+        inputs: Vec<String>,
+        output: String,
+        attrs: Vec<pb::AttributeProto>,
+        name: String,
+    ) {
+        let schema = ops::lookup(op).expect("rewrites make registered operators");
+        let node = pb::NodeProto {
+            op_type: Some(op.into()),
+            input: inputs,
+            output: vec![output],
+            attribute: attrs,
+            ..Default::default()
+        };
+        self.build(schema, &node, name);
+    }
+
+    /// Names a constant a rewrite makes.
+    fn define_const(&mut self, name: &str, dims: Vec<usize>, data: Data) {
+        self.vals
+            .insert(name.to_string(), Val::Const(Const { dims, data }));
+    }
+
     /// Softmax, LogSoftmax and Hardmax before opset 13 work on the input flattened to
     /// 2-D at `axis` (default 1); after, on one axis. The same values come from the new
     /// operator over the last axis of that 2-D view, reshaped back.
@@ -106,10 +123,10 @@ impl Importer<'_> {
             self.error("needs an input of known shape");
             return;
         };
-        let Some(schema) = ops::lookup(&op) else {
+        if ops::lookup(&op).is_none() {
             self.error(format!("tinyonnx does not support {op}"));
             return;
-        };
+        }
         let r = dims.len() as i64;
         let a = proto::int(node, "axis").unwrap_or(1);
         let a = if a < 0 { a + r } else { a };
@@ -117,67 +134,41 @@ impl Importer<'_> {
             self.error(format!("has axis {a}, out of range for rank {r}"));
             return;
         }
-        let plain = |mut n: pb::NodeProto| {
-            n.attribute.retain(|x| x.name.as_deref() != Some("axis"));
-            n
-        };
+        // The new operator over the last axis (its default is the same).
+        let last_axis = || vec![int_attr("axis", -1)];
+        let out = node.output.first().cloned().unwrap_or_default();
         if a == r - 1 || r <= 1 {
-            // The same as the new operator over the last axis (its default).
-            let mut n = plain(node.clone());
-            n.attribute.push(pb::AttributeProto {
-                name: Some("axis".into()),
-                r#type: Some(2),
-                i: Some(-1),
-                ..Default::default()
-            });
-            self.build(schema, &n, name.to_string());
+            self.emit(&op, vec![input.clone()], out, last_axis(), name.to_string());
             return;
         }
         let a = a as usize;
         let outer: usize = dims[..a].iter().product();
         let inner: usize = dims[a..].iter().product();
-        let out = node.output.first().cloned().unwrap_or_default();
         let flat = format!("{out}::2d");
         let soft = format!("{out}::2d_{op}");
         let shape2 = format!("{out}::shape2d");
         let shape_back = format!("{out}::shape");
-        self.vals.insert(
-            shape2.clone(),
-            Val::Const(Const {
-                dims: vec![2],
-                data: crate::data::Data::I64(vec![outer as i64, inner as i64]),
-            }),
+        self.define_const(
+            &shape2,
+            vec![2],
+            Data::I64(vec![outer as i64, inner as i64]),
         );
-        self.vals.insert(
-            shape_back.clone(),
-            Val::Const(Const {
-                dims: vec![dims.len()],
-                data: crate::data::Data::I64(dims.iter().map(|&d| d as i64).collect()),
-            }),
-        );
-        let reshape = ops::lookup("Reshape").expect("Reshape is registered");
-        let mk = |op: &str, inputs: Vec<String>, output: String| pb::NodeProto {
-            op_type: Some(op.into()),
-            input: inputs,
-            output: vec![output],
-            ..Default::default()
-        };
-        self.build(
-            reshape,
-            &mk("Reshape", vec![input.clone(), shape2], flat.clone()),
+        let back: Vec<i64> = dims.iter().map(|&d| d as i64).collect();
+        self.define_const(&shape_back, vec![dims.len()], Data::I64(back));
+        let input = input.clone();
+        self.emit(
+            "Reshape",
+            vec![input, shape2],
+            flat.clone(),
+            Vec::new(),
             format!("{name}::flatten"),
         );
-        let mut s = plain(mk(&op, vec![flat], soft.clone()));
-        s.attribute.push(pb::AttributeProto {
-            name: Some("axis".into()),
-            r#type: Some(2),
-            i: Some(-1),
-            ..Default::default()
-        });
-        self.build(schema, &s, name.to_string());
-        self.build(
-            reshape,
-            &mk("Reshape", vec![soft, shape_back], out),
+        self.emit(&op, vec![flat], soft.clone(), last_axis(), name.to_string());
+        self.emit(
+            "Reshape",
+            vec![soft, shape_back],
+            out,
+            Vec::new(),
             format!("{name}::unflatten"),
         );
     }
@@ -189,12 +180,6 @@ impl Importer<'_> {
     pub(super) fn ml(&mut self, node: &pb::NodeProto, name: &str) {
         let op = node.op_type.clone().unwrap_or_default();
         let out = node.output.first().cloned().unwrap_or_default();
-        let mk = |op: &str, inputs: Vec<String>, output: String| pb::NodeProto {
-            op_type: Some(op.into()),
-            input: inputs,
-            output: vec![output],
-            ..Default::default()
-        };
         let Some(x) = node.input.first().cloned() else {
             self.error("has no input");
             return;
@@ -214,25 +199,21 @@ impl Importer<'_> {
                 } else {
                     vec![v.len()]
                 };
-                self.vals.insert(
-                    n.clone(),
-                    Val::Const(Const {
-                        dims,
-                        data: crate::data::Data::F32(v),
-                    }),
-                );
+                self.define_const(n, dims, Data::F32(v));
             }
             let centred = format!("{out}::centred");
-            let sub = ops::lookup("Sub").expect("Sub is registered");
-            let mul = ops::lookup("Mul").expect("Mul is registered");
-            self.build(
-                sub,
-                &mk("Sub", vec![x, offset_name], centred.clone()),
+            self.emit(
+                "Sub",
+                vec![x, offset_name],
+                centred.clone(),
+                Vec::new(),
                 format!("{name}::offset"),
             );
-            self.build(
-                mul,
-                &mk("Mul", vec![centred, scale_name], out),
+            self.emit(
+                "Mul",
+                vec![centred, scale_name],
+                out,
+                Vec::new(),
                 name.to_string(),
             );
             return;
@@ -247,8 +228,8 @@ impl Importer<'_> {
             }
         };
         let label_values: Option<Vec<i64>> = match &labels.data {
-            crate::data::Data::I64(v) => Some(v.clone()),
-            crate::data::Data::Typed { dtype, values } if *dtype != crate::types::DType::F64 => {
+            Data::I64(v) => Some(v.clone()),
+            Data::Typed { dtype, values } if *dtype != crate::types::DType::F64 => {
                 Some(values.iter().map(|&v| v as i64).collect())
             }
             _ => None,
@@ -269,39 +250,29 @@ impl Importer<'_> {
         };
         let n: usize = dims.iter().product();
         let shape = format!("{out}::shape");
-        self.vals.insert(
-            shape.clone(),
-            Val::Const(Const {
-                dims: vec![2],
-                data: crate::data::Data::I64(vec![1, n as i64]),
-            }),
-        );
-        let reshape = ops::lookup("Reshape").expect("Reshape is registered");
+        self.define_const(&shape, vec![2], Data::I64(vec![1, n as i64]));
         let dtype = labels.data.dtype();
         if dtype == crate::types::DType::I64 {
-            self.build(
-                reshape,
-                &mk("Reshape", vec![idx, shape], out),
+            self.emit(
+                "Reshape",
+                vec![idx, shape],
+                out,
+                Vec::new(),
                 name.to_string(),
             );
             return;
         }
         // Labels of another integer type: the indices cast to it.
         let flat = format!("{out}::indices");
-        self.build(
-            reshape,
-            &mk("Reshape", vec![idx, shape], flat.clone()),
+        self.emit(
+            "Reshape",
+            vec![idx, shape],
+            flat.clone(),
+            Vec::new(),
             format!("{name}::reshape"),
         );
-        let cast = ops::lookup("Cast").expect("Cast is registered");
-        let mut n = mk("Cast", vec![flat], out);
-        n.attribute.push(pb::AttributeProto {
-            name: Some("to".into()),
-            r#type: Some(2),
-            i: Some(i64::from(dtype.onnx_code())),
-            ..Default::default()
-        });
-        self.build(cast, &n, name.to_string());
+        let to = vec![int_attr("to", i64::from(dtype.onnx_code()))];
+        self.emit("Cast", vec![flat], out, to, name.to_string());
     }
 
     /// Sum and Mean (any number of inputs, broadcasting) as a chain of Adds, divided
@@ -319,23 +290,18 @@ impl Importer<'_> {
             self.error("has no inputs");
             return;
         };
-        let mk = |op: &str, inputs: Vec<String>, output: String| pb::NodeProto {
-            op_type: Some(op.into()),
-            input: inputs,
-            output: vec![output],
-            ..Default::default()
-        };
-        let add = ops::lookup("Add").expect("Add is registered");
         let last_add = if op == "Mean" {
             format!("{out}::sum")
         } else {
             out.clone()
         };
         if inputs.len() == 1 {
-            let identity = ops::lookup("Identity").expect("Identity is registered");
-            self.build(
-                identity,
-                &mk("Identity", vec![first.clone()], last_add.clone()),
+            let first = vec![first.clone()];
+            self.emit(
+                "Identity",
+                first,
+                last_add.clone(),
+                Vec::new(),
                 name.to_string(),
             );
         }
@@ -346,35 +312,36 @@ impl Importer<'_> {
             } else {
                 format!("{out}::sum{k}")
             };
-            self.build(
-                add,
-                &mk("Add", vec![acc, x.clone()], o.clone()),
-                format!("{name}::add{k}"),
-            );
+            let add = vec![acc, x.clone()];
+            self.emit("Add", add, o.clone(), Vec::new(), format!("{name}::add{k}"));
             acc = o;
         }
         if op == "Mean" {
             let count = format!("{out}::count");
-            self.vals.insert(
-                count.clone(),
-                Val::Const(Const {
-                    dims: Vec::new(),
-                    data: crate::data::Data::F32(vec![inputs.len() as f32]),
-                }),
-            );
-            let div = ops::lookup("Div").expect("Div is registered");
-            self.build(
-                div,
-                &mk("Div", vec![last_add, count], out),
+            self.define_const(&count, Vec::new(), Data::F32(vec![inputs.len() as f32]));
+            self.emit(
+                "Div",
+                vec![last_add, count],
+                out,
+                Vec::new(),
                 name.to_string(),
             );
         }
     }
 }
 
+/// An INT attribute.
+fn int_attr(name: &str, i: i64) -> pb::AttributeProto {
+    pb::AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(2),
+        i: Some(i),
+        ..Default::default()
+    }
+}
+
 /// The value of a Constant node (any `value*` attribute).
 fn constant(node: &pb::NodeProto) -> Result<Const, String> {
-    use crate::data::Data;
     let a = node
         .attribute
         .first()

@@ -20,12 +20,7 @@ fn imported_forward_passes_match_onnx_runtime_on_the_original_files() {
         let mut max_abs = 0f32;
         for seed in [1, 2, 3, 4, 5] {
             let mut inputs = seeded_values(info, seed, 1.0).unwrap();
-            // Silero's sample rate: the rate its fixed dims select.
-            for (t, v) in info.inputs.iter().zip(&mut inputs) {
-                if t.name == "sr" {
-                    *v = Values::I64(vec![16000]);
-                }
-            }
+            tinyonnx_tests::silero_sample_rate(info, &mut inputs);
             let expected = run_ort_values(&mut sess, info, &inputs)
                 .unwrap_or_else(|e| panic!("{}: {e}", info.name));
             let ours = tinyonnx_tests::run_ours(example, &inputs).unwrap();
