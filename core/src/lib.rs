@@ -54,6 +54,42 @@ mod tests {
     }
 
     #[test]
+    fn i64_weights_load_exactly_into_the_onnx_initializer() {
+        use tinyonnx_proto::Message;
+        // 16777217 and 123456789 have no f32; they must come out as written.
+        let header = "{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }";
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        let padded = format!("{header:<117}\n");
+        bytes.extend((padded.len() as u16).to_le_bytes());
+        bytes.extend(padded.as_bytes());
+        for v in [16_777_217i64, 123_456_789] {
+            bytes.extend(v.to_le_bytes());
+        }
+        let path = std::env::temp_dir().join(format!("tinyonnx-i64-{}.npy", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        let p = path.display().to_string();
+        let c = super::compile(quote! {
+            model M {
+                input x: i64[2];
+                weight s: i64[2] = load(#p);
+                output y = Add(x, s);
+            }
+        })
+        .unwrap();
+        let m = tinyonnx_proto::ModelProto::decode(c.onnx.as_slice()).unwrap();
+        let init = &m.graph.unwrap().initializer[0];
+        let raw = init.raw_data.as_deref().unwrap_or_default();
+        let values: Vec<i64> = if raw.is_empty() {
+            init.int64_data.clone()
+        } else {
+            raw.chunks_exact(8)
+                .map(|c| i64::from_le_bytes(c.try_into().unwrap()))
+                .collect()
+        };
+        assert_eq!(values, [16_777_217, 123_456_789]);
+    }
+
+    #[test]
     fn a_loop_body_is_a_subgraph_planned_in_its_node_region() {
         use tinyonnx_proto::Message;
         let c = super::compile(quote! {

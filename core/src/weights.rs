@@ -1,6 +1,7 @@
 //! Weights loaded at compile time from files: safetensors, NumPy `.npy` and `.npz`, and
 //! the initializers of an `.onnx` model. Every format is converted to f32 (f16, bf16, f64
-//! and integer tensors included). Errors are messages for the checker, which places them
+//! and integer tensors included); integer tensors also keep their exact values, for
+//! weights declared i64. Errors are messages for the checker, which places them
 //! on the argument that named the file or tensor; nothing here panics on a bad file.
 
 use std::collections::HashMap;
@@ -9,11 +10,35 @@ use std::path::{Path, PathBuf};
 
 use tinyonnx_proto::Message;
 
+use crate::data::Data;
+use crate::types::DType;
+
 /// A tensor read from a file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Loaded {
     pub shape: Vec<usize>,
     pub values: Vec<f32>,
+    /// The exact values when the file stores integers (an i64 above 2^24 is not exact
+    /// as an f32).
+    pub ints: Option<Vec<i64>>,
+}
+
+impl Loaded {
+    fn floats(shape: Vec<usize>, values: Vec<f32>) -> Loaded {
+        Loaded {
+            shape,
+            values,
+            ints: None,
+        }
+    }
+
+    fn ints(shape: Vec<usize>, ints: Vec<i64>) -> Loaded {
+        Loaded {
+            shape,
+            values: ints.iter().map(|&v| v as f32).collect(),
+            ints: Some(ints),
+        }
+    }
 }
 
 /// Files read during one expansion, by absolute path (each is read once).
@@ -198,7 +223,22 @@ fn safetensors_tensor(bytes: &[u8], name: Option<&str>, shown: &str) -> Result<L
         .tensor(&chosen)
         .map_err(|e| format!("{shown}: tensor `{chosen}`: {e}"))?;
     let data = t.data();
+    let shape = t.shape().to_vec();
+    let ints = |width: usize, f: fn(&[u8]) -> i64| {
+        Ok(Loaded::ints(
+            shape.clone(),
+            data.chunks_exact(width).map(f).collect(),
+        ))
+    };
     let values: Vec<f32> = match t.dtype() {
+        Dtype::I64 => return ints(8, |c| i64::from_le_bytes(c.try_into().expect("8 bytes"))),
+        Dtype::I32 => {
+            return ints(4, |c| {
+                i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            });
+        }
+        Dtype::I8 => return ints(1, |c| i64::from(c[0] as i8)),
+        Dtype::U8 => return ints(1, |c| i64::from(c[0])),
         Dtype::F32 => data
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -217,14 +257,11 @@ fn safetensors_tensor(bytes: &[u8], name: Option<&str>, shown: &str) -> Result<L
             .collect(),
         other => {
             return Err(format!(
-                "{shown}: tensor `{chosen}` is {other:?}; tinyonnx loads F32, F16, BF16 and F64"
+                "{shown}: tensor `{chosen}` is {other:?}; tinyonnx loads F32, F16, BF16, F64, I64, I32, I8 and U8"
             ));
         }
     };
-    Ok(Loaded {
-        shape: t.shape().to_vec(),
-        values,
-    })
+    Ok(Loaded::floats(shape, values))
 }
 
 /// Parses a NumPy `.npy` array (format versions 1 to 3, C order).
@@ -277,18 +314,33 @@ pub fn npy(bytes: &[u8]) -> Result<Loaded, String> {
         .filter(|&n| n <= crate::types::MAX_DIM)
         .ok_or("the .npy array is too large")?;
     let data = &bytes[start + header_len..];
-    let (size, convert): (usize, fn(&[u8]) -> f32) = match descr {
-        "<f4" => (4, |c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
-        "<f8" => (8, |c| {
-            f64::from_le_bytes(c.try_into().expect("8 bytes")) as f32
-        }),
-        "<f2" => (2, |c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
-        "<i4" => (4, |c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f32),
-        "<i8" => (8, |c| {
-            i64::from_le_bytes(c.try_into().expect("8 bytes")) as f32
-        }),
-        "|i1" => (1, |c| c[0] as i8 as f32),
-        "|u1" => (1, |c| c[0] as f32),
+    enum Convert {
+        Float(fn(&[u8]) -> f32),
+        Int(fn(&[u8]) -> i64),
+    }
+    let (size, convert) = match descr {
+        "<f4" => (
+            4,
+            Convert::Float(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        ),
+        "<f8" => (
+            8,
+            Convert::Float(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")) as f32),
+        ),
+        "<f2" => (
+            2,
+            Convert::Float(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32()),
+        ),
+        "<i4" => (
+            4,
+            Convert::Int(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
+        ),
+        "<i8" => (
+            8,
+            Convert::Int(|c| i64::from_le_bytes(c.try_into().expect("8 bytes"))),
+        ),
+        "|i1" => (1, Convert::Int(|c| i64::from(c[0] as i8))),
+        "|u1" => (1, Convert::Int(|c| i64::from(c[0]))),
         other => {
             return Err(format!(
                 "dtype `{other}` is not supported: tinyonnx loads little-endian f2, f4, f8, i1, u1, i4, i8"
@@ -311,12 +363,10 @@ pub fn npy(bytes: &[u8]) -> Result<Loaded, String> {
             data.len()
         ));
     }
-    Ok(Loaded {
-        shape,
-        values: data[..numel * size]
-            .chunks_exact(size)
-            .map(convert)
-            .collect(),
+    let data = data[..numel * size].chunks_exact(size);
+    Ok(match convert {
+        Convert::Float(f) => Loaded::floats(shape, data.map(f).collect()),
+        Convert::Int(f) => Loaded::ints(shape, data.map(f).collect()),
     })
 }
 
@@ -391,73 +441,25 @@ fn onnx_tensor(bytes: &[u8], name: Option<&str>, shown: &str) -> Result<Loaded, 
         // An initializer without a name is listed as "", so it is found as "".
         .find(|t| t.name.as_deref().unwrap_or("") == chosen)
         .ok_or_else(|| format!("{shown}: no initializer `{chosen}`"))?;
-    let shape: Vec<usize> = t
-        .dims
-        .iter()
-        .map(|&d| {
-            usize::try_from(d).map_err(|_| format!("{shown}: `{chosen}` has a negative dimension"))
-        })
-        .collect::<Result<_, _>>()?;
-    let numel = shape
-        .iter()
-        .try_fold(1usize, |a, &d| a.checked_mul(d))
-        .filter(|&n| n <= crate::types::MAX_DIM)
-        .ok_or_else(|| format!("{shown}: `{chosen}` is too large"))?;
-    if t.data_location == Some(1) {
+    if t.data_location == Some(1) || !t.external_data.is_empty() {
         return Err(format!(
-            "{shown}: `{chosen}` is stored as external data, which tinyonnx does not read"
+            "{shown}: `{chosen}` is stored as external data, which `load` does not read (import the model instead)"
         ));
     }
-    let raw = t.raw_data.as_deref().unwrap_or(&[]);
-    let width = match t.data_type.unwrap_or(0) {
-        1 => 4,
-        11 => 8,
-        10 => 2,
-        _ => 0,
-    };
-    // Raw bytes must be exactly the values the dims give: trailing bytes (or a short
-    // last value) mean the file is corrupt, not that the rest can be dropped.
-    if !raw.is_empty() && width > 0 && Some(raw.len()) != numel.checked_mul(width) {
-        return Err(format!(
-            "{shown}: `{chosen}` is truncated or corrupt: dims {shape:?} need {} bytes of \
-             raw data, it holds {}",
-            numel.saturating_mul(width),
-            raw.len()
-        ));
-    }
-    let values: Vec<f32> = match t.data_type.unwrap_or(0) {
-        1 if !raw.is_empty() => raw
-            .chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect(),
-        1 => t.float_data.clone(),
-        11 if !raw.is_empty() => raw
-            .chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes")) as f32)
-            .collect(),
-        11 => t.double_data.iter().map(|&v| v as f32).collect(),
-        10 if !raw.is_empty() => raw
-            .chunks_exact(2)
-            .map(|c| half::f16::from_le_bytes([c[0], c[1]]).to_f32())
-            .collect(),
-        10 => t
-            .int32_data
-            .iter()
-            .map(|&v| half::f16::from_bits(v as u16).to_f32())
-            .collect(),
-        other => {
-            return Err(format!(
-                "{shown}: `{chosen}` has ONNX data type {other}; tinyonnx loads FLOAT, FLOAT16 and DOUBLE"
-            ));
+    // The importer's reader: every element type, raw and typed fields, sizes checked.
+    let c = crate::import::proto::tensor(t).map_err(|e| format!("{shown}: `{chosen}` {e}"))?;
+    Ok(match c.data {
+        Data::F32(values) => Loaded::floats(c.dims, values),
+        Data::I64(ints) => Loaded::ints(c.dims, ints),
+        Data::Typed {
+            dtype: DType::F64,
+            values,
+        } => Loaded::floats(c.dims, values.iter().map(|&v| v as f32).collect()),
+        // i32, i8, u8 and bool: each value exact as an f64.
+        Data::Typed { values, .. } => {
+            Loaded::ints(c.dims, values.iter().map(|&v| v as i64).collect())
         }
-    };
-    if values.len() != numel {
-        return Err(format!(
-            "{shown}: `{chosen}` is truncated or corrupt: dims {shape:?} need {numel} values, it holds {}",
-            values.len()
-        ));
-    }
-    Ok(Loaded { shape, values })
+    })
 }
 
 #[cfg(test)]
@@ -476,6 +478,65 @@ mod tests {
         out.extend(header.as_bytes());
         out.extend(data);
         out
+    }
+
+    #[test]
+    fn integers_keep_their_exact_values() {
+        // 16777217 and 123456789 have no f32: they must not pass through one.
+        let big = [16_777_217i64, 123_456_789, -9_007_199_254_740_993];
+        let le: Vec<u8> = big.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let l = npy(&npy_bytes("<i8", "(3,)", &le)).unwrap();
+        assert_eq!(l.ints.as_deref(), Some(&big[..]));
+        let npz = npz_file("ints.npz", &[("s", npy_bytes("<i8", "(3,)", &le))]);
+        let l = Files::default().load(&npz, Some("s")).unwrap();
+        assert_eq!(l.ints.as_deref(), Some(&big[..]));
+        let st = temp_file(
+            "ints.safetensors",
+            &safetensors_bytes(&[("s", "I64", &[3], le.clone())]),
+        );
+        let l = Files::default().load(&st, Some("s")).unwrap();
+        assert_eq!(l.ints.as_deref(), Some(&big[..]));
+        use tinyonnx_proto as pb;
+        let model = pb::ModelProto {
+            graph: Some(pb::GraphProto {
+                initializer: vec![
+                    pb::TensorProto {
+                        dims: vec![3],
+                        data_type: Some(7),
+                        name: Some("raw".into()),
+                        raw_data: Some(le),
+                        ..Default::default()
+                    },
+                    pb::TensorProto {
+                        dims: vec![3],
+                        data_type: Some(7),
+                        name: Some("typed".into()),
+                        int64_data: big.to_vec(),
+                        ..Default::default()
+                    },
+                    pb::TensorProto {
+                        dims: vec![1],
+                        data_type: Some(8),
+                        name: Some("text".into()),
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let path = temp_file("ints.onnx", &model.encode_to_vec());
+        let mut files = Files::default();
+        for name in ["raw", "typed"] {
+            let l = files.load(&path, Some(name)).unwrap();
+            assert_eq!(l.ints.as_deref(), Some(&big[..]), "{name}");
+        }
+        // Element types by their ONNX names, not numbers.
+        let err = files.load(&path, Some("text")).unwrap_err();
+        assert!(err.contains("STRING"), "{err}");
+        // Floats stay floats.
+        let f = npy(&npy_bytes("<f4", "(1,)", &1.5f32.to_le_bytes())).unwrap();
+        assert_eq!(f.ints, None);
     }
 
     #[test]
@@ -667,11 +728,16 @@ mod tests {
                 .contains("holds 2 tensors")
         );
         let ints = safetensors_bytes(&[("i", "I32", &[1], 7i32.to_le_bytes().to_vec())]);
-        let err = Files::default()
+        let l = Files::default()
             .load(&temp_file("i.safetensors", &ints), None)
+            .unwrap();
+        assert_eq!(l.ints, Some(vec![7]));
+        let bools = safetensors_bytes(&[("b", "BOOL", &[1], vec![1])]);
+        let err = Files::default()
+            .load(&temp_file("b.safetensors", &bools), None)
             .unwrap_err();
         assert!(
-            err.contains("tinyonnx loads F32, F16, BF16 and F64"),
+            err.contains("tinyonnx loads F32, F16, BF16, F64, I64"),
             "{err}"
         );
     }

@@ -940,6 +940,11 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `Clip`.
+    pub model ClipCase4 { opset = 18; input x: f32[6]; weight lo: f32[] = constant(2.0); weight hi: f32[] = constant(1.0); output y = Clip(x, lo, hi); }
+}
+
+onnx_model! {
     /// A cross-check case of `Erf`.
     pub model ErfCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Erf(x); }
 }
@@ -1282,6 +1287,11 @@ onnx_model! {
 onnx_model! {
     /// A cross-check case of `ConvTranspose`.
     pub model ConvTransposeCase2 { opset = 18; input x: f32[2, 3, 7]; weight w: f32[3, 2, 4] = he_normal(seed = 4); output y = ConvTranspose(x, w, strides = [3], output_shape = [20]); output z = ConvTranspose(x, w); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ConvTranspose`.
+    pub model ConvTransposeCase3 { opset = 18; input x: f32[1, 1, 3, 3]; weight w: f32[1, 2, 3, 3] = he_normal(seed = 5); weight b: f32[2] = uniform(low = -0.5, high = 0.5, seed = 6); output y = ConvTranspose(x, w, b, strides = [3, 2], output_shape = [10, 8]); }
 }
 
 onnx_model! {
@@ -1963,6 +1973,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("Clip", example::<ClipCase1>()),
     ("Clip", example::<ClipCase2>()),
     ("Clip", example::<ClipCase3>()),
+    ("Clip", example::<ClipCase4>()),
     ("Erf", example::<ErfCase0>()),
     ("Erf", example::<ErfCase1>()),
     ("Gemm", example::<GemmCase0>()),
@@ -2032,6 +2043,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("ConvTranspose", example::<ConvTransposeCase0>()),
     ("ConvTranspose", example::<ConvTransposeCase1>()),
     ("ConvTranspose", example::<ConvTransposeCase2>()),
+    ("ConvTranspose", example::<ConvTransposeCase3>()),
     ("BatchNormalization", example::<BatchNormalizationCase0>()),
     ("BatchNormalization", example::<BatchNormalizationCase1>()),
     ("MaxPool", example::<MaxPoolCase0>()),

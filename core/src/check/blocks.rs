@@ -17,7 +17,7 @@ impl<'m> Checker<'m> {
         call: &Call,
         shape: &[usize],
         what: &str,
-    ) -> Result<Vec<f32>, (Span, String)> {
+    ) -> Result<crate::weights::Loaded, (Span, String)> {
         let mut path = None;
         let mut name = None;
         for arg in &call.args {
@@ -48,7 +48,7 @@ impl<'m> Checker<'m> {
         name: Option<&str>,
         shape: &[usize],
         what: &str,
-    ) -> Result<Vec<f32>, (Span, String)> {
+    ) -> Result<crate::weights::Loaded, (Span, String)> {
         let loaded = self
             .files
             .load_expecting(&path.value(), name, shape.iter().product())
@@ -73,7 +73,7 @@ impl<'m> Checker<'m> {
                 ),
             ));
         }
-        Ok(loaded.values)
+        Ok(loaded)
     }
 
     /// A name for a layer or block instance: `name = "..."`, else the `let` it is bound

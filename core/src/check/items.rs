@@ -248,16 +248,18 @@ impl<'m> Checker<'m> {
         let data = match (&init, ty.dtype) {
             (Expr::Call(c), dtype) if c.func == "load" => self
                 .load_call(c, &shape, &name.to_string())
-                .and_then(|v| match dtype {
-                    DType::I64 if v.iter().all(|x| x.fract() == 0.0) => {
-                        Ok(Data::I64(v.into_iter().map(|x| x as i64).collect()))
+                .and_then(|l| match (dtype, l.ints) {
+                    // Integers from an integer file exactly, not through f32.
+                    (DType::I64, Some(ints)) => Ok(Data::I64(ints)),
+                    (DType::I64, None) if l.values.iter().all(|x| x.fract() == 0.0) => {
+                        Ok(Data::I64(l.values.into_iter().map(|x| x as i64).collect()))
                     }
-                    DType::I64 => Err((
+                    (DType::I64, None) => Err((
                         c.func.span(),
                         format!("`{name}` is i64 but the file holds non-integer values"),
                     )),
-                    DType::F32 => Ok(Data::F32(v)),
-                    other => Err((
+                    (DType::F32, _) => Ok(Data::F32(l.values)),
+                    (other, _) => Err((
                         c.func.span(),
                         format!("`load` reads f32 and i64 weights; declare `{name}` f32 and Cast it to {other}"),
                     )),

@@ -230,7 +230,7 @@ impl layers::LayerCx for Checker<'_> {
         shape: &[usize],
         what: &str,
     ) -> Result<Vec<f32>, (Span, String)> {
-        Checker::load_checked(self, path, name, shape, what)
+        Checker::load_checked(self, path, name, shape, what).map(|l| l.values)
     }
     fn tensor_expr(&mut self, expr: &Expr) -> Option<TensorId> {
         Checker::tensor_expr(self, expr)

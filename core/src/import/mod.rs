@@ -20,7 +20,7 @@ mod convert;
 mod fold;
 mod graph;
 mod inputs;
-mod proto;
+pub mod proto;
 mod rewrite;
 
 pub use convert::{MAX_FILE_OPSET, MIN_FILE_OPSET};

@@ -331,8 +331,8 @@ pub fn conv_transpose2d<
     const SW: usize,
     const DH: usize,
     const DW: usize,
-    const PT: usize,
-    const PL: usize,
+    const PT: isize,
+    const PL: isize,
 >(
     x: &[f32],
     w: &[f32],
@@ -356,7 +356,7 @@ pub fn conv_transpose2d<
                 let taps = &w[(c * mg + ml) * KH * KW..(c * mg + ml + 1) * KH * KW];
                 for ih in 0..H {
                     for kh in 0..KH {
-                        let oh = (ih * SH + kh * DH) as isize - PT as isize;
+                        let oh = (ih * SH + kh * DH) as isize - PT;
                         if oh < 0 || oh >= OH as isize {
                             continue;
                         }
@@ -364,7 +364,7 @@ pub fn conv_transpose2d<
                         for iw in 0..W {
                             let v = xplane[ih * W + iw];
                             for kw in 0..KW {
-                                let ow = (iw * SW + kw * DW) as isize - PL as isize;
+                                let ow = (iw * SW + kw * DW) as isize - PL;
                                 if ow >= 0 && ow < OW as isize {
                                     row[ow as usize] += v * taps[kh * KW + kw];
                                 }

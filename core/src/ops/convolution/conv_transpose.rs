@@ -15,6 +15,10 @@ pub static CONV_TRANSPOSE: OpSchema = OpSchema {
             "input x: f32[1, 4, 5, 6]; weight w: f32[4, 3, 3, 3] = he_normal(seed = 1); output y = ConvTranspose(x, w, strides = [2, 2], pads = [1, 0, 0, 1], output_padding = [1, 1]); output z = ConvTranspose(x, w, strides = [2, 3], auto_pad = \"SAME_UPPER\");",
             "input x: f32[2, 4, 3, 3]; weight w: f32[4, 2, 2, 3] = he_normal(seed = 2); weight b: f32[4] = uniform(low = -0.5, high = 0.5, seed = 3); output y = ConvTranspose(x, w, b, group = 2, dilations = [2, 1]);",
             "input x: f32[2, 3, 7]; weight w: f32[3, 2, 4] = he_normal(seed = 4); output y = ConvTranspose(x, w, strides = [3], output_shape = [20]); output z = ConvTranspose(x, w);",
+            // output_shape beyond the natural 9x7: negative total padding. (With
+            // SAME_UPPER the ONNX reference and ONNX Runtime split it differently;
+            // tinyonnx follows the reference.)
+            "input x: f32[1, 1, 3, 3]; weight w: f32[1, 2, 3, 3] = he_normal(seed = 5); weight b: f32[2] = uniform(low = -0.5, high = 0.5, seed = 6); output y = ConvTranspose(x, w, b, strides = [3, 2], output_shape = [10, 8]);",
         ])
     },
     op_type: "ConvTranspose",
@@ -35,8 +39,9 @@ pub static CONV_TRANSPOSE: OpSchema = OpSchema {
     ..BASE
 };
 
-/// One spatial axis: (input, kernel, stride, dilation, pad_begin, output).
-type Axis = (usize, usize, usize, usize, usize, usize);
+/// One spatial axis: (input, kernel, stride, dilation, pad_begin, output). The pad is
+/// negative where `output_shape` asks for more than the input produces.
+type Axis = (usize, usize, usize, usize, isize, usize);
 
 fn list(attrs: &Attrs, name: &'static str, default: i64, len: usize) -> Result<Vec<i64>, OpError> {
     match attrs.ints(name) {
@@ -116,20 +121,22 @@ fn geometry(attrs: &Attrs, input: &[usize], kernel: &[usize]) -> Result<Vec<Axis
             + 1;
         let (begin, out) = match &wanted {
             Some(shape) => {
-                let total = full - shape[i];
-                if total < 0 {
+                // Negative where output_shape exceeds what the input produces; the
+                // split rounds down as the ONNX reference does, so the extra values
+                // (bias only) come at the end.
+                if !(1..=MAX_DIM as i64).contains(&shape[i]) {
                     return Err(OpError::attr(
                         "output_shape",
                         format!(
-                            "ConvTranspose output_shape {} on axis {i} exceeds the {full} values the input produces",
-                            shape[i]
+                            "ConvTranspose output_shape must be in 1..={MAX_DIM}, got {shape:?}"
                         ),
                     ));
                 }
+                let total = full - shape[i];
                 let begin = if auto_pad == "SAME_UPPER" {
-                    total / 2
+                    total.div_euclid(2)
                 } else {
-                    total - total / 2
+                    total - total.div_euclid(2)
                 };
                 (begin, shape[i])
             }
@@ -146,7 +153,7 @@ fn geometry(attrs: &Attrs, input: &[usize], kernel: &[usize]) -> Result<Vec<Axis
             kernel[i],
             strides[i] as usize,
             dilations[i] as usize,
-            begin as usize,
+            begin as isize,
             out as usize,
         ));
     }
@@ -244,9 +251,11 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let (xs, ws, y) = (&cx.input(0).expr, &cx.input(1).expr, &cx.outputs[0].expr);
     let b = cx.opt_expr(2);
     let dims = [n, c, h.0, w.0, m, g, h.1, w.1, h.5, w.5];
-    let win = [h.2, w.2, h.3, w.3, h.4, w.4];
+    let win = [h.2, w.2, h.3, w.3];
+    // Braced: a negative literal is not a const argument on its own.
+    let pads = [h.4, w.4].map(|p| quote!({ #p }));
     quote! {
-        #kernels::conv::conv_transpose2d::<#(#dims),*, #(#win),*>(#xs, #ws, #b, #y);
+        #kernels::conv::conv_transpose2d::<#(#dims),*, #(#win),*, #(#pads),*>(#xs, #ws, #b, #y);
     }
 }
 

@@ -193,6 +193,8 @@ pub static CLIP: OpSchema = OpSchema {
             "input x: i32[3, 4]; output y = Clip(x, Cast(Constant(value_int = -2), to = i32), Cast(Constant(value_int = 3), to = i32));",
             "input x: u8[5]; output y = Clip(x, _, Cast(Constant(value_int = 9), to = u8));",
             "input x: f64[4]; output y = Clip(x, Cast(Constant(value_float = 0.0), to = f64));",
+            // min above max: max everywhere (ONNX 11+: Min(max, Max(x, min))).
+            "input x: f32[6]; weight lo: f32[] = constant(2.0); weight hi: f32[] = constant(1.0); output y = Clip(x, lo, hi);",
         ])
     },
     op_type: "Clip",
@@ -231,12 +233,11 @@ fn lower_clip(cx: &LowerCtx) -> TokenStream {
     // Clip(-inf) without a min is f32::MIN, not -inf).
     let lo = bound(1, quote!(<#t>::MIN));
     let hi = bound(2, quote!(<#t>::MAX));
-    let body = quote!(if v < lo {
-        lo
-    } else if v > hi {
-        hi
-    } else {
-        v
+    // Max with min first, then Min with max: a min above max gives max everywhere,
+    // and NaN fails both comparisons and passes through.
+    let body = quote!({
+        let m = if v < lo { lo } else { v };
+        if m > hi { hi } else { m }
     });
     let call = map_call(cx, quote!(|v: #t| #body));
     quote! {
