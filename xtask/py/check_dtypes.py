@@ -7,14 +7,20 @@ which input is the first `T` input, and each attribute with the opsets tinyonnx 
 For every opset from 13 to 21 that tinyonnx accepts the operator at, every element type
 tinyonnx accepts there must be allowed by ONNX's schema of that opset for that input, and
 an attribute must be in that schema exactly at the opsets tinyonnx gives it (so a model
-never carries an attribute its opset lacks, and no valid attribute is refused). Prints
-one line per operator; exits 1 on any disagreement.
+never carries an attribute its opset lacks, and no valid attribute is refused). Files of
+opsets 22 to 28 import as opset 21, so from 22 to 28 each schema must keep its inputs,
+outputs and attributes (defaults included) of opset 21; only new element types and new
+attributes (which the importer refuses) may appear. Prints one line per operator;
+exits 1 on any disagreement.
 """
 
 import json
 import sys
 
 import onnx.defs
+
+# core/src/import/convert.rs: MAX_FILE_OPSET
+MAX_FILE_OPSET = 28
 
 ONNX_TYPES = {
     "f32": "tensor(float)",
@@ -61,6 +67,19 @@ def main():
                           f"{'has' if ours else 'lacks'} it, ONNX {schema.since_version} "
                           f"{'has' if theirs else 'lacks'} it")
                     bad += 1
+        base = onnx.defs.get_schema(op["op"], 21)
+        for opset in range(22, MAX_FILE_OPSET + 1):
+            schema = onnx.defs.get_schema(op["op"], opset)
+            same_ports = (len(schema.inputs), len(schema.outputs)) == (
+                len(base.inputs), len(base.outputs))
+            kept = all(
+                n in schema.attributes
+                and schema.attributes[n].default_value == a.default_value
+                for n, a in base.attributes.items())
+            if not (same_ports and kept):
+                print(f"{op['op']}: opset {opset} (ONNX {schema.since_version}) changes "
+                      f"inputs, outputs or attributes of opset 21")
+                bad += 1
         print(f"{op['op']:<24} {len(op['dtypes'])} dtypes, {checked} (opset, dtype) pairs "
               f"and {attr_checked} (opset, attribute) pairs agree")
     if bad:

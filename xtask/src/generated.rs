@@ -105,6 +105,56 @@ pub fn supported_ops_markdown() -> String {
          | Loop | `let (h, hs) = for i in 0..n with (h = h0) { ...; return (h2, y); };` | M (the literal n, i64 initializer), cond omitted, carried initial values | body (graph: iteration number, condition, carried values -> condition, carried values, per-step outputs) |\n\
          | Scan | `let (h, ys) = for (a_t, b_t) in (a, b) with (h = h0) { ...; return (h2, y); };` | carried initial values, scanned tensors (fixed first dimension) | body (graph), num_scan_inputs; axes 0, forward directions (the defaults) |\n",
     );
+    s.push_str(&node_suite_markdown());
+    s
+}
+
+/// The ONNX backend node test suite's results per operator, from the checked-in
+/// expectations `tests/node_suite.tsv` (which `cargo xtask test` holds the code to).
+fn node_suite_markdown() -> String {
+    use std::collections::BTreeMap;
+    let tsv = include_str!("../../tests/node_suite.tsv");
+    // operator -> (cases, pass, refused, wrong)
+    let mut per_op: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
+    let mut totals = [0usize; 5];
+    for line in tsv.lines().filter(|l| !l.starts_with('#') && !l.is_empty()) {
+        let f: Vec<&str> = line.split('\t').collect();
+        let (ops, status) = (
+            f.get(1).copied().unwrap_or(""),
+            f.get(3).copied().unwrap_or(""),
+        );
+        let k = match status {
+            "pass" => 1,
+            "refused" => 2,
+            "wrong" => 3,
+            _ => {
+                totals[4] += 1;
+                continue;
+            }
+        };
+        totals[0] += 1;
+        totals[k] += 1;
+        for op in ops.split(',').filter(|o| !o.is_empty()) {
+            let row = per_op.entry(op).or_default();
+            row[0] += 1;
+            row[k] += 1;
+        }
+    }
+    let mut s = format!(
+        "\n## ONNX backend node tests\n\n\
+         `cargo xtask node-suite` (part of `cargo xtask test`) imports every case of the ONNX \
+         backend node test suite (onnx 1.23.2) whose operators are all listed here, at the \
+         case's own opset, and compares every output with the suite's stored one (rtol 1e-3, \
+         atol 1e-7; integers and bools exactly). Per case, status and reason: \
+         `tests/node_suite.tsv`. Of {} cases using only listed operators: {} pass, {} are \
+         refused with a reason, {} give a wrong answer ({} more cases use operators not \
+         listed).\n\n\
+         | operator | cases | pass | refused | wrong |\n|---|---:|---:|---:|---:|\n",
+        totals[0], totals[1], totals[2], totals[3], totals[4]
+    );
+    for (op, [n, pass, refused, wrong]) in per_op {
+        s.push_str(&format!("| {op} | {n} | {pass} | {refused} | {wrong} |\n"));
+    }
     s
 }
 

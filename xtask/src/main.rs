@@ -7,6 +7,7 @@ mod export;
 mod firmware;
 mod generated;
 mod miri;
+mod node_suite;
 mod setup;
 mod test;
 
@@ -118,6 +119,13 @@ enum Command {
         /// the crate the source goes into); the weights file's name by default.
         #[arg(long, value_name = "PATH")]
         load_path: Option<String>,
+    },
+    /// The ONNX backend node test suite through the importer, against the expectations
+    /// in tests/node_suite.tsv.
+    NodeSuite {
+        /// Rewrite tests/node_suite.tsv from this run instead of comparing.
+        #[arg(long)]
+        bless: bool,
     },
     /// Regenerate the prost code of tinyonnx-proto from proto/proto/onnx.proto.
     Codegen,
@@ -235,6 +243,10 @@ fn main() -> Result<()> {
             load_path,
         } => import_cli(file, &dims, &shapes, &out, name, load_path),
         Command::Miri => miri::run_all(&root),
+        Command::NodeSuite { bless } => {
+            let tools = setup::all(&root)?;
+            node_suite::run(&root, &tools.python, bless)
+        }
         Command::Fuzz { seconds } => test::fuzz(&root, seconds),
         Command::Bench { json, models } => bench::run(&root, json, &models),
         Command::BenchRun { out, build, models } => bench::run_pass(&root, &out, &build, &models),

@@ -157,6 +157,7 @@ pub fn all(root: &Path) -> Result<Tools> {
     let python = python(root)?;
     let ort_dylib = onnxruntime(root, &python)?;
     real_models(root, &python)?;
+    crate::node_suite::generate(root, &python)?;
     Ok(Tools { python, ort_dylib })
 }
 

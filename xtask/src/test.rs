@@ -106,6 +106,32 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
         },
     )?;
     step(
+        "ONNX backend node test suite through the importer (tests/node-suite)",
+        || {
+            let manifest = root.join("tests/node-suite/Cargo.toml");
+            run(cargo()
+                .current_dir(root)
+                .arg("fmt")
+                .arg("--manifest-path")
+                .arg(&manifest)
+                .args(["--", "--check"]))?;
+            crate::node_suite::run(root, &tools.python, false)?;
+            run(cargo()
+                .current_dir(root)
+                .arg("clippy")
+                .arg("--manifest-path")
+                .arg(&manifest)
+                .args([
+                    "--all-targets",
+                    "--target-dir",
+                    "target",
+                    "--",
+                    "-D",
+                    "warnings",
+                ]))
+        },
+    )?;
+    step(
         "fuzz the macro front end, the weight readers and the ONNX importer (60 s each)",
         || fuzz(root, 60),
     )?;

@@ -62,6 +62,18 @@ pub fn type_name(code: i32) -> String {
         "COMPLEX64",
         "COMPLEX128",
         "BFLOAT16",
+        "FLOAT8E4M3FN",
+        "FLOAT8E4M3FNUZ",
+        "FLOAT8E5M2",
+        "FLOAT8E5M2FNUZ",
+        "UINT4",
+        "INT4",
+        "FLOAT4E2M1",
+        "FLOAT8E8M0",
+        "UINT2",
+        "INT2",
+        "FLOAT6E2M3",
+        "FLOAT6E3M2",
     ];
     usize::try_from(code)
         .ok()

@@ -1,0 +1,505 @@
+//! `cargo xtask node-suite`: the ONNX backend node test suite through the importer.
+//!
+//! Every case (`xtask/py/node_cases.py` writes them in set-up) is sorted into one of:
+//! - `unlisted`: it uses an operator SUPPORTED_OPS.md does not list;
+//! - `refused`: its operators are listed but the importer or the checker refuses the
+//!   model (the first error is the reason);
+//! - `pass` or `wrong`: it imported, and `tests/node-suite` ran it on every data set
+//!   against the suite's stored outputs.
+//!
+//! `tests/node_suite.tsv` holds the expected status of every case. The run fails when a
+//! case expected to pass does not, or when any case gives a wrong answer that the file
+//! does not list; a case that passes unexpectedly is reported so the file is updated
+//! (`--bless` rewrites it).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::str::FromStr;
+
+use anyhow::{Context, Result, bail};
+use tinyonnx_proto::Message;
+
+/// Where set-up writes the cases.
+pub fn cases_dir(root: &Path) -> PathBuf {
+    root.join("target/xtask/node-cases")
+}
+
+/// The checked-in expectations.
+pub fn expect_file(root: &Path) -> PathBuf {
+    root.join("tests/node_suite.tsv")
+}
+
+/// Writes the node cases with the venv's onnx, once (set-up).
+pub fn generate(root: &Path, python: &Path) -> Result<()> {
+    let dir = cases_dir(root);
+    if dir.join("index.tsv").exists() {
+        return Ok(());
+    }
+    crate::setup::run(
+        Command::new(python)
+            .arg(root.join("xtask/py/node_cases.py"))
+            .arg(&dir),
+    )
+}
+
+/// One case of the suite, as `index.tsv` lists it.
+#[derive(Debug, Clone)]
+struct Case {
+    name: String,
+    opset: i64,
+    ops: Vec<String>,
+    tensors_only: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Status {
+    /// With a note: the inputs bound at compile time, if any.
+    Pass(String),
+    Wrong(String),
+    Refused(String),
+    Unlisted(String),
+}
+
+impl Status {
+    fn word(&self) -> &'static str {
+        match self {
+            Status::Pass(_) => "pass",
+            Status::Wrong(_) => "wrong",
+            Status::Refused(_) => "refused",
+            Status::Unlisted(_) => "unlisted",
+        }
+    }
+
+    fn reason(&self) -> &str {
+        match self {
+            Status::Pass(r) | Status::Wrong(r) | Status::Refused(r) | Status::Unlisted(r) => r,
+        }
+    }
+}
+
+fn read_index(dir: &Path) -> Result<Vec<Case>> {
+    let text = std::fs::read_to_string(dir.join("index.tsv"))
+        .with_context(|| format!("{}: run `cargo xtask setup`", dir.display()))?;
+    let mut cases = Vec::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        let f: Vec<&str> = line.split('\t').collect();
+        if f.len() != 4 {
+            bail!("index.tsv: bad line `{line}`");
+        }
+        cases.push(Case {
+            name: f[0].to_string(),
+            opset: f[1].parse()?,
+            ops: f[2]
+                .split(',')
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect(),
+            tensors_only: f[3] == "1",
+        });
+    }
+    Ok(cases)
+}
+
+/// Operators SUPPORTED_OPS.md lists: the registry, the control flow the DSL writes as
+/// statements, and what the importer rewrites into registered operators.
+fn listed(op: &str) -> bool {
+    tinyonnx_core::ops::lookup(op).is_some()
+        || matches!(op, "If" | "Loop" | "Scan" | "Sum" | "Mean")
+}
+
+/// The non-initializer graph inputs of a model, in order.
+fn graph_inputs(graph: &tinyonnx_proto::GraphProto) -> Vec<String> {
+    let inits: BTreeSet<&str> = graph
+        .initializer
+        .iter()
+        .filter_map(|t| t.name.as_deref())
+        .collect();
+    graph
+        .input
+        .iter()
+        .map(|v| v.name.clone().unwrap_or_default())
+        .filter(|n| !inits.contains(n.as_str()))
+        .collect()
+}
+
+/// Input `k` of every data set of a case, as stored.
+fn data_sets_of(dir: &Path, k: usize) -> Result<Vec<tinyonnx_proto::TensorProto>> {
+    let mut out = Vec::new();
+    for set in 0.. {
+        let p = dir.join(format!("test_data_set_{set}/input_{k}.pb"));
+        let Ok(bytes) = std::fs::read(&p) else {
+            break;
+        };
+        out.push(tinyonnx_proto::TensorProto::decode(bytes.as_slice())?);
+    }
+    Ok(out)
+}
+
+/// The translation a static compiler needs: graph inputs that feed an operator input
+/// tinyonnx requires at compile time (axes, pads, indices, shapes: `i64, const` in
+/// SUPPORTED_OPS.md) become initializers holding the case's data, when every data set
+/// holds the same values. Writes `model.bound.onnx`; returns the inputs bound, or the
+/// reason it cannot.
+fn bind_compile_time_inputs(dir: &Path) -> Result<Result<Vec<String>, String>> {
+    use tinyonnx_core::ops::{InTy, lookup};
+    let mut model =
+        tinyonnx_proto::ModelProto::decode(std::fs::read(dir.join("model.onnx"))?.as_slice())?;
+    let graph = model.graph.get_or_insert_with(Default::default);
+    let inputs = graph_inputs(graph);
+    let mut bind = BTreeSet::new();
+    for node in &graph.node {
+        let Some(schema) = lookup(node.op_type.as_deref().unwrap_or("")) else {
+            continue;
+        };
+        for (i, name) in node.input.iter().enumerate() {
+            if schema.input_spec(i).is_some_and(|s| s.ty == InTy::I64Const) && inputs.contains(name)
+            {
+                bind.insert(name.clone());
+            }
+        }
+    }
+    if bind.is_empty() {
+        return Ok(Ok(Vec::new()));
+    }
+    for name in &bind {
+        let k = inputs
+            .iter()
+            .position(|n| n == name)
+            .expect("a graph input");
+        let sets = data_sets_of(dir, k)?;
+        let Some(first) = sets.first() else {
+            return Ok(Err(format!("no data for input `{name}`")));
+        };
+        if sets
+            .iter()
+            .any(|t| t.encode_to_vec() != first.encode_to_vec())
+        {
+            return Ok(Err(format!(
+                "input `{name}` must be known at compile time, and the data sets differ in it"
+            )));
+        }
+        let mut t = first.clone();
+        t.name = Some(name.clone());
+        graph.initializer.push(t);
+    }
+    graph
+        .input
+        .retain(|v| !bind.contains(v.name.as_deref().unwrap_or("")));
+    std::fs::write(dir.join("model.bound.onnx"), model.encode_to_vec())?;
+    Ok(Ok(bind.into_iter().collect()))
+}
+
+/// The source of `import(...)` for a case: the model (with its compile-time inputs
+/// bound), and `shapes(...)` from the first data set (node models sometimes leave
+/// dims open). Returns it and the inputs bound, or the reason the case is refused.
+fn import_source(name: &str, dir: &Path) -> Result<Result<(String, Vec<String>), String>> {
+    let bound = match bind_compile_time_inputs(dir)? {
+        Ok(b) => b,
+        Err(why) => return Ok(Err(why)),
+    };
+    let file = dir.join(if bound.is_empty() {
+        "model.onnx"
+    } else {
+        "model.bound.onnx"
+    });
+    let model =
+        tinyonnx_proto::ModelProto::decode(std::fs::read(dir.join("model.onnx"))?.as_slice())?;
+    let graph = model.graph.unwrap_or_default();
+    let mut shapes = Vec::new();
+    for (k, input) in graph_inputs(&graph).iter().enumerate() {
+        if bound.contains(input) {
+            continue;
+        }
+        if let Some(t) = data_sets_of(dir, k)?.first() {
+            let dims: Vec<String> = t.dims.iter().map(|d| d.to_string()).collect();
+            shapes.push(format!("{input:?} = [{}]", dims.join(", ")));
+        }
+    }
+    let shapes = if shapes.is_empty() {
+        String::new()
+    } else {
+        format!(", shapes({})", shapes.join(", "))
+    };
+    Ok(Ok((
+        format!(
+            "pub model {name} = import({:?}{shapes});",
+            file.display().to_string()
+        ),
+        bound,
+    )))
+}
+
+/// The first error of a failed compile, on one line.
+fn first_error(f: &tinyonnx_core::Failure) -> String {
+    f.errors
+        .first()
+        .map_or_else(
+            || "refused without a message".to_string(),
+            ToString::to_string,
+        )
+        .replace(['\t', '\n'], " ")
+}
+
+/// Sorts every case, runs the imported ones; returns each case's status.
+fn statuses(root: &Path) -> Result<(Vec<Case>, BTreeMap<String, Status>)> {
+    let dir = cases_dir(root);
+    let cases = read_index(&dir)?;
+    let mut status = BTreeMap::new();
+    let mut models = String::from(
+        "// Generated by `cargo xtask node-suite`; one imported model per node case.\n\n",
+    );
+    let mut table = String::new();
+    let mut imported = 0;
+    let mut notes = BTreeMap::new();
+    for case in &cases {
+        let unlisted: Vec<&str> = case
+            .ops
+            .iter()
+            .map(String::as_str)
+            .filter(|op| !listed(op))
+            .collect();
+        if !unlisted.is_empty() {
+            status.insert(case.name.clone(), Status::Unlisted(unlisted.join(",")));
+            continue;
+        }
+        if !case.tensors_only {
+            status.insert(
+                case.name.clone(),
+                Status::Refused("sequence, map or optional values at the model's ports".into()),
+            );
+            continue;
+        }
+        let ident = format!("NodeCase{imported}");
+        let (src, bound) = match import_source(&ident, &dir.join(&case.name))? {
+            Ok(s) => s,
+            Err(why) => {
+                status.insert(case.name.clone(), Status::Refused(why));
+                continue;
+            }
+        };
+        if !bound.is_empty() {
+            notes.insert(
+                case.name.clone(),
+                format!("bound at compile time: {}", bound.join(", ")),
+            );
+        }
+        let tokens = proc_macro2::TokenStream::from_str(&src)
+            .map_err(|e| anyhow::anyhow!("{}: {e}", case.name))?;
+        // A panic in the compiler is a bug to report, not a refusal.
+        let compiled = std::panic::catch_unwind(|| tinyonnx_core::driver::compile(tokens))
+            .map_err(|_| anyhow::anyhow!("{}: the compiler panicked on `{src}`", case.name))?;
+        match compiled {
+            Ok(_) => {
+                imported += 1;
+                writeln!(models, "tinyonnx::onnx_model! {{ {src} }}")?;
+                writeln!(
+                    table,
+                    "    ({:?}, tinyonnx_examples::example::<{ident}>()),",
+                    case.name
+                )?;
+            }
+            Err(f) => {
+                let why = first_error(&f).replace(&format!("{}/", dir.display()), "");
+                status.insert(case.name.clone(), Status::Refused(why));
+            }
+        }
+    }
+    writeln!(
+        models,
+        "\n/// (case name, model)\npub static CASES: &[(&str, tinyonnx_examples::Example)] = &[\n{table}];"
+    )?;
+    let out = root.join("target/xtask/node-suite");
+    std::fs::create_dir_all(&out)?;
+    let file = out.join("models.rs");
+    // Rewritten only when it changes, so an unchanged suite is not rebuilt.
+    if std::fs::read_to_string(&file).ok().as_deref() != Some(models.as_str()) {
+        std::fs::write(&file, &models)?;
+    }
+    println!(
+        "node suite: {} cases, {imported} imported; building and running them",
+        cases.len()
+    );
+    let manifest = root.join("tests/node-suite/Cargo.toml");
+    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(root)
+        .arg("run")
+        .arg("--quiet")
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .args(["--target-dir", "target", "--"])
+        .arg(&dir)
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .context("cannot run cargo")?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    for line in text.lines() {
+        let f: Vec<&str> = line.splitn(3, '\t').collect();
+        let s = match f.as_slice() {
+            [name, "pass"] => Status::Pass(notes.get(*name).cloned().unwrap_or_default()),
+            [_, "wrong", why] => Status::Wrong(why.to_string()),
+            _ => bail!("tests/node-suite printed `{line}`"),
+        };
+        status.insert(f[0].to_string(), s);
+    }
+    if !output.status.success() {
+        bail!(
+            "tests/node-suite failed ({}) after {} cases",
+            output.status,
+            text.lines().count()
+        );
+    }
+    for case in &cases {
+        if !status.contains_key(&case.name) {
+            bail!("{}: imported but not run", case.name);
+        }
+    }
+    Ok((cases, status))
+}
+
+fn read_expected(path: &Path) -> Result<BTreeMap<String, (String, String)>> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    Ok(text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| {
+            let f: Vec<&str> = l.splitn(5, '\t').collect();
+            (f.len() >= 4).then(|| {
+                (
+                    f[0].to_string(),
+                    (f[3].to_string(), f.get(4).unwrap_or(&"").to_string()),
+                )
+            })
+        })
+        .collect())
+}
+
+fn write_expected(path: &Path, cases: &[Case], status: &BTreeMap<String, Status>) -> Result<()> {
+    let mut text = String::from(
+        "# The ONNX backend node test suite (onnx 1.23.2) through `import`: case, operators,\n\
+         # opset, status (pass, wrong, refused, unlisted), reason. Written by\n\
+         # `cargo xtask node-suite --bless`; `cargo xtask test` fails when a case listed\n\
+         # as pass stops passing or a case gives a wrong answer not listed here.\n",
+    );
+    for c in cases {
+        let s = &status[&c.name];
+        writeln!(
+            text,
+            "{}\t{}\t{}\t{}\t{}",
+            c.name,
+            c.ops.join(","),
+            c.opset,
+            s.word(),
+            s.reason()
+        )?;
+    }
+    std::fs::write(path, text)?;
+    Ok(())
+}
+
+/// Runs the suite, prints totals and the per-operator table, and compares with the
+/// expectations (or rewrites them with `bless`).
+pub fn run(root: &Path, python: &Path, bless: bool) -> Result<()> {
+    generate(root, python)?;
+    let (cases, status) = statuses(root)?;
+    let mut totals: BTreeMap<&str, usize> = BTreeMap::new();
+    for s in status.values() {
+        *totals.entry(s.word()).or_default() += 1;
+    }
+    let selected = cases.len() - totals.get("unlisted").copied().unwrap_or(0);
+    println!(
+        "node suite: {} cases; {selected} use only listed operators: {} pass, {} refused, {} wrong",
+        cases.len(),
+        totals.get("pass").unwrap_or(&0),
+        totals.get("refused").unwrap_or(&0),
+        totals.get("wrong").unwrap_or(&0)
+    );
+    let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
+    for s in status.values() {
+        if let Status::Refused(r) = s {
+            *reasons.entry(reason_class(r)).or_default() += 1;
+        }
+    }
+    let mut by_count: Vec<_> = reasons.into_iter().collect();
+    by_count.sort_by_key(|b| std::cmp::Reverse(b.1));
+    for (r, n) in by_count.iter().take(25) {
+        println!("  refused {n:>4}: {r}");
+    }
+    for (name, s) in &status {
+        if let Status::Wrong(why) = s {
+            println!("  WRONG {name}: {why}");
+        }
+    }
+    let path = expect_file(root);
+    if bless {
+        write_expected(&path, &cases, &status)?;
+        println!("wrote {}", path.display());
+        return Ok(());
+    }
+    let expected = read_expected(&path)?;
+    let mut failures = Vec::new();
+    let mut improved = Vec::new();
+    for c in &cases {
+        let now = &status[&c.name];
+        let (was, _) = expected
+            .get(&c.name)
+            .cloned()
+            .unwrap_or_else(|| ("new".into(), String::new()));
+        match (was.as_str(), now) {
+            ("pass", Status::Pass(_)) => {}
+            ("pass", s) => failures.push(format!(
+                "{}: passed, now {}: {}",
+                c.name,
+                s.word(),
+                s.reason()
+            )),
+            ("wrong", Status::Wrong(_)) => {}
+            (_, Status::Wrong(why)) => failures.push(format!("{}: wrong answer: {why}", c.name)),
+            (_, Status::Pass(_)) => improved.push(c.name.clone()),
+            _ => {}
+        }
+    }
+    if !improved.is_empty() {
+        println!(
+            "{} cases pass that {} does not list as passing (run `cargo xtask node-suite --bless`): {}",
+            improved.len(),
+            path.display(),
+            improved.join(", ")
+        );
+    }
+    if !failures.is_empty() {
+        bail!("node suite:\n{}", failures.join("\n"));
+    }
+    Ok(())
+}
+
+/// A refusal's reason without the case's own names and numbers, for the totals.
+fn reason_class(r: &str) -> String {
+    let r = r
+        .split_once("): ")
+        .map_or(r, |(_, rest)| rest)
+        .trim_start_matches("node `")
+        .to_string();
+    let mut out = String::new();
+    let mut in_tick = false;
+    for ch in r.chars() {
+        match ch {
+            '`' => {
+                in_tick = !in_tick;
+                out.push_str(if in_tick { "`" } else { "…`" });
+            }
+            _ if in_tick => {}
+            c if c.is_ascii_digit() => {
+                if !out.ends_with('N') {
+                    out.push('N');
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.chars().take(110).collect()
+}
