@@ -1015,6 +1015,11 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `Einsum`.
+    pub model EinsumCase3 { opset = 18; input a: f64[2, 3, 4]; input b: f64[2, 4, 5]; output y = Einsum(a, b, equation = "bij,bjk->bik"); output t = Einsum(a, equation = "bij->"); }
+}
+
+onnx_model! {
     /// A cross-check case of `Identity`.
     pub model IdentityCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Identity(x); }
 }
@@ -1555,6 +1560,11 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `Reshape`.
+    pub model ReshapeCase3 { opset = 18; input x: f32[2, 3, 4]; output y = Reshape(x, [4, -1], allowzero = 1); }
+}
+
+onnx_model! {
     /// A cross-check case of `Squeeze`.
     pub model SqueezeCase0 { opset = 18; input x: f32[1, 3, 1, 4]; output y = Squeeze(x, [0]); output z = Squeeze(x, [-2, 0]); output w = Squeeze(x); }
 }
@@ -1988,6 +1998,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("Einsum", example::<EinsumCase0>()),
     ("Einsum", example::<EinsumCase1>()),
     ("Einsum", example::<EinsumCase2>()),
+    ("Einsum", example::<EinsumCase3>()),
     ("Identity", example::<IdentityCase0>()),
     ("Identity", example::<IdentityCase1>()),
     ("Identity", example::<IdentityCase2>()),
@@ -2096,6 +2107,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("Reshape", example::<ReshapeCase0>()),
     ("Reshape", example::<ReshapeCase1>()),
     ("Reshape", example::<ReshapeCase2>()),
+    ("Reshape", example::<ReshapeCase3>()),
     ("Squeeze", example::<SqueezeCase0>()),
     ("Squeeze", example::<SqueezeCase1>()),
     ("Unsqueeze", example::<UnsqueezeCase0>()),

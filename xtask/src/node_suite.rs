@@ -142,8 +142,8 @@ fn data_sets_of(dir: &Path, k: usize) -> Result<Vec<tinyonnx_proto::TensorProto>
 
 /// The translation a static compiler needs: graph inputs that feed an operator input
 /// tinyonnx requires at compile time (axes, pads, indices, shapes: `i64, const` in
-/// SUPPORTED_OPS.md) become initializers holding the case's data, when every data set
-/// holds the same values. Writes `model.bound.onnx`; returns the inputs bound, or the
+/// SUPPORTED_OPS.md), or the int32/int64 inputs such a value is computed from, become
+/// initializers holding the case's data, when every data set holds the same values. Writes `model.bound.onnx`; returns the inputs bound, or the
 /// reason it cannot.
 fn bind_compile_time_inputs(dir: &Path) -> Result<Result<Vec<String>, String>> {
     use tinyonnx_core::ops::{InTy, lookup};
@@ -152,15 +152,39 @@ fn bind_compile_time_inputs(dir: &Path) -> Result<Result<Vec<String>, String>> {
     let graph = model.graph.get_or_insert_with(Default::default);
     let inputs = graph_inputs(graph);
     let mut bind = BTreeSet::new();
+    let mut needed = BTreeSet::new();
     for node in &graph.node {
         let Some(schema) = lookup(node.op_type.as_deref().unwrap_or("")) else {
             continue;
         };
         for (i, name) in node.input.iter().enumerate() {
-            if schema.input_spec(i).is_some_and(|s| s.ty == InTy::I64Const) && inputs.contains(name)
-            {
-                bind.insert(name.clone());
+            if schema.input_spec(i).is_some_and(|s| s.ty == InTy::I64Const) && !name.is_empty() {
+                needed.insert(name.clone());
+                if inputs.contains(name) {
+                    bind.insert(name.clone());
+                }
             }
+        }
+    }
+    // And the integer inputs they are computed from (an index derived from a label).
+    loop {
+        let before = needed.len();
+        for node in &graph.node {
+            if node.output.iter().any(|o| needed.contains(o)) {
+                needed.extend(node.input.iter().filter(|i| !i.is_empty()).cloned());
+            }
+        }
+        if needed.len() == before {
+            break;
+        }
+    }
+    for (k, name) in inputs.iter().enumerate() {
+        if needed.contains(name)
+            && data_sets_of(dir, k)?
+                .first()
+                .is_some_and(|t| matches!(t.data_type, Some(6 | 7)))
+        {
+            bind.insert(name.clone());
         }
     }
     if bind.is_empty() {

@@ -361,6 +361,16 @@ impl Importer<'_> {
             ));
             return;
         };
+        // Equal parts: no sizes, and no num_outputs (which opset 18 added).
+        if op == "Split"
+            && node.input.get(1).is_none_or(String::is_empty)
+            && proto::find(node, "num_outputs").is_none()
+        {
+            if let Some(node) = self.split_equal_parts(node) {
+                self.build(schema, &node, name);
+            }
+            return;
+        }
         self.build(schema, node, name);
     }
 

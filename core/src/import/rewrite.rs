@@ -107,6 +107,36 @@ impl Importer<'_> {
             .insert(name.to_string(), Val::Const(Const { dims, data }));
     }
 
+    /// Split without part sizes before opset 18 means equal parts, one per output; the
+    /// sizes become the `split` input (the registered Split needs them, or
+    /// `num_outputs`, which older opsets lack). Returns the node to build.
+    pub(super) fn split_equal_parts(&mut self, node: &pb::NodeProto) -> Option<pb::NodeProto> {
+        let Some(dims) = node.input.first().and_then(|i| self.dims_of(i)) else {
+            self.error("needs its input's dims fixed to split it into equal parts");
+            return None;
+        };
+        let rank = dims.len() as i64;
+        let axis = proto::int(node, "axis").unwrap_or(0);
+        let a = if axis < 0 { axis + rank } else { axis };
+        let n = node.output.len();
+        let Some(&d) = usize::try_from(a).ok().and_then(|a| dims.get(a)) else {
+            self.error(format!("has axis {axis} outside the input's rank {rank}"));
+            return None;
+        };
+        if n == 0 || d % n != 0 {
+            self.error(format!(
+                "splits a dimension of {d} into {n} equal parts; it must divide evenly"
+            ));
+            return None;
+        }
+        let name = format!("{}::split", node.output[0]);
+        self.define_const(&name, vec![n], Data::I64(vec![(d / n) as i64; n]));
+        let mut node = node.clone();
+        node.input.truncate(1);
+        node.input.push(name);
+        Some(node)
+    }
+
     /// Softmax, LogSoftmax and Hardmax before opset 13 work on the input flattened to
     /// 2-D at `axis` (default 1); after, on one axis. The same values come from the new
     /// operator over the last axis of that 2-D view, reshaped back.

@@ -241,7 +241,7 @@ fn cycles_truncation_and_wrong_versions_are_errors_not_panics() {
     );
     let e = import(&file("v6.onnx", &old), quote!()).unwrap_err();
     assert!(
-        e[0].contains("uses opset 6 of the default domain; tinyonnx imports opsets 7 to 23"),
+        e[0].contains("uses opset 6 of the default domain; tinyonnx imports opsets 7 to 28"),
         "{e:#?}"
     );
     let e = import("/nonexistent/m.onnx", quote!()).unwrap_err();

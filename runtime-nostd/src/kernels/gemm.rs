@@ -86,17 +86,19 @@ pub fn batched_matmul<const M: usize, const K: usize, const N: usize, const R: u
 
 /// `Einsum` over `L` letters of sizes `extents`: `y[Σ i·sy] += a[Σ i·sa] (* b[Σ i·sb])` for
 /// every combination of letter indices (a stride 0 where a tensor lacks the letter), `y`
-/// zeroed first.
+/// zeroed first; f32 or f64.
 #[inline(never)]
-pub fn einsum<const L: usize>(
-    a: &[f32],
+pub fn einsum<T, const L: usize>(
+    a: &[T],
     sa: &[usize; L],
-    b: Option<(&[f32], &[usize; L])>,
-    y: &mut [f32],
+    b: Option<(&[T], &[usize; L])>,
+    y: &mut [T],
     sy: &[usize; L],
     extents: &[usize; L],
-) {
-    y.fill(0.0);
+) where
+    T: Copy + Default + core::ops::Add<Output = T> + core::ops::Mul<Output = T>,
+{
+    y.fill(T::default());
     let total: usize = extents.iter().product();
     let mut idx = [0usize; L];
     let (mut ia, mut ib, mut iy) = (0usize, 0usize, 0usize);
@@ -107,7 +109,7 @@ pub fn einsum<const L: usize>(
             Some((b, _)) => a[ia] * b[ib],
             None => a[ia],
         };
-        y[iy] += v;
+        y[iy] = y[iy] + v;
         let mut d = L;
         while d > 0 {
             d -= 1;

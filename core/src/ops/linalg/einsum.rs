@@ -15,12 +15,14 @@ pub static EINSUM: OpSchema = OpSchema {
             "input a: f32[3, 4]; input b: f32[4, 5]; output y = Einsum(a, b, equation = \"ij,jk->ik\"); output z = Einsum(a, b, equation = \"ij,jk\"); output t = Einsum(a, equation = \"ij->ji\");",
             "input q: f32[2, 3, 6, 4]; input k: f32[2, 3, 5, 4]; output y = Einsum(q, k, equation = \"bhqd, bhkd -> bhqk\");",
             "input u: f32[3]; input v: f32[5]; input t: f32[3, 4, 5]; input b: f32[4, 5]; output y = Einsum(u, v, equation = \"i,j->ij\"); output z = Einsum(t, b, equation = \"ijk,jk->i\"); output s = Einsum(t, equation = \"ijk->k\");",
+            "input a: f64[2, 3, 4]; input b: f64[2, 4, 5]; output y = Einsum(a, b, equation = \"bij,bjk->bik\"); output t = Einsum(a, equation = \"bij->\");",
         ])
     },
     op_type: "Einsum",
     inputs: &[input("Inputs")],
     variadic: true,
     attrs: &[attr("equation", AttrKind::Str, AttrDefault::Required)],
+    dtypes: &[DType::F32, DType::F64],
     infer,
     lower,
     macs: |cx| plan_of(cx).map_or(0, |p| p.extents.iter().product::<usize>() as u64),
@@ -195,13 +197,13 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let y = &cx.outputs[0].expr;
     match cx.inputs.len() {
         1 => quote! {
-            #kernels::gemm::einsum::<#l>(#a, &[#(#sa),*], ::core::option::Option::None, #y, &[#(#sy),*], &[#(#ext),*]);
+            #kernels::gemm::einsum::<_, #l>(#a, &[#(#sa),*], ::core::option::Option::None, #y, &[#(#sy),*], &[#(#ext),*]);
         },
         _ => {
             let b = &cx.input(1).expr;
             let sb = &plan.strides[1];
             quote! {
-                #kernels::gemm::einsum::<#l>(#a, &[#(#sa),*], ::core::option::Option::Some((#b, &[#(#sb),*])), #y, &[#(#sy),*], &[#(#ext),*]);
+                #kernels::gemm::einsum::<_, #l>(#a, &[#(#sa),*], ::core::option::Option::Some((#b, &[#(#sb),*])), #y, &[#(#sy),*], &[#(#ext),*]);
             }
         }
     }

@@ -1,5 +1,5 @@
 //! Operators that only change the shape, not the data: `Reshape` (opset 14: shape as a
-//! compile-time int64 input with `-1` and `0`, `allowzero` = 0), `Flatten` (opset 13),
+//! compile-time int64 input with `-1` and `0`; `allowzero` = 1 where the shape has no 0), `Flatten` (opset 13),
 //! `Squeeze` and `Unsqueeze` (opset 13: axes as an int64 input), `Identity`-like
 //! `Dropout` at inference. On the device they copy, or do nothing when the planner runs
 //! them in place.
@@ -15,6 +15,7 @@ pub static RESHAPE: OpSchema = OpSchema {
             "input x: f32[2, 3, 4]; output y = Reshape(x, [4, -1]); output z = Reshape(x, [0, 12]); output w = Reshape(x, [24]);",
             "dim batch = 2; input x: f32[batch, 6]; output y = Reshape(x, [0, 2, 3]); output z = Reshape(x, [0, -1]);",
             "input x: i32[2, 3]; input b: bool[6]; input d: f64[3, 2]; output y = Reshape(x, [3, 2]); output z = Reshape(b, [2, 1, 3]); output w = Reshape(d, [-1]);",
+            "input x: f32[2, 3, 4]; output y = Reshape(x, [4, -1], allowzero = 1);",
         ])
     },
     op_type: "Reshape",
@@ -131,15 +132,19 @@ fn parts(s: &[Dim]) -> (usize, Vec<String>) {
 
 fn infer_reshape(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     let x = cx.input(0);
-    if cx.attrs.int("allowzero") != 0 {
-        return Err(OpError::attr(
-            "allowzero",
-            "only allowzero = 0 is supported (0 copies the input dimension)",
-        ));
-    }
     let spec = cx
         .const_i64(1)
         .expect("checked: the shape is a compile-time constant");
+    // allowzero = 1 differs only where the shape holds a 0 (a zero-size dimension
+    // instead of the input's).
+    if cx.attrs.int("allowzero") != 0 && spec.contains(&0) {
+        return Err(OpError::attr(
+            "allowzero",
+            format!(
+                "allowzero = 1 with a 0 in the shape {spec:?} makes an empty tensor, which tinyonnx does not have"
+            ),
+        ));
+    }
     let mut out: Vec<Option<Dim>> = Vec::with_capacity(spec.len());
     let mut infer_at = None;
     for (i, &v) in spec.iter().enumerate() {
