@@ -137,6 +137,98 @@ impl Importer<'_> {
         Some(node)
     }
 
+    /// LayerNormalization whose Mean or InvStdDev output is read (tinyonnx's operator
+    /// makes only Y): Y from the operator, the statistics from ReduceMean, Sub, Mul,
+    /// Add, Sqrt and Reciprocal over the normalized axes, kept as dims of 1.
+    pub(super) fn layer_norm_stats(&mut self, node: &pb::NodeProto, name: &str) {
+        let Some(x) = node.input.first().cloned() else {
+            self.error("has no input");
+            return;
+        };
+        let Some(dims) = self.dims_of(&x) else {
+            if matches!(self.vals.get(&x), Some(Val::Tensor(_) | Val::Const(_))) {
+                self.error("needs an input of known shape for its Mean and InvStdDev outputs");
+            }
+            return;
+        };
+        let r = dims.len() as i64;
+        let axis = proto::int(node, "axis").unwrap_or(-1);
+        let a = if axis < 0 { axis + r } else { axis };
+        if !(0..r).contains(&a) {
+            self.error(format!("has axis {axis}, out of range for rank {r}"));
+            return;
+        }
+        if proto::int(node, "stash_type").is_some_and(|t| t != 1) {
+            self.error("computes its statistics in f32 only (stash_type = 1)");
+            return;
+        }
+        let eps = proto::float(node, "epsilon").unwrap_or(1e-5);
+        let out = |k: usize| node.output.get(k).filter(|o| !o.is_empty()).cloned();
+        let y = out(0).unwrap_or_else(|| format!("{name}::Y"));
+        let mean = out(1).unwrap_or_else(|| format!("{name}::Mean"));
+        let (x_in, rest) = (x.clone(), node.input[1..].to_vec());
+        self.emit(
+            "LayerNormalization",
+            [vec![x_in], rest].concat(),
+            y,
+            node.attribute.clone(),
+            name.to_string(),
+        );
+        let axes: Vec<i64> = (a..r).collect();
+        self.reduce_mean(&x, &mean, &axes, format!("{name}::mean"));
+        let t = |s: &str| format!("{name}::{s}");
+        self.emit(
+            "Sub",
+            vec![x, mean],
+            t("centered"),
+            Vec::new(),
+            t("centered"),
+        );
+        self.emit(
+            "Mul",
+            vec![t("centered"), t("centered")],
+            t("squared"),
+            Vec::new(),
+            t("squared"),
+        );
+        self.reduce_mean(&t("squared"), &t("var"), &axes, t("var"));
+        self.define_const(&t("epsilon"), Vec::new(), Data::F32(vec![eps]));
+        self.emit(
+            "Add",
+            vec![t("var"), t("epsilon")],
+            t("var_eps"),
+            Vec::new(),
+            t("var_eps"),
+        );
+        self.emit("Sqrt", vec![t("var_eps")], t("std"), Vec::new(), t("std"));
+        let inv = out(2).unwrap_or_else(|| t("InvStdDev"));
+        self.emit("Reciprocal", vec![t("std")], inv, Vec::new(), t("inv_std"));
+    }
+
+    /// ReduceMean over `axes` keeping them, in the model opset's form (axes an input
+    /// from 18, an attribute before).
+    fn reduce_mean(&mut self, x: &str, out: &str, axes: &[i64], name: String) {
+        if self.cx.graph.opset >= 18 {
+            let axes_name = format!("{name}::axes");
+            self.define_const(&axes_name, vec![axes.len()], Data::I64(axes.to_vec()));
+            self.emit(
+                "ReduceMean",
+                vec![x.into(), axes_name],
+                out.into(),
+                Vec::new(),
+                name,
+            );
+        } else {
+            let attr = pb::AttributeProto {
+                name: Some("axes".into()),
+                r#type: Some(7),
+                ints: axes.to_vec(),
+                ..Default::default()
+            };
+            self.emit("ReduceMean", vec![x.into()], out.into(), vec![attr], name);
+        }
+    }
+
     /// Softmax, LogSoftmax and Hardmax before opset 13 work on the input flattened to
     /// 2-D at `axis` (default 1); after, on one axis. The same values come from the new
     /// operator over the last axis of that 2-D view, reshaped back.
