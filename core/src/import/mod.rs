@@ -346,6 +346,10 @@ impl Importer<'_> {
             self.softmax_before_13(node, &name);
             return;
         }
+        if matches!(op.as_str(), "LSTM" | "GRU" | "RNN") && proto::int(node, "layout") == Some(1) {
+            self.recurrent_batch_first(node, &name);
+            return;
+        }
         if op == "LayerNormalization" && node.output.iter().skip(1).any(|o| !o.is_empty()) {
             self.layer_norm_stats(node, &name);
             return;

@@ -205,6 +205,62 @@ impl Importer<'_> {
         self.emit("Reciprocal", vec![t("std")], inv, Vec::new(), t("inv_std"));
     }
 
+    /// LSTM, GRU or RNN with `layout = 1` (batch first): the same operator in
+    /// `layout = 0` between Transposes of X, the initial states and the outputs.
+    pub(super) fn recurrent_batch_first(&mut self, node: &pb::NodeProto, name: &str) {
+        let op = node.op_type.clone().unwrap_or_default();
+        let Some(schema) = ops::lookup(&op) else {
+            return;
+        };
+        let t = |s: &str| format!("{name}::{s}");
+        let transpose = |this: &mut Self, from: String, to: String, perm: &[i64], n: String| {
+            let attr = pb::AttributeProto {
+                name: Some("perm".into()),
+                r#type: Some(7),
+                ints: perm.to_vec(),
+                ..Default::default()
+            };
+            this.emit("Transpose", vec![from], to, vec![attr], n);
+        };
+        let mut inner = node.clone();
+        inner
+            .attribute
+            .retain(|a| a.name.as_deref() != Some("layout"));
+        // X [batch, seq, in] and the states [batch, dirs, hidden] swap their first axes.
+        let swapped: &[usize] = if op == "LSTM" { &[0, 5, 6] } else { &[0, 5] };
+        for &k in swapped {
+            if let Some(i) = node.input.get(k).filter(|i| !i.is_empty()) {
+                let to = t(&format!("in{k}_seq_first"));
+                transpose(
+                    self,
+                    i.clone(),
+                    to.clone(),
+                    &[1, 0, 2],
+                    t(&format!("in{k}_t")),
+                );
+                inner.input[k] = to;
+            }
+        }
+        // Y [seq, dirs, batch, hidden] -> [batch, seq, dirs, hidden]; the final states
+        // [dirs, batch, hidden] -> [batch, dirs, hidden].
+        let mut back = Vec::new();
+        for (k, o) in node.output.iter().enumerate() {
+            if o.is_empty() {
+                continue;
+            }
+            let seq_first = t(&format!("out{k}_seq_first"));
+            inner.output[k] = seq_first.clone();
+            let perm: &[i64] = if k == 0 { &[2, 0, 1, 3] } else { &[1, 0, 2] };
+            back.push((seq_first, o.clone(), perm, t(&format!("out{k}_t"))));
+        }
+        self.build(schema, &inner, name.to_string());
+        for (from, to, perm, n) in back {
+            if matches!(self.vals.get(&from), Some(Val::Tensor(_) | Val::Const(_))) {
+                transpose(self, from, to, perm, n);
+            }
+        }
+    }
+
     /// ReduceMean over `axes` keeping them, in the model opset's form (axes an input
     /// from 18, an attribute before).
     fn reduce_mean(&mut self, x: &str, out: &str, axes: &[i64], name: String) {
