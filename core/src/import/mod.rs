@@ -350,6 +350,13 @@ impl Importer<'_> {
             self.recurrent_batch_first(node, &name);
             return;
         }
+        if op == "Dropout"
+            && (node.output.get(1).is_some_and(|m| !m.is_empty())
+                || node.input.get(2).is_some_and(|t| !t.is_empty()))
+        {
+            self.dropout_inference(node, &name);
+            return;
+        }
         if op == "LayerNormalization" && node.output.iter().skip(1).any(|o| !o.is_empty()) {
             self.layer_norm_stats(node, &name);
             return;

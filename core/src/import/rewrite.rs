@@ -261,6 +261,56 @@ impl Importer<'_> {
         }
     }
 
+    /// Dropout at inference with its `mask` output read, or its `training_mode` input
+    /// given: the mask is all true (a constant), the data passes through.
+    pub(super) fn dropout_inference(&mut self, node: &pb::NodeProto, name: &str) {
+        let Some(schema) = ops::lookup("Dropout") else {
+            return;
+        };
+        let mut inner = node.clone();
+        if let Some(t) = node.input.get(2).filter(|t| !t.is_empty()) {
+            match self.vals.get(t) {
+                Some(Val::Const(c)) if c.data.len() == 1 => {
+                    let training = match &c.data {
+                        Data::Typed { values, .. } => values[0] != 0.0,
+                        Data::I64(v) => v[0] != 0,
+                        Data::F32(v) => v[0] != 0.0,
+                    };
+                    if training {
+                        self.error(
+                            "runs in training mode (random masks); tinyonnx runs inference only",
+                        );
+                        return;
+                    }
+                }
+                Some(Val::Poisoned) => return,
+                _ => {
+                    self.error(
+                        "has a training_mode known only when the model runs; tinyonnx runs \
+                         inference only",
+                    );
+                    return;
+                }
+            }
+            inner.input.truncate(2);
+        }
+        if let Some(mask) = node.output.get(1).filter(|m| !m.is_empty()) {
+            let Some(dims) = node.input.first().and_then(|x| self.dims_of(x)) else {
+                self.error("needs an input of known shape for its mask output");
+                return;
+            };
+            let n = dims.iter().product();
+            let values = vec![1.0; n];
+            let data = Data::Typed {
+                dtype: crate::types::DType::Bool,
+                values,
+            };
+            self.define_const(&mask.clone(), dims, data);
+            inner.output.truncate(1);
+        }
+        self.build(schema, &inner, name.to_string());
+    }
+
     /// ReduceMean over `axes` keeping them, in the model opset's form (axes an input
     /// from 18, an attribute before).
     fn reduce_mean(&mut self, x: &str, out: &str, axes: &[i64], name: String) {
