@@ -1320,6 +1320,11 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `MaxPool`.
+    pub model MaxPoolCase2 { opset = 18; input x: f32[1, 2, 5, 6, 7]; output y = MaxPool(x, kernel_shape = [2, 3, 2], strides = [2, 1, 2], pads = [1, 0, 1, 0, 1, 1]); output z = MaxPool(x, kernel_shape = [2, 2, 2], dilations = [2, 1, 2], ceil_mode = 1, strides = [2, 2, 2]); }
+}
+
+onnx_model! {
     /// A cross-check case of `AveragePool`.
     pub model AveragePoolCase0 { opset = 18; input x: f32[1, 3, 7, 8]; output y = AveragePool(x, kernel_shape = [2, 2]); output z = AveragePool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]); output w = AveragePool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], count_include_pad = 1, ceil_mode = 1); }
 }
@@ -1327,6 +1332,11 @@ onnx_model! {
 onnx_model! {
     /// A cross-check case of `AveragePool`.
     pub model AveragePoolCase1 { opset = 19; input x: f32[1, 2, 8, 8]; output y = AveragePool(x, kernel_shape = [2, 2], dilations = [2, 2]); output z = AveragePool(x, kernel_shape = [3, 2], auto_pad = "SAME_LOWER"); }
+}
+
+onnx_model! {
+    /// A cross-check case of `AveragePool`.
+    pub model AveragePoolCase2 { opset = 18; input x: f32[1, 2, 5, 6, 7]; output y = AveragePool(x, kernel_shape = [2, 3, 2], strides = [2, 1, 2], pads = [1, 0, 1, 0, 1, 1]); output z = AveragePool(x, kernel_shape = [3, 3, 3], pads = [1, 1, 1, 1, 1, 1], count_include_pad = 1, strides = [2, 2, 2], ceil_mode = 1); }
 }
 
 onnx_model! {
@@ -2059,8 +2069,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("BatchNormalization", example::<BatchNormalizationCase1>()),
     ("MaxPool", example::<MaxPoolCase0>()),
     ("MaxPool", example::<MaxPoolCase1>()),
+    ("MaxPool", example::<MaxPoolCase2>()),
     ("AveragePool", example::<AveragePoolCase0>()),
     ("AveragePool", example::<AveragePoolCase1>()),
+    ("AveragePool", example::<AveragePoolCase2>()),
     ("GlobalAveragePool", example::<GlobalAveragePoolCase0>()),
     ("GlobalMaxPool", example::<GlobalMaxPoolCase0>()),
     ("ReduceSum", example::<ReduceSumCase0>()),

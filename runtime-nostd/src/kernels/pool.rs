@@ -227,6 +227,68 @@ pub fn avg_pool2d<
     }
 }
 
+/// MaxPool (`MAX`, NaN propagating) or AveragePool (`INCLUDE_PAD` as in
+/// [`avg_pool2d`]) over three spatial axes, each given as `[input, kernel, output,
+/// stride, dilation, pad_begin, pad_end]`. Rare on devices, so the geometry is read at
+/// run time rather than unrolled.
+#[inline(never)]
+pub fn pool3d<const NC: usize, const MAX: bool, const INCLUDE_PAD: bool>(
+    x: &[f32],
+    y: &mut [f32],
+    g: &[[usize; 7]; 3],
+) {
+    let [d, h, w] = g;
+    let plane_in = d[0] * h[0] * w[0];
+    let plane_out = d[2] * h[2] * w[2];
+    let x = &x[..NC * plane_in];
+    let y = &mut y[..NC * plane_out];
+    // Position `o` of an axis, tap `k`: its index in the padded input and in the input.
+    let at = |a: &[usize; 7], o: usize, k: usize| {
+        let padded = (o * a[3] + k * a[4]) as isize;
+        (padded, padded - a[5] as isize)
+    };
+    let inside = |a: &[usize; 7], i: isize| i >= 0 && i < a[0] as isize;
+    let in_pads = |a: &[usize; 7], p: isize| p < (a[0] + a[5] + a[6]) as isize;
+    for p in 0..NC {
+        let xp = &x[p * plane_in..(p + 1) * plane_in];
+        let mut out = p * plane_out;
+        for od in 0..d[2] {
+            for oh in 0..h[2] {
+                for ow in 0..w[2] {
+                    let (mut acc, mut count) = (if MAX { f32::NEG_INFINITY } else { 0.0 }, 0usize);
+                    for kd in 0..d[1] {
+                        let (pd, id) = at(d, od, kd);
+                        for kh in 0..h[1] {
+                            let (ph, ih) = at(h, oh, kh);
+                            for kw in 0..w[1] {
+                                let (pw, iw) = at(w, ow, kw);
+                                if inside(d, id) && inside(h, ih) && inside(w, iw) {
+                                    let v =
+                                        xp[(id as usize * h[0] + ih as usize) * w[0] + iw as usize];
+                                    acc = if MAX { max_nan(acc, v) } else { acc + v };
+                                    count += 1;
+                                } else if INCLUDE_PAD
+                                    && in_pads(d, pd)
+                                    && in_pads(h, ph)
+                                    && in_pads(w, pw)
+                                {
+                                    count += 1;
+                                }
+                            }
+                        }
+                    }
+                    y[out] = match (MAX, count) {
+                        (true, _) => acc,
+                        (false, 0) => 0.0,
+                        (false, n) => acc / n as f32,
+                    };
+                    out += 1;
+                }
+            }
+        }
+    }
+}
+
 /// Mean of each of `NC` planes of `S` values.
 #[inline]
 pub fn global_avg_pool<const NC: usize, const S: usize>(x: &[f32], y: &mut [f32]) {

@@ -301,12 +301,28 @@ pub fn geometry(
 
 /// Fixed spatial dimensions of `x` (from axis 2), or an error naming the input.
 pub fn spatial(op: &str, x: &TensorType, input: usize) -> Result<Vec<usize>, OpError> {
+    spatial_upto(op, x, input, 2)
+}
+
+/// [`spatial`] for operators with kernels of up to `axes` spatial axes (2 or 3).
+pub fn spatial_upto(
+    op: &str,
+    x: &TensorType,
+    input: usize,
+    axes: usize,
+) -> Result<Vec<usize>, OpError> {
     let rank = x.shape.rank();
-    if rank != 3 && rank != 4 {
+    if !(3..=2 + axes).contains(&rank) {
+        let three = if axes == 3 {
+            " or 5 [N, C, D, H, W]"
+        } else {
+            ""
+        };
+        let or = if axes == 3 { "," } else { " or" };
         return Err(OpError::input(
             input,
             format!(
-                "{op} expects an input of rank 3 [N, C, L] or 4 [N, C, H, W], got {}",
+                "{op} expects an input of rank 3 [N, C, L]{or} 4 [N, C, H, W]{three}, got {}",
                 x.shape
             ),
         ));

@@ -1,9 +1,9 @@
 //! `MaxPool`, `AveragePool` (opset 19 semantics: dilations, ceil_mode, count_include_pad)
-//! and `GlobalAveragePool`, for 1-D and 2-D inputs.
+//! and `GlobalAveragePool`, for 1-D, 2-D and 3-D inputs.
 
 use quote::quote;
 
-use super::conv::{Axis, as_2d, geometry, spatial};
+use super::conv::{Axis, as_2d, geometry, spatial_upto};
 use crate::ops::schema::prelude::*;
 use crate::types::{Dim, Shape, TensorType};
 
@@ -22,6 +22,7 @@ pub static MAX_POOL: OpSchema = OpSchema {
         cases(&[
             "input x: f32[1, 3, 7, 8]; output y = MaxPool(x, kernel_shape = [2, 2]); output z = MaxPool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]); output w = MaxPool(x, kernel_shape = [3, 2], strides = [2, 2], ceil_mode = 1);",
             "input x: f32[2, 2, 9]; output y = MaxPool(x, kernel_shape = [3], strides = [2], auto_pad = \"SAME_UPPER\"); output z = MaxPool(x, kernel_shape = [2], dilations = [3]);",
+            "input x: f32[1, 2, 5, 6, 7]; output y = MaxPool(x, kernel_shape = [2, 3, 2], strides = [2, 1, 2], pads = [1, 0, 1, 0, 1, 1]); output z = MaxPool(x, kernel_shape = [2, 2, 2], dilations = [2, 1, 2], ceil_mode = 1, strides = [2, 2, 2]);",
         ])
     },
     op_type: "MaxPool",
@@ -47,6 +48,7 @@ pub static AVERAGE_POOL: OpSchema = OpSchema {
         cases(&[
             "input x: f32[1, 3, 7, 8]; output y = AveragePool(x, kernel_shape = [2, 2]); output z = AveragePool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]); output w = AveragePool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], count_include_pad = 1, ceil_mode = 1);",
             "opset = 19; input x: f32[1, 2, 8, 8]; output y = AveragePool(x, kernel_shape = [2, 2], dilations = [2, 2]); output z = AveragePool(x, kernel_shape = [3, 2], auto_pad = \"SAME_LOWER\");",
+            "input x: f32[1, 2, 5, 6, 7]; output y = AveragePool(x, kernel_shape = [2, 3, 2], strides = [2, 1, 2], pads = [1, 0, 1, 0, 1, 1]); output z = AveragePool(x, kernel_shape = [3, 3, 3], pads = [1, 1, 1, 1, 1, 1], count_include_pad = 1, strides = [2, 2, 2], ceil_mode = 1);",
         ])
     },
     op_type: "AveragePool",
@@ -127,7 +129,7 @@ fn window(op: &str, cx_attrs: &Attrs, sp: &[usize]) -> Result<Vec<Axis>, OpError
 
 fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     let x = cx.input(0);
-    let sp = spatial(cx.op.op_type, x, 0)?;
+    let sp = spatial_upto(cx.op.op_type, x, 0, 3)?;
     if cx.op.op_type == "MaxPool" && cx.attrs.int("storage_order") != 0 {
         return Err(OpError::attr(
             "storage_order",
@@ -152,10 +154,39 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     }])
 }
 
-fn plan(cx: &LowerCtx) -> (usize, [Axis; 2]) {
+fn axes(cx: &LowerCtx) -> (usize, Vec<Axis>) {
     let x = &cx.input(0).shape;
     let axes = window("pool", cx.attrs, &x[2..]).expect("checked during inference");
-    (x[0] * x[1], as_2d(&axes))
+    (x[0] * x[1], axes)
+}
+
+fn plan(cx: &LowerCtx) -> (usize, [Axis; 2]) {
+    let (nc, axes) = axes(cx);
+    (nc, as_2d(&axes))
+}
+
+/// The 3-D kernel's call, if the input has three spatial axes.
+fn lower_3d(cx: &LowerCtx, max: bool) -> Option<TokenStream> {
+    let (nc, axes) = axes(cx);
+    if axes.len() != 3 {
+        return None;
+    }
+    let g = axes.iter().map(|a| {
+        let v = [
+            a.input,
+            a.kernel,
+            a.output,
+            a.stride,
+            a.dilation,
+            a.pad_begin,
+            a.pad_end,
+        ];
+        quote!([#(#v),*])
+    });
+    let include = !max && cx.attrs.int("count_include_pad") == 1;
+    let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
+    let kernels = kernels();
+    Some(quote! { #kernels::pool::pool3d::<#nc, #max, #include>(#x, #y, &[#(#g),*]); })
 }
 
 fn args(cx: &LowerCtx) -> Vec<usize> {
@@ -178,6 +209,9 @@ fn args(cx: &LowerCtx) -> Vec<usize> {
 }
 
 fn lower_max(cx: &LowerCtx) -> TokenStream {
+    if let Some(call) = lower_3d(cx, true) {
+        return call;
+    }
     let a = args(cx);
     let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
     let kernels = kernels();
@@ -185,6 +219,9 @@ fn lower_max(cx: &LowerCtx) -> TokenStream {
 }
 
 fn lower_avg(cx: &LowerCtx) -> TokenStream {
+    if let Some(call) = lower_3d(cx, false) {
+        return call;
+    }
     let a = args(cx);
     let (_, [h, w]) = plan(cx);
     let include = cx.attrs.int("count_include_pad") == 1;
@@ -195,8 +232,8 @@ fn lower_avg(cx: &LowerCtx) -> TokenStream {
 }
 
 fn window_macs(cx: &LowerCtx) -> u64 {
-    let (nc, [h, w]) = plan(cx);
-    (nc * h.output * w.output * h.kernel * w.kernel) as u64
+    let (nc, axes) = axes(cx);
+    (nc * axes.iter().map(|a| a.output * a.kernel).product::<usize>()) as u64
 }
 
 fn infer_global(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
