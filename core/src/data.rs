@@ -12,7 +12,8 @@ pub type TensorId = usize;
 pub enum Data {
     F32(Vec<f32>),
     I64(Vec<i64>),
-    /// f64, i32, i8, u8 or bool values, each exact as an f64 (bool as 0 or 1).
+    /// f64, i32, i16, i8, u64, u32, u16, u8 or bool values, each exact as an f64 (bool
+    /// as 0 or 1; u64 values are at most 2^53, which the readers check).
     Typed {
         dtype: DType,
         values: Vec<f64>,
@@ -46,6 +47,10 @@ impl Data {
                     DType::I32 => (x as i32).to_le_bytes().to_vec(),
                     DType::I8 => (x as i8).to_le_bytes().to_vec(),
                     DType::U8 | DType::Bool => vec![x as u8],
+                    DType::I16 => (x as i16).to_le_bytes().to_vec(),
+                    DType::U16 => (x as u16).to_le_bytes().to_vec(),
+                    DType::U32 => (x as u32).to_le_bytes().to_vec(),
+                    DType::U64 => (x as u64).to_le_bytes().to_vec(),
                     DType::F32 | DType::I64 => unreachable!("bug: {dtype} data is not Typed"),
                 })
                 .collect(),

@@ -239,6 +239,10 @@ pub fn evaluate_typed(expr: &Expr, shape: &[usize], dtype: DType) -> Result<Vec<
         DType::I32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
         DType::I8 => (f64::from(i8::MIN), f64::from(i8::MAX)),
         DType::U8 => (0.0, f64::from(u8::MAX)),
+        DType::I16 => (f64::from(i16::MIN), f64::from(i16::MAX)),
+        DType::U16 => (0.0, f64::from(u16::MAX)),
+        DType::U32 => (0.0, f64::from(u32::MAX)),
+        DType::U64 => (0.0, 9_007_199_254_740_992.0),
         DType::Bool => (0.0, 1.0),
         _ => return Ok(values.into_iter().map(|(v, _)| v).collect()),
     };

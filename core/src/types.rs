@@ -24,16 +24,24 @@ pub enum DType {
     I8,
     U8,
     Bool,
+    I16,
+    U16,
+    U32,
+    U64,
 }
 
 impl DType {
     /// Every dtype the DSL knows, in the order error messages list them.
-    pub const ALL: [DType; 7] = [
+    pub const ALL: [DType; 11] = [
         DType::F32,
         DType::F64,
         DType::I64,
         DType::I32,
+        DType::I16,
         DType::I8,
+        DType::U64,
+        DType::U32,
+        DType::U16,
         DType::U8,
         DType::Bool,
     ];
@@ -48,6 +56,10 @@ impl DType {
             DType::I8 => "i8",
             DType::U8 => "u8",
             DType::Bool => "bool",
+            DType::I16 => "i16",
+            DType::U16 => "u16",
+            DType::U32 => "u32",
+            DType::U64 => "u64",
         }
     }
 
@@ -66,14 +78,19 @@ impl DType {
             DType::I64 => 7,
             DType::Bool => 9,
             DType::F64 => 11,
+            DType::U16 => 4,
+            DType::I16 => 5,
+            DType::U32 => 12,
+            DType::U64 => 13,
         }
     }
 
     /// Size of one element in bytes.
     pub fn size(self) -> usize {
         match self {
-            DType::F64 | DType::I64 => 8,
-            DType::F32 | DType::I32 => 4,
+            DType::F64 | DType::I64 | DType::U64 => 8,
+            DType::F32 | DType::I32 | DType::U32 => 4,
+            DType::I16 | DType::U16 => 2,
             DType::I8 | DType::U8 | DType::Bool => 1,
         }
     }

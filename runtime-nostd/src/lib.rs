@@ -100,8 +100,9 @@ impl TensorInfo {
     /// Bytes of one element (bool: 1).
     pub const fn elem_bytes(&self) -> usize {
         match self.dtype.as_bytes() {
-            b"f64" | b"i64" => 8,
-            b"f32" | b"i32" => 4,
+            b"f64" | b"i64" | b"u64" => 8,
+            b"f32" | b"i32" | b"u32" => 4,
+            b"i16" | b"u16" => 2,
             _ => 1,
         }
     }
@@ -253,7 +254,7 @@ pub mod typed_testing {
 
     /// Fills `buf` from the same stream as [`crate::testing::fill_uniform`]: one value
     /// `v` in `[-scale, scale)` per element, converted per type: floats keep it (f64
-    /// widened from the f32), signed integers `round(8 v)`, u8 `round(8 (v + scale))`,
+    /// widened from the f32), signed integers `round(8 v)`, unsigned `round(8 (v + scale))`,
     /// bool `v > 0`. Small integers make ties and equal pairs likely, which the
     /// comparisons and `ArgMax` need to be tested. Returns the generator state.
     pub fn fill(state: u64, buf: TensorMut<'_>, scale: f32) -> u64 {
@@ -273,6 +274,16 @@ pub mod typed_testing {
                 .iter_mut()
                 .for_each(|v| *v = round(8.0 * (next() + scale)) as u8),
             TensorMut::Bool(b) => b.iter_mut().for_each(|v| *v = next() > 0.0),
+            TensorMut::I16(b) => b.iter_mut().for_each(|v| *v = round(8.0 * next()) as i16),
+            TensorMut::U16(b) => b
+                .iter_mut()
+                .for_each(|v| *v = round(8.0 * (next() + scale)) as u16),
+            TensorMut::U32(b) => b
+                .iter_mut()
+                .for_each(|v| *v = round(8.0 * (next() + scale)) as u32),
+            TensorMut::U64(b) => b
+                .iter_mut()
+                .for_each(|v| *v = round(8.0 * (next() + scale)) as u64),
         }
         s
     }
@@ -447,6 +458,10 @@ typed_buffers! {
     I8(i8) = "i8",
     U8(u8) = "u8",
     Bool(bool) = "bool",
+    I16(i16) = "i16",
+    U16(u16) = "u16",
+    U32(u32) = "u32",
+    U64(u64) = "u64",
 }
 
 /// The signature of [`Model::run`], for tables of models.

@@ -50,6 +50,26 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `Add`.
+    pub model AddCase9 { opset = 18; input a: i16[2, 3, 4]; input b: i16[4]; output y = Add(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Add`.
+    pub model AddCase10 { opset = 18; input a: u16[2, 3, 4]; input b: u16[4]; output y = Add(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Add`.
+    pub model AddCase11 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = Add(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Add`.
+    pub model AddCase12 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = Add(a, b); }
+}
+
+onnx_model! {
     /// A cross-check case of `Sub`.
     pub model SubCase0 { opset = 18; input a: f32[2, 3, 4]; input b: f32[4]; output y = Sub(a, b); }
 }
@@ -92,6 +112,26 @@ onnx_model! {
 onnx_model! {
     /// A cross-check case of `Sub`.
     pub model SubCase8 { opset = 18; input a: u8[2, 3, 4]; input b: u8[4]; output y = Sub(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sub`.
+    pub model SubCase9 { opset = 18; input a: i16[2, 3, 4]; input b: i16[4]; output y = Sub(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sub`.
+    pub model SubCase10 { opset = 18; input a: u16[2, 3, 4]; input b: u16[4]; output y = Sub(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sub`.
+    pub model SubCase11 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = Sub(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sub`.
+    pub model SubCase12 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = Sub(a, b); }
 }
 
 onnx_model! {
@@ -140,6 +180,26 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `Mul`.
+    pub model MulCase9 { opset = 18; input a: i16[2, 3, 4]; input b: i16[4]; output y = Mul(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mul`.
+    pub model MulCase10 { opset = 18; input a: u16[2, 3, 4]; input b: u16[4]; output y = Mul(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mul`.
+    pub model MulCase11 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = Mul(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mul`.
+    pub model MulCase12 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = Mul(a, b); }
+}
+
+onnx_model! {
     /// A cross-check case of `Div`.
     pub model DivCase0 { opset = 18; input a: f32[2, 3, 4]; input b: f32[4]; output y = Div(a, b); }
 }
@@ -182,6 +242,26 @@ onnx_model! {
 onnx_model! {
     /// A cross-check case of `Div`.
     pub model DivCase8 { opset = 18; input a: u8[2, 3, 4]; input b: u8[4]; output y = Div(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u8))); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Div`.
+    pub model DivCase9 { opset = 18; input a: i16[2, 3, 4]; input b: i16[4]; output y = Div(a, Add(Abs(b), Cast(Constant(value_int = 1), to = i16))); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Div`.
+    pub model DivCase10 { opset = 18; input a: u16[2, 3, 4]; input b: u16[4]; output y = Div(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u16))); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Div`.
+    pub model DivCase11 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = Div(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u32))); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Div`.
+    pub model DivCase12 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = Div(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u64))); }
 }
 
 onnx_model! {
@@ -256,12 +336,22 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Min`.
-    pub model MinCase9 { opset = 18; input a: f32[3]; input b: f32[2, 3]; input c: f32[2, 1]; output y = Min(a, b, c); output z = Min(a); }
+    pub model MinCase9 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = Min(a, b); }
 }
 
 onnx_model! {
     /// A cross-check case of `Min`.
-    pub model MinCase10 { opset = 18; input a: i64[2, 1]; input b: i64[1, 4]; input c: i64[]; output y = Min(a, b, c); }
+    pub model MinCase10 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = Min(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Min`.
+    pub model MinCase11 { opset = 18; input a: f32[3]; input b: f32[2, 3]; input c: f32[2, 1]; output y = Min(a, b, c); output z = Min(a); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Min`.
+    pub model MinCase12 { opset = 18; input a: i64[2, 1]; input b: i64[1, 4]; input c: i64[]; output y = Min(a, b, c); }
 }
 
 onnx_model! {
@@ -311,12 +401,22 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Max`.
-    pub model MaxCase9 { opset = 18; input a: f32[3]; input b: f32[2, 3]; input c: f32[2, 1]; output y = Max(a, b, c); output z = Max(a); }
+    pub model MaxCase9 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = Max(a, b); }
 }
 
 onnx_model! {
     /// A cross-check case of `Max`.
-    pub model MaxCase10 { opset = 18; input a: i64[2, 1]; input b: i64[1, 4]; input c: i64[]; output y = Max(a, b, c); }
+    pub model MaxCase10 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = Max(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Max`.
+    pub model MaxCase11 { opset = 18; input a: f32[3]; input b: f32[2, 3]; input c: f32[2, 1]; output y = Max(a, b, c); output z = Max(a); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Max`.
+    pub model MaxCase12 { opset = 18; input a: i64[2, 1]; input b: i64[1, 4]; input c: i64[]; output y = Max(a, b, c); }
 }
 
 onnx_model! {
@@ -356,17 +456,37 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Equal`.
-    pub model EqualCase7 { opset = 18; input a: i8[2, 3, 4]; input b: i8[4]; output y = Equal(a, b); }
+    pub model EqualCase7 { opset = 18; input a: i16[2, 3, 4]; input b: i16[4]; output y = Equal(a, b); }
 }
 
 onnx_model! {
     /// A cross-check case of `Equal`.
-    pub model EqualCase8 { opset = 18; input a: u8[2, 3, 4]; input b: u8[4]; output y = Equal(a, b); }
+    pub model EqualCase8 { opset = 18; input a: i8[2, 3, 4]; input b: i8[4]; output y = Equal(a, b); }
 }
 
 onnx_model! {
     /// A cross-check case of `Equal`.
-    pub model EqualCase9 { opset = 18; input a: bool[2, 3, 4]; input b: bool[4]; output y = Equal(a, b); }
+    pub model EqualCase9 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = Equal(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Equal`.
+    pub model EqualCase10 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = Equal(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Equal`.
+    pub model EqualCase11 { opset = 18; input a: u16[2, 3, 4]; input b: u16[4]; output y = Equal(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Equal`.
+    pub model EqualCase12 { opset = 18; input a: u8[2, 3, 4]; input b: u8[4]; output y = Equal(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Equal`.
+    pub model EqualCase13 { opset = 18; input a: bool[2, 3, 4]; input b: bool[4]; output y = Equal(a, b); }
 }
 
 onnx_model! {
@@ -415,6 +535,26 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `Less`.
+    pub model LessCase9 { opset = 18; input a: i16[2, 3, 4]; input b: i16[4]; output y = Less(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Less`.
+    pub model LessCase10 { opset = 18; input a: u16[2, 3, 4]; input b: u16[4]; output y = Less(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Less`.
+    pub model LessCase11 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = Less(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Less`.
+    pub model LessCase12 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = Less(a, b); }
+}
+
+onnx_model! {
     /// A cross-check case of `Greater`.
     pub model GreaterCase0 { opset = 18; input a: f32[2, 3, 4]; input b: f32[4]; output y = Greater(a, b); }
 }
@@ -457,6 +597,26 @@ onnx_model! {
 onnx_model! {
     /// A cross-check case of `Greater`.
     pub model GreaterCase8 { opset = 18; input a: u8[2, 3, 4]; input b: u8[4]; output y = Greater(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Greater`.
+    pub model GreaterCase9 { opset = 18; input a: i16[2, 3, 4]; input b: i16[4]; output y = Greater(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Greater`.
+    pub model GreaterCase10 { opset = 18; input a: u16[2, 3, 4]; input b: u16[4]; output y = Greater(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Greater`.
+    pub model GreaterCase11 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = Greater(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Greater`.
+    pub model GreaterCase12 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = Greater(a, b); }
 }
 
 onnx_model! {
@@ -505,6 +665,26 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `LessOrEqual`.
+    pub model LessOrEqualCase9 { opset = 18; input a: i16[2, 3, 4]; input b: i16[4]; output y = LessOrEqual(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `LessOrEqual`.
+    pub model LessOrEqualCase10 { opset = 18; input a: u16[2, 3, 4]; input b: u16[4]; output y = LessOrEqual(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `LessOrEqual`.
+    pub model LessOrEqualCase11 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = LessOrEqual(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `LessOrEqual`.
+    pub model LessOrEqualCase12 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = LessOrEqual(a, b); }
+}
+
+onnx_model! {
     /// A cross-check case of `GreaterOrEqual`.
     pub model GreaterOrEqualCase0 { opset = 18; input a: f32[2, 3, 4]; input b: f32[4]; output y = GreaterOrEqual(a, b); }
 }
@@ -547,6 +727,26 @@ onnx_model! {
 onnx_model! {
     /// A cross-check case of `GreaterOrEqual`.
     pub model GreaterOrEqualCase8 { opset = 18; input a: u8[2, 3, 4]; input b: u8[4]; output y = GreaterOrEqual(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `GreaterOrEqual`.
+    pub model GreaterOrEqualCase9 { opset = 18; input a: i16[2, 3, 4]; input b: i16[4]; output y = GreaterOrEqual(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `GreaterOrEqual`.
+    pub model GreaterOrEqualCase10 { opset = 18; input a: u16[2, 3, 4]; input b: u16[4]; output y = GreaterOrEqual(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `GreaterOrEqual`.
+    pub model GreaterOrEqualCase11 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = GreaterOrEqual(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `GreaterOrEqual`.
+    pub model GreaterOrEqualCase12 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = GreaterOrEqual(a, b); }
 }
 
 onnx_model! {
@@ -641,7 +841,27 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Cast`.
-    pub model CastCase6 { opset = 18; input x: bool[2, 3]; output a = Cast(x, to = f32); output b = Cast(x, to = i64); output c = Cast(x, to = u8); output d = Cast(x, to = f64); }
+    pub model CastCase6 { opset = 18; input x: f32[2, 3]; output a = Cast(Mul(x, 900.0), to = i16); output b = Cast(Mul(x, 900.0), to = u16); output c = Cast(Mul(x, 9.0), to = u32); output d = Cast(Abs(Mul(x, 9.0)), to = u64); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Cast`.
+    pub model CastCase7 { opset = 18; input x: u16[5]; output a = Cast(x, to = f32); output b = Cast(x, to = i16); output c = Cast(x, to = u64); output d = Cast(Cast(x, to = u32), to = i8); output e = Cast(x, to = bool); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Cast`.
+    pub model CastCase8 { opset = 18; input x: i16[5]; output a = Cast(x, to = f64); output b = Cast(x, to = u16); output c = Cast(x, to = u32); output d = Cast(x, to = i64); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Cast`.
+    pub model CastCase9 { opset = 18; input x: u64[5]; output a = Cast(x, to = f32); output b = Cast(x, to = i32); output c = Cast(x, to = u8); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Cast`.
+    pub model CastCase10 { opset = 18; input x: bool[2, 3]; output a = Cast(x, to = f32); output b = Cast(x, to = i64); output c = Cast(x, to = u8); output d = Cast(x, to = f64); }
 }
 
 onnx_model! {
@@ -766,12 +986,32 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Abs`.
-    pub model AbsCase6 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Abs(x); output w = Abs(z); }
+    pub model AbsCase6 { opset = 18; input x: i16[2, 3, 4]; output y = Abs(x); }
 }
 
 onnx_model! {
     /// A cross-check case of `Abs`.
-    pub model AbsCase7 { opset = 18; input x: i8[2, 3]; output y = Neg(Abs(Mul(x, x))); }
+    pub model AbsCase7 { opset = 18; input x: u16[2, 3, 4]; output y = Abs(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Abs`.
+    pub model AbsCase8 { opset = 18; input x: u32[2, 3, 4]; output y = Abs(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Abs`.
+    pub model AbsCase9 { opset = 18; input x: u64[2, 3, 4]; output y = Abs(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Abs`.
+    pub model AbsCase10 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Abs(x); output w = Abs(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Abs`.
+    pub model AbsCase11 { opset = 18; input x: i8[2, 3]; output y = Neg(Abs(Mul(x, x))); }
 }
 
 onnx_model! {
@@ -1041,22 +1281,42 @@ onnx_model! {
 
 onnx_model! {
     /// A cross-check case of `Identity`.
-    pub model IdentityCase4 { opset = 18; input x: i8[2, 3, 4]; output y = Identity(x); }
+    pub model IdentityCase4 { opset = 18; input x: i16[2, 3, 4]; output y = Identity(x); }
 }
 
 onnx_model! {
     /// A cross-check case of `Identity`.
-    pub model IdentityCase5 { opset = 18; input x: u8[2, 3, 4]; output y = Identity(x); }
+    pub model IdentityCase5 { opset = 18; input x: i8[2, 3, 4]; output y = Identity(x); }
 }
 
 onnx_model! {
     /// A cross-check case of `Identity`.
-    pub model IdentityCase6 { opset = 18; input x: bool[2, 3, 4]; output y = Identity(x); }
+    pub model IdentityCase6 { opset = 18; input x: u64[2, 3, 4]; output y = Identity(x); }
 }
 
 onnx_model! {
     /// A cross-check case of `Identity`.
-    pub model IdentityCase7 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Identity(x); output w = Identity(z); }
+    pub model IdentityCase7 { opset = 18; input x: u32[2, 3, 4]; output y = Identity(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Identity`.
+    pub model IdentityCase8 { opset = 18; input x: u16[2, 3, 4]; output y = Identity(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Identity`.
+    pub model IdentityCase9 { opset = 18; input x: u8[2, 3, 4]; output y = Identity(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Identity`.
+    pub model IdentityCase10 { opset = 18; input x: bool[2, 3, 4]; output y = Identity(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Identity`.
+    pub model IdentityCase11 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Identity(x); output w = Identity(z); }
 }
 
 onnx_model! {
@@ -1815,6 +2075,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("Add", example::<AddCase6>()),
     ("Add", example::<AddCase7>()),
     ("Add", example::<AddCase8>()),
+    ("Add", example::<AddCase9>()),
+    ("Add", example::<AddCase10>()),
+    ("Add", example::<AddCase11>()),
+    ("Add", example::<AddCase12>()),
     ("Sub", example::<SubCase0>()),
     ("Sub", example::<SubCase1>()),
     ("Sub", example::<SubCase2>()),
@@ -1824,6 +2088,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("Sub", example::<SubCase6>()),
     ("Sub", example::<SubCase7>()),
     ("Sub", example::<SubCase8>()),
+    ("Sub", example::<SubCase9>()),
+    ("Sub", example::<SubCase10>()),
+    ("Sub", example::<SubCase11>()),
+    ("Sub", example::<SubCase12>()),
     ("Mul", example::<MulCase0>()),
     ("Mul", example::<MulCase1>()),
     ("Mul", example::<MulCase2>()),
@@ -1833,6 +2101,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("Mul", example::<MulCase6>()),
     ("Mul", example::<MulCase7>()),
     ("Mul", example::<MulCase8>()),
+    ("Mul", example::<MulCase9>()),
+    ("Mul", example::<MulCase10>()),
+    ("Mul", example::<MulCase11>()),
+    ("Mul", example::<MulCase12>()),
     ("Div", example::<DivCase0>()),
     ("Div", example::<DivCase1>()),
     ("Div", example::<DivCase2>()),
@@ -1842,6 +2114,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("Div", example::<DivCase6>()),
     ("Div", example::<DivCase7>()),
     ("Div", example::<DivCase8>()),
+    ("Div", example::<DivCase9>()),
+    ("Div", example::<DivCase10>()),
+    ("Div", example::<DivCase11>()),
+    ("Div", example::<DivCase12>()),
     ("Pow", example::<PowCase0>()),
     ("Pow", example::<PowCase1>()),
     ("Pow", example::<PowCase2>()),
@@ -1858,6 +2134,8 @@ pub const CASES: &[(&str, Example)] = &[
     ("Min", example::<MinCase8>()),
     ("Min", example::<MinCase9>()),
     ("Min", example::<MinCase10>()),
+    ("Min", example::<MinCase11>()),
+    ("Min", example::<MinCase12>()),
     ("Max", example::<MaxCase0>()),
     ("Max", example::<MaxCase1>()),
     ("Max", example::<MaxCase2>()),
@@ -1869,6 +2147,8 @@ pub const CASES: &[(&str, Example)] = &[
     ("Max", example::<MaxCase8>()),
     ("Max", example::<MaxCase9>()),
     ("Max", example::<MaxCase10>()),
+    ("Max", example::<MaxCase11>()),
+    ("Max", example::<MaxCase12>()),
     ("Equal", example::<EqualCase0>()),
     ("Equal", example::<EqualCase1>()),
     ("Equal", example::<EqualCase2>()),
@@ -1879,6 +2159,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("Equal", example::<EqualCase7>()),
     ("Equal", example::<EqualCase8>()),
     ("Equal", example::<EqualCase9>()),
+    ("Equal", example::<EqualCase10>()),
+    ("Equal", example::<EqualCase11>()),
+    ("Equal", example::<EqualCase12>()),
+    ("Equal", example::<EqualCase13>()),
     ("Less", example::<LessCase0>()),
     ("Less", example::<LessCase1>()),
     ("Less", example::<LessCase2>()),
@@ -1888,6 +2172,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("Less", example::<LessCase6>()),
     ("Less", example::<LessCase7>()),
     ("Less", example::<LessCase8>()),
+    ("Less", example::<LessCase9>()),
+    ("Less", example::<LessCase10>()),
+    ("Less", example::<LessCase11>()),
+    ("Less", example::<LessCase12>()),
     ("Greater", example::<GreaterCase0>()),
     ("Greater", example::<GreaterCase1>()),
     ("Greater", example::<GreaterCase2>()),
@@ -1897,6 +2185,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("Greater", example::<GreaterCase6>()),
     ("Greater", example::<GreaterCase7>()),
     ("Greater", example::<GreaterCase8>()),
+    ("Greater", example::<GreaterCase9>()),
+    ("Greater", example::<GreaterCase10>()),
+    ("Greater", example::<GreaterCase11>()),
+    ("Greater", example::<GreaterCase12>()),
     ("LessOrEqual", example::<LessOrEqualCase0>()),
     ("LessOrEqual", example::<LessOrEqualCase1>()),
     ("LessOrEqual", example::<LessOrEqualCase2>()),
@@ -1906,6 +2198,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("LessOrEqual", example::<LessOrEqualCase6>()),
     ("LessOrEqual", example::<LessOrEqualCase7>()),
     ("LessOrEqual", example::<LessOrEqualCase8>()),
+    ("LessOrEqual", example::<LessOrEqualCase9>()),
+    ("LessOrEqual", example::<LessOrEqualCase10>()),
+    ("LessOrEqual", example::<LessOrEqualCase11>()),
+    ("LessOrEqual", example::<LessOrEqualCase12>()),
     ("GreaterOrEqual", example::<GreaterOrEqualCase0>()),
     ("GreaterOrEqual", example::<GreaterOrEqualCase1>()),
     ("GreaterOrEqual", example::<GreaterOrEqualCase2>()),
@@ -1915,6 +2211,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("GreaterOrEqual", example::<GreaterOrEqualCase6>()),
     ("GreaterOrEqual", example::<GreaterOrEqualCase7>()),
     ("GreaterOrEqual", example::<GreaterOrEqualCase8>()),
+    ("GreaterOrEqual", example::<GreaterOrEqualCase9>()),
+    ("GreaterOrEqual", example::<GreaterOrEqualCase10>()),
+    ("GreaterOrEqual", example::<GreaterOrEqualCase11>()),
+    ("GreaterOrEqual", example::<GreaterOrEqualCase12>()),
     ("And", example::<AndCase0>()),
     ("And", example::<AndCase1>()),
     ("And", example::<AndCase2>()),
@@ -1934,6 +2234,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("Cast", example::<CastCase4>()),
     ("Cast", example::<CastCase5>()),
     ("Cast", example::<CastCase6>()),
+    ("Cast", example::<CastCase7>()),
+    ("Cast", example::<CastCase8>()),
+    ("Cast", example::<CastCase9>()),
+    ("Cast", example::<CastCase10>()),
     ("Where", example::<WhereCase0>()),
     ("Where", example::<WhereCase1>()),
     ("Where", example::<WhereCase2>()),
@@ -1960,6 +2264,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("Abs", example::<AbsCase5>()),
     ("Abs", example::<AbsCase6>()),
     ("Abs", example::<AbsCase7>()),
+    ("Abs", example::<AbsCase8>()),
+    ("Abs", example::<AbsCase9>()),
+    ("Abs", example::<AbsCase10>()),
+    ("Abs", example::<AbsCase11>()),
     ("Neg", example::<NegCase0>()),
     ("Neg", example::<NegCase1>()),
     ("Neg", example::<NegCase2>()),
@@ -2017,6 +2325,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("Identity", example::<IdentityCase5>()),
     ("Identity", example::<IdentityCase6>()),
     ("Identity", example::<IdentityCase7>()),
+    ("Identity", example::<IdentityCase8>()),
+    ("Identity", example::<IdentityCase9>()),
+    ("Identity", example::<IdentityCase10>()),
+    ("Identity", example::<IdentityCase11>()),
     ("Relu", example::<ReluCase0>()),
     ("Relu", example::<ReluCase1>()),
     ("Relu", example::<ReluCase2>()),

@@ -192,6 +192,10 @@ macro_rules! values {
                     Values::I8(x) => x.fill(0x5A),
                     Values::U8(x) => x.fill(0xA5),
                     Values::Bool(x) => x.fill(true),
+                    Values::I16(x) => x.fill(0x5A5A),
+                    Values::U16(x) => x.fill(0xA5A5),
+                    Values::U32(x) => x.fill(0xA5A5_A5A5),
+                    Values::U64(x) => x.fill(0xA5A5_A5A5_A5A5_A5A5),
                 }
                 Ok(v)
             }
@@ -268,6 +272,10 @@ values! {
     I8(i8) = "i8",
     U8(u8) = "u8",
     Bool(bool) = "bool",
+    I16(i16) = "i16",
+    U16(u16) = "u16",
+    U32(u32) = "u32",
+    U64(u64) = "u64",
 }
 
 /// A value as f64 (bool as 0 or 1).
@@ -283,7 +291,7 @@ macro_rules! to_f64_impl {
         }
     )*};
 }
-to_f64_impl!(f32, f64, i64, i32, i8, u8);
+to_f64_impl!(f32, f64, i64, i32, i16, i8, u64, u32, u16, u8);
 impl ToF64 for bool {
     fn to(self) -> f64 {
         f64::from(u8::from(self))

@@ -30,6 +30,10 @@ ONNX_TYPES = {
     "i8": "tensor(int8)",
     "u8": "tensor(uint8)",
     "bool": "tensor(bool)",
+    "i16": "tensor(int16)",
+    "u16": "tensor(uint16)",
+    "u32": "tensor(uint32)",
+    "u64": "tensor(uint64)",
 }
 
 

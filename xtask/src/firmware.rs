@@ -341,6 +341,10 @@ fn push_token(out: &mut Values, w: &str) -> Result<()> {
         Values::I8(v) => v.push(w.parse()?),
         Values::U8(v) => v.push(w.parse()?),
         Values::Bool(v) => v.push(w.parse::<u8>()? != 0),
+        Values::I16(v) => v.push(w.parse()?),
+        Values::U16(v) => v.push(w.parse()?),
+        Values::U32(v) => v.push(w.parse()?),
+        Values::U64(v) => v.push(w.parse()?),
     }
     Ok(())
 }

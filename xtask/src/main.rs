@@ -127,6 +127,10 @@ enum Command {
         #[arg(long)]
         bless: bool,
     },
+    /// (Internal) writes the operator registry's dtype rules as JSON, and checks them
+    /// against the onnx package's schemas (a step of `test`).
+    #[command(hide = true)]
+    CheckDtypes,
     /// Regenerate the prost code of tinyonnx-proto from proto/proto/onnx.proto.
     Codegen,
 }
@@ -243,6 +247,10 @@ fn main() -> Result<()> {
             load_path,
         } => import_cli(file, &dims, &shapes, &out, name, load_path),
         Command::Miri => miri::run_all(&root),
+        Command::CheckDtypes => {
+            let tools = setup::all(&root)?;
+            test::check_dtypes(&root, &tools.python)
+        }
         Command::NodeSuite { bless } => {
             let tools = setup::all(&root)?;
             node_suite::run(&root, &tools.python, bless)

@@ -33,6 +33,17 @@ fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
     r.with_context(|| format!("step `{name}` failed"))
 }
 
+/// Every operator's dtype and attribute rules against the onnx package's schemas.
+pub fn check_dtypes(root: &Path, python: &Path) -> Result<()> {
+    let out = root.join("target/onnx");
+    std::fs::create_dir_all(&out)?;
+    let json = out.join("registry-dtypes.json");
+    crate::codegen::write_registry_dtypes(&json)?;
+    run(Command::new(python)
+        .arg(root.join("xtask/py/check_dtypes.py"))
+        .arg(&json))
+}
+
 /// Runs every check; `cuda` runs the ONNX Runtime cross-check on the CUDA provider.
 pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
     if cuda && !gpu_present() {
@@ -164,13 +175,7 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
     )?;
     step(
         "operator dtypes against the ONNX schemas (onnx.defs)",
-        || {
-            let json = out.join("registry-dtypes.json");
-            crate::codegen::write_registry_dtypes(&json)?;
-            run(Command::new(&tools.python)
-                .arg(root.join("xtask/py/check_dtypes.py"))
-                .arg(&json))
-        },
+        || check_dtypes(root, &tools.python),
     )?;
     step(
         "the CUDA cross-check compiles (cargo check --features cuda)",

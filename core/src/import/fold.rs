@@ -60,6 +60,10 @@ fn make(dtype: DType, dims: Vec<usize>, v: V) -> Const {
                 DType::I32 => f64::from(x as i64 as i32),
                 DType::I8 => f64::from(x as i64 as i8),
                 DType::U8 => f64::from(x as i64 as u8),
+                DType::I16 => f64::from(x as i64 as i16),
+                DType::U16 => f64::from(x as i64 as u16),
+                DType::U32 => f64::from(x as i64 as u32),
+                DType::U64 => (x as i64 as u64) as f64,
                 DType::Bool => f64::from(u8::from(x != 0.0)),
                 DType::F32 | DType::I64 => unreachable!("handled above"),
             };

@@ -20,6 +20,10 @@ pub mod code {
     pub const FLOAT: i32 = 1;
     pub const UINT8: i32 = 2;
     pub const INT8: i32 = 3;
+    pub const UINT16: i32 = 4;
+    pub const INT16: i32 = 5;
+    pub const UINT32: i32 = 12;
+    pub const UINT64: i32 = 13;
     pub const INT32: i32 = 6;
     pub const INT64: i32 = 7;
     pub const BOOL: i32 = 9;
@@ -38,6 +42,10 @@ pub fn dtype(code: i32) -> Option<DType> {
         code::INT64 => DType::I64,
         code::BOOL => DType::Bool,
         code::DOUBLE => DType::F64,
+        code::INT16 => DType::I16,
+        code::UINT16 => DType::U16,
+        code::UINT32 => DType::U32,
+        code::UINT64 => DType::U64,
         _ => return None,
     })
 }
@@ -109,14 +117,14 @@ pub fn tensor(t: &pb::TensorProto) -> Result<Const, String> {
     let code = t.data_type.unwrap_or(0);
     let Some(dtype) = dtype(code) else {
         return Err(format!(
-            "has element type {}; tinyonnx reads FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT64, INT32, INT8, UINT8 and BOOL",
+            "has element type {}; tinyonnx reads FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8 and BOOL",
             type_name(code)
         ));
     };
     let width = match code {
-        code::FLOAT | code::INT32 => 4,
-        code::INT64 | code::DOUBLE => 8,
-        code::FLOAT16 | code::BFLOAT16 => 2,
+        code::FLOAT | code::INT32 | code::UINT32 => 4,
+        code::INT64 | code::DOUBLE | code::UINT64 => 8,
+        code::FLOAT16 | code::BFLOAT16 | code::INT16 | code::UINT16 => 2,
         _ => 1,
     };
     let raw = t.raw_data.as_deref().unwrap_or(&[]);
@@ -161,6 +169,26 @@ pub fn tensor(t: &pb::TensorProto) -> Result<Const, String> {
                     .map(|c| f64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
             ),
             code::INT8 => typed(dtype, raw.iter().map(|&b| f64::from(b as i8))),
+            code::INT16 => typed(
+                dtype,
+                raw.chunks_exact(2)
+                    .map(|c| f64::from(i16::from_le_bytes([c[0], c[1]]))),
+            ),
+            code::UINT16 => typed(
+                dtype,
+                raw.chunks_exact(2)
+                    .map(|c| f64::from(u16::from_le_bytes([c[0], c[1]]))),
+            ),
+            code::UINT32 => typed(
+                dtype,
+                raw.chunks_exact(4)
+                    .map(|c| f64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
+            ),
+            code::UINT64 => typed(
+                dtype,
+                raw.chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")) as f64),
+            ),
             code::BOOL => typed(dtype, raw.iter().map(|&b| f64::from(u8::from(b != 0)))),
             _ => typed(dtype, raw.iter().map(|&b| f64::from(b))),
         }
@@ -183,6 +211,10 @@ pub fn tensor(t: &pb::TensorProto) -> Result<Const, String> {
             code::DOUBLE => typed(dtype, t.double_data.iter().copied()),
             code::INT8 => typed(dtype, t.int32_data.iter().map(|&v| f64::from(v as i8))),
             code::UINT8 => typed(dtype, t.int32_data.iter().map(|&v| f64::from(v as u8))),
+            code::INT16 => typed(dtype, t.int32_data.iter().map(|&v| f64::from(v as i16))),
+            code::UINT16 => typed(dtype, t.int32_data.iter().map(|&v| f64::from(v as u16))),
+            code::UINT32 => typed(dtype, t.uint64_data.iter().map(|&v| f64::from(v as u32))),
+            code::UINT64 => typed(dtype, t.uint64_data.iter().map(|&v| v as f64)),
             code::BOOL => typed(
                 dtype,
                 t.int32_data.iter().map(|&v| f64::from(u8::from(v != 0))),
@@ -195,6 +227,15 @@ pub fn tensor(t: &pb::TensorProto) -> Result<Const, String> {
             "is truncated or corrupt: dims {dims:?} need {numel} values, it holds {}",
             data.len()
         ));
+    }
+    // Compile-time values are exact as f64 up to 2^53; a larger uint64 would round.
+    if let Data::Typed {
+        dtype: DType::U64,
+        values,
+    } = &data
+        && values.iter().any(|&v| v > 9_007_199_254_740_992.0)
+    {
+        return Err("holds a UINT64 value above 2^53, which tinyonnx cannot keep exact".into());
     }
     Ok(Const { dims, data })
 }

@@ -248,11 +248,31 @@ pub const NUMERIC: &[DType] = &[
     DType::U8,
 ];
 
+/// [`NUMERIC`] and the integer widths fewer operators take (ONNX Runtime computes the
+/// arithmetic and the comparisons on them).
+pub const NUMERIC_WIDE: &[DType] = &[
+    DType::F32,
+    DType::F64,
+    DType::I64,
+    DType::I32,
+    DType::I8,
+    DType::U8,
+    DType::I16,
+    DType::U16,
+    DType::U32,
+    DType::U64,
+];
+
 /// Every element type the DSL knows.
 pub const ALL_DTYPES: &[DType] = &DType::ALL;
 
-/// `Add`, `Sub`, `Mul` and `Div` accept i8 and u8 from opset 14.
-pub const SMALL_INTS_FROM_14: &[(DType, i64)] = &[(DType::I8, 14), (DType::U8, 14)];
+/// `Add`, `Sub`, `Mul` and `Div` accept i8, u8, i16 and u16 from opset 14.
+pub const SMALL_INTS_FROM_14: &[(DType, i64)] = &[
+    (DType::I8, 14),
+    (DType::U8, 14),
+    (DType::I16, 14),
+    (DType::U16, 14),
+];
 
 /// The dtype rule of one input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -856,6 +876,22 @@ pub fn static_data(
                 }
                 DType::U8 => {
                     let l = proc_macro2::Literal::u8_suffixed(v as u8);
+                    quote!(#l)
+                }
+                DType::I16 => {
+                    let l = proc_macro2::Literal::i16_suffixed(v as i16);
+                    quote!(#l)
+                }
+                DType::U16 => {
+                    let l = proc_macro2::Literal::u16_suffixed(v as u16);
+                    quote!(#l)
+                }
+                DType::U32 => {
+                    let l = proc_macro2::Literal::u32_suffixed(v as u32);
+                    quote!(#l)
+                }
+                DType::U64 => {
+                    let l = proc_macro2::Literal::u64_suffixed(v as u64);
                     quote!(#l)
                 }
                 _ => {

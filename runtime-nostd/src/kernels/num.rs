@@ -2,7 +2,7 @@
 //! floats follow IEEE 754; integers wrap on overflow (two's complement, as ONNX Runtime
 //! behaves), and an integer division by zero gives 0 instead of trapping.
 
-/// A numeric element type: `f32`, `f64`, `i64`, `i32`, `i8` or `u8`.
+/// A numeric element type: `f32`, `f64`, or an integer of 8 to 64 bits.
 pub trait Num: Copy + PartialOrd + Default {
     /// The additive identity.
     const ZERO: Self;
@@ -86,7 +86,7 @@ macro_rules! int {
 }
 
 float!(f32, f64);
-int!(i64, i32, i8, u8);
+int!(i64, i32, i16, i8, u64, u32, u16, u8);
 
 /// The float functions of the element-wise operators, libm's for each width.
 pub trait Float:
@@ -175,8 +175,8 @@ pub trait CastTo<U> {
 
 /// Float to integer as ONNX Runtime does on x86-64 (the ONNX spec leaves NaN and values
 /// out of range undefined): NaN and values outside the target's range become its
-/// minimum for i64 and i32 (what `cvttss2si` gives), and i8 and u8 take the low byte
-/// of that i32 conversion.
+/// minimum for i64 and i32 (what `cvttss2si` gives), i16, i8, u16 and u8 take the low
+/// bits of that i32 conversion; u32 and u64 below.
 trait FloatToInt: Copy {
     fn to_i64_x86(self) -> i64;
     fn to_i32_x86(self) -> i32;
@@ -219,6 +219,38 @@ macro_rules! float_to_int {
             #[inline(always)]
             fn cast(self) -> u8 { self.to_i32_x86() as u8 }
         }
+        impl CastTo<i16> for $t {
+            #[inline(always)]
+            fn cast(self) -> i16 { self.to_i32_x86() as i16 }
+        }
+        impl CastTo<u16> for $t {
+            #[inline(always)]
+            fn cast(self) -> u16 { self.to_i32_x86() as u16 }
+        }
+        // Unsigned 32 and 64 bits as ONNX Runtime computes them on x86-64: values from
+        // 2^(w-1) up go through the signed conversion of `x - 2^(w-1)` with the top bit
+        // set back, the rest through the signed conversion (so NaN and -inf give
+        // 2^(w-1), +inf and values past 2^w give 0, negative values wrap).
+        impl CastTo<u32> for $t {
+            #[inline(always)]
+            fn cast(self) -> u32 {
+                if self >= 2_147_483_648.0 {
+                    ((self - 2_147_483_648.0).to_i32_x86() as u32) ^ (1 << 31)
+                } else {
+                    self.to_i32_x86() as u32
+                }
+            }
+        }
+        impl CastTo<u64> for $t {
+            #[inline(always)]
+            fn cast(self) -> u64 {
+                if self >= 9_223_372_036_854_775_808.0 {
+                    ((self - 9_223_372_036_854_775_808.0).to_i64_x86() as u64) ^ (1 << 63)
+                } else {
+                    self.to_i64_x86() as u64
+                }
+            }
+        }
         impl CastTo<f32> for $t {
             #[inline(always)]
             fn cast(self) -> f32 { self as f32 }
@@ -243,7 +275,7 @@ float_to_int!(f32, f64);
 
 macro_rules! cast_num {
     ($($from:ty),*) => {$(
-        cast_num!(@to $from; f32, f64, i64, i32, i8, u8);
+        cast_num!(@to $from; f32, f64, i64, i32, i16, i8, u64, u32, u16, u8);
         impl CastTo<bool> for $from {
             #[inline(always)]
             #[allow(clippy::float_cmp)]
@@ -262,7 +294,7 @@ macro_rules! cast_num {
     )*};
 }
 
-cast_num!(i64, i32, i8, u8);
+cast_num!(i64, i32, i16, i8, u64, u32, u16, u8);
 
 impl CastTo<bool> for bool {
     #[inline(always)]
@@ -308,5 +340,51 @@ mod tests {
         assert_eq!(CastTo::<i8>::cast(f32::INFINITY), 0);
         assert_eq!(CastTo::<u8>::cast(300.0f32), 44);
         assert!(CastTo::<bool>::cast(f32::NAN));
+    }
+
+    /// The wider integers, on the values ONNX Runtime 1.31 gave on x86-64 (Cast from
+    /// f32): NaN, +inf, -inf, -1, -1.5, 3e9, 5e9, 1.9e19, 70000.5, -70000, 2^31, 1e20.
+    #[test]
+    fn casts_to_wide_integers_follow_onnx_runtime() {
+        let x = [
+            f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            -1.0,
+            -1.5,
+            3e9,
+            5e9,
+            1.9e19,
+            70000.5,
+            -70000.0,
+            2_147_483_648.0,
+            1e20,
+        ];
+        let u32s: [u32; 12] = [
+            2147483648, 0, 2147483648, 4294967295, 4294967295, 3000000000, 0, 0, 70000, 4294897296,
+            2147483648, 0,
+        ];
+        let u64s: [u64; 12] = [
+            9223372036854775808,
+            0,
+            9223372036854775808,
+            u64::MAX,
+            u64::MAX,
+            3000000000,
+            5000000000,
+            0,
+            70000,
+            18446744073709481616,
+            2147483648,
+            0,
+        ];
+        let u16s: [u16; 12] = [0, 0, 0, 65535, 65535, 0, 0, 0, 4464, 61072, 0, 0];
+        let i16s: [i16; 12] = [0, 0, 0, -1, -1, 0, 0, 0, 4464, -4464, 0, 0];
+        for (i, &v) in x.iter().enumerate() {
+            assert_eq!(CastTo::<u32>::cast(v), u32s[i], "{v} to u32");
+            assert_eq!(CastTo::<u64>::cast(v), u64s[i], "{v} to u64");
+            assert_eq!(CastTo::<u16>::cast(v), u16s[i], "{v} to u16");
+            assert_eq!(CastTo::<i16>::cast(v), i16s[i], "{v} to i16");
+        }
     }
 }

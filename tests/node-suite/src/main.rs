@@ -40,6 +40,10 @@ fn read_tensor(path: &Path) -> Result<(String, Vec<usize>, Values), String> {
             DType::I8 => Values::I8(values.iter().map(|&v| v as i8).collect()),
             DType::U8 => Values::U8(values.iter().map(|&v| v as u8).collect()),
             DType::Bool => Values::Bool(values.iter().map(|&v| v != 0.0).collect()),
+            DType::I16 => Values::I16(values.iter().map(|&v| v as i16).collect()),
+            DType::U16 => Values::U16(values.iter().map(|&v| v as u16).collect()),
+            DType::U32 => Values::U32(values.iter().map(|&v| v as u32).collect()),
+            DType::U64 => Values::U64(values.iter().map(|&v| v as u64).collect()),
             other => return Err(format!("{}: unexpected dtype {other}", path.display())),
         },
     };

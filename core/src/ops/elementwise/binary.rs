@@ -34,7 +34,7 @@ macro_rules! binary_op {
 binary_op!(
     ADD,
     "Add",
-    NUMERIC,
+    NUMERIC_WIDE,
     SMALL_INTS_FROM_14,
     None,
     Some(0),
@@ -44,18 +44,25 @@ binary_op!(
     },
     absorbed = Some(Absorbed::RowBias)
 );
-binary_op!(SUB, "Sub", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
-binary_op!(MUL, "Mul", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
-binary_op!(DIV, "Div", NUMERIC, SMALL_INTS_FROM_14, None, Some(0));
+binary_op!(SUB, "Sub", NUMERIC_WIDE, SMALL_INTS_FROM_14, None, Some(0));
+binary_op!(MUL, "Mul", NUMERIC_WIDE, SMALL_INTS_FROM_14, None, Some(0));
+binary_op!(DIV, "Div", NUMERIC_WIDE, SMALL_INTS_FROM_14, None, Some(0));
 binary_op!(POW, "Pow", &[DType::F32, DType::F64], &[], None, Some(0));
 // Comparisons (opset 13; LessOrEqual and GreaterOrEqual since 12, Equal on bool since 11).
 binary_op!(EQUAL, "Equal", ALL_DTYPES, &[], Some(DType::Bool), None);
-binary_op!(LESS, "Less", NUMERIC, &[], Some(DType::Bool), None);
-binary_op!(GREATER, "Greater", NUMERIC, &[], Some(DType::Bool), None);
+binary_op!(LESS, "Less", NUMERIC_WIDE, &[], Some(DType::Bool), None);
+binary_op!(
+    GREATER,
+    "Greater",
+    NUMERIC_WIDE,
+    &[],
+    Some(DType::Bool),
+    None
+);
 binary_op!(
     LESS_OR_EQUAL,
     "LessOrEqual",
-    NUMERIC,
+    NUMERIC_WIDE,
     &[],
     Some(DType::Bool),
     None
@@ -63,7 +70,7 @@ binary_op!(
 binary_op!(
     GREATER_OR_EQUAL,
     "GreaterOrEqual",
-    NUMERIC,
+    NUMERIC_WIDE,
     &[],
     Some(DType::Bool),
     None
@@ -73,12 +80,24 @@ binary_op!(AND, "And", &[DType::Bool], &[], None, Some(0));
 binary_op!(OR, "Or", &[DType::Bool], &[], None, Some(0));
 binary_op!(XOR, "Xor", &[DType::Bool], &[], None, Some(0));
 
+/// What ONNX Runtime computes `Min` and `Max` on: [`NUMERIC`], u32 and u64.
+const MIN_MAX_DTYPES: &[DType] = &[
+    DType::F32,
+    DType::F64,
+    DType::I64,
+    DType::I32,
+    DType::I8,
+    DType::U8,
+    DType::U32,
+    DType::U64,
+];
+
 /// `Min` and `Max` (opset 13): one or more inputs, broadcast together.
 pub static MIN: OpSchema = OpSchema {
     op_type: "Min",
     inputs: &[input("data_0")],
     variadic: true,
-    dtypes: NUMERIC,
+    dtypes: MIN_MAX_DTYPES,
     inplace: Some(0),
     infer: infer_variadic,
     lower: |cx| lower_variadic(cx, "Min"),
@@ -99,7 +118,7 @@ pub static MAX: OpSchema = OpSchema {
     op_type: "Max",
     inputs: &[input("data_0")],
     variadic: true,
-    dtypes: NUMERIC,
+    dtypes: MIN_MAX_DTYPES,
     inplace: Some(0),
     infer: infer_variadic,
     lower: |cx| lower_variadic(cx, "Max"),

@@ -19,6 +19,10 @@ pub static CAST: OpSchema = OpSchema {
             "input x: i32[3]; output a = Cast(Mul(x, Cast(Constant(value_int = 40), to = i32)), to = i8); output b = Cast(x, to = f64);",
             "input x: i8[5]; output a = Cast(x, to = u8); output b = Cast(x, to = i64); output c = Cast(x, to = f32);",
             "input x: u8[5]; output a = Cast(x, to = i8); output b = Cast(x, to = i32); output c = Cast(x, to = 1);",
+            "input x: f32[2, 3]; output a = Cast(Mul(x, 900.0), to = i16); output b = Cast(Mul(x, 900.0), to = u16); output c = Cast(Mul(x, 9.0), to = u32); output d = Cast(Abs(Mul(x, 9.0)), to = u64);",
+            "input x: u16[5]; output a = Cast(x, to = f32); output b = Cast(x, to = i16); output c = Cast(x, to = u64); output d = Cast(Cast(x, to = u32), to = i8); output e = Cast(x, to = bool);",
+            "input x: i16[5]; output a = Cast(x, to = f64); output b = Cast(x, to = u16); output c = Cast(x, to = u32); output d = Cast(x, to = i64);",
+            "input x: u64[5]; output a = Cast(x, to = f32); output b = Cast(x, to = i32); output c = Cast(x, to = u8);",
             "input x: bool[2, 3]; output a = Cast(x, to = f32); output b = Cast(x, to = i64); output c = Cast(x, to = u8); output d = Cast(x, to = f64);",
         ])
     },

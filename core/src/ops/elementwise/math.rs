@@ -51,7 +51,7 @@ fn num(f: &str) -> TokenStream {
     quote!(::tinyonnx::__export::kernels::num::Num::#f)
 }
 
-map_op!(ABS, "Abs", NUMERIC, &[], |_, v, _| {
+map_op!(ABS, "Abs", NUMERIC_WIDE, &[], |_, v, _| {
     let f = num("abs");
     quote!(#f(#v))
 });

@@ -57,6 +57,10 @@ fn port<'a>(buf: &mut &'a mut [u64], t: &TensorInfo) -> TensorMut<'a> {
             "i8" => TensorMut::I8(view(p.cast(), n)),
             "u8" => TensorMut::U8(view(p.cast(), n)),
             "bool" => TensorMut::Bool(view(p.cast(), n)),
+            "i16" => TensorMut::I16(view(p.cast(), n)),
+            "u16" => TensorMut::U16(view(p.cast(), n)),
+            "u32" => TensorMut::U32(view(p.cast(), n)),
+            "u64" => TensorMut::U64(view(p.cast(), n)),
             _ => TensorMut::F32(view(p.cast(), n)),
         }
     }
@@ -90,6 +94,10 @@ fn print_output<B: Board>(board: &mut B, k: usize, out: &TensorMut<'_>) {
         TensorMut::I32(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
         TensorMut::I8(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
         TensorMut::U8(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::I16(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::U16(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::U32(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::U64(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
         TensorMut::Bool(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {}", u8::from(*x)))),
     }
 }
