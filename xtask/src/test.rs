@@ -33,6 +33,30 @@ fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
     r.with_context(|| format!("step `{name}` failed"))
 }
 
+/// `cargo fmt --check` and `cargo clippy -D warnings` of a crate outside the workspace
+/// that shares its target directory.
+fn fmt_and_clippy(root: &Path, manifest: &Path) -> Result<()> {
+    run(cargo()
+        .current_dir(root)
+        .arg("fmt")
+        .arg("--manifest-path")
+        .arg(manifest)
+        .args(["--", "--check"]))?;
+    run(cargo()
+        .current_dir(root)
+        .arg("clippy")
+        .arg("--manifest-path")
+        .arg(manifest)
+        .args([
+            "--all-targets",
+            "--target-dir",
+            "target",
+            "--",
+            "-D",
+            "warnings",
+        ]))
+}
+
 /// Every operator's dtype and attribute rules against the onnx package's schemas.
 pub fn check_dtypes(root: &Path, python: &Path) -> Result<()> {
     let out = root.join("target/onnx");
@@ -87,25 +111,7 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
         "imported real models (tests/imported): fmt, clippy, forward passes against ONNX Runtime",
         || {
             let manifest = root.join("tests/imported/Cargo.toml");
-            run(cargo()
-                .current_dir(root)
-                .arg("fmt")
-                .arg("--manifest-path")
-                .arg(&manifest)
-                .args(["--", "--check"]))?;
-            run(cargo()
-                .current_dir(root)
-                .arg("clippy")
-                .arg("--manifest-path")
-                .arg(&manifest)
-                .args([
-                    "--all-targets",
-                    "--target-dir",
-                    "target",
-                    "--",
-                    "-D",
-                    "warnings",
-                ]))?;
+            fmt_and_clippy(root, &manifest)?;
             run(cargo()
                 .current_dir(root)
                 .env("ORT_DYLIB_PATH", &tools.ort_dylib)
@@ -119,27 +125,9 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
     step(
         "ONNX backend node test suite through the importer (tests/node-suite)",
         || {
-            let manifest = root.join("tests/node-suite/Cargo.toml");
-            run(cargo()
-                .current_dir(root)
-                .arg("fmt")
-                .arg("--manifest-path")
-                .arg(&manifest)
-                .args(["--", "--check"]))?;
+            // The suite writes the models the crate includes; fmt and clippy after.
             crate::node_suite::run(root, &tools.python, false)?;
-            run(cargo()
-                .current_dir(root)
-                .arg("clippy")
-                .arg("--manifest-path")
-                .arg(&manifest)
-                .args([
-                    "--all-targets",
-                    "--target-dir",
-                    "target",
-                    "--",
-                    "-D",
-                    "warnings",
-                ]))
+            fmt_and_clippy(root, &root.join("tests/node-suite/Cargo.toml"))
         },
     )?;
     step(

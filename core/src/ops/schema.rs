@@ -866,37 +866,14 @@ pub fn static_data(
             let elem = elem(*dtype);
             let lits = values.iter().map(|&v| match dtype {
                 DType::F64 => quote!(#v),
-                DType::I32 => {
-                    let l = proc_macro2::Literal::i32_suffixed(v as i32);
-                    quote!(#l)
-                }
-                DType::I8 => {
-                    let l = proc_macro2::Literal::i8_suffixed(v as i8);
-                    quote!(#l)
-                }
-                DType::U8 => {
-                    let l = proc_macro2::Literal::u8_suffixed(v as u8);
-                    quote!(#l)
-                }
-                DType::I16 => {
-                    let l = proc_macro2::Literal::i16_suffixed(v as i16);
-                    quote!(#l)
-                }
-                DType::U16 => {
-                    let l = proc_macro2::Literal::u16_suffixed(v as u16);
-                    quote!(#l)
-                }
-                DType::U32 => {
-                    let l = proc_macro2::Literal::u32_suffixed(v as u32);
-                    quote!(#l)
-                }
-                DType::U64 => {
-                    let l = proc_macro2::Literal::u64_suffixed(v as u64);
-                    quote!(#l)
-                }
-                _ => {
+                DType::Bool => {
                     let b = v != 0.0;
                     quote!(#b)
+                }
+                // Integers, exact in the f64: the array's element type types them.
+                _ => {
+                    let l = proc_macro2::Literal::i128_unsuffixed(v as i128);
+                    quote!(#l)
                 }
             });
             return quote! {
