@@ -290,6 +290,16 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `Pow`.
+    pub model PowCase5 { opset = 18; input a: i32[2, 3, 4]; input b: i32[4]; output y = Pow(Abs(a), b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Pow`.
+    pub model PowCase6 { opset = 18; input a: i64[2, 3, 4]; input b: i64[4]; output y = Pow(Abs(a), b); }
+}
+
+onnx_model! {
     /// A cross-check case of `Min`.
     pub model MinCase0 { opset = 18; input a: f32[2, 3, 4]; input b: f32[4]; output y = Min(a, b); }
 }
@@ -2123,6 +2133,8 @@ pub const CASES: &[(&str, Example)] = &[
     ("Pow", example::<PowCase2>()),
     ("Pow", example::<PowCase3>()),
     ("Pow", example::<PowCase4>()),
+    ("Pow", example::<PowCase5>()),
+    ("Pow", example::<PowCase6>()),
     ("Min", example::<MinCase0>()),
     ("Min", example::<MinCase1>()),
     ("Min", example::<MinCase2>()),

@@ -376,6 +376,12 @@ impl Importer<'_> {
             ));
             return;
         };
+        if op == "Pow" {
+            if let Some(node) = self.pow_mixed(node, &name) {
+                self.build(schema, &node, name);
+            }
+            return;
+        }
         // Equal parts: no sizes, and no num_outputs (which opset 18 added).
         if op == "Split"
             && node.input.get(1).is_none_or(String::is_empty)

@@ -311,6 +311,49 @@ impl Importer<'_> {
         self.build(schema, &inner, name.to_string());
     }
 
+    /// Pow whose exponent has another element type than its base (ONNX allows it;
+    /// tinyonnx's Pow takes one type): an integer exponent is cast to the base's type
+    /// (exact for the exponents that keep a result finite), a float exponent of an
+    /// integer base is refused. Returns the node to build.
+    pub(super) fn pow_mixed(&mut self, node: &pb::NodeProto, name: &str) -> Option<pb::NodeProto> {
+        let dtype = |this: &Self, n: &str| match this.vals.get(n)? {
+            Val::Tensor(id) => Some(this.cx.graph.tensors[*id].ty.dtype),
+            Val::Const(c) => Some(c.data.dtype()),
+            Val::Poisoned | Val::Absent => None,
+        };
+        // Anything unusual (a missing or failed input) is the builder's to report.
+        let (Some(b), Some(ta), Some(tb)) = (
+            node.input.get(1),
+            node.input.first().and_then(|a| dtype(self, a)),
+            node.input.get(1).and_then(|b| dtype(self, b)),
+        ) else {
+            return Some(node.clone());
+        };
+        if ta == tb {
+            return Some(node.clone());
+        }
+        let float = |t: crate::types::DType| {
+            matches!(t, crate::types::DType::F32 | crate::types::DType::F64)
+        };
+        if !float(ta) && float(tb) {
+            self.error(format!(
+                "raises a {ta} base to a {tb} exponent; tinyonnx's Pow takes one type (cast the base to {tb})"
+            ));
+            return None;
+        }
+        let cast = format!("{name}::exponent");
+        self.emit(
+            "Cast",
+            vec![b.clone()],
+            cast.clone(),
+            vec![int_attr("to", i64::from(ta.onnx_code()))],
+            cast.clone(),
+        );
+        let mut node = node.clone();
+        node.input[1] = cast;
+        Some(node)
+    }
+
     /// ReduceMean over `axes` keeping them, in the model opset's form (axes an input
     /// from 18, an attribute before).
     fn reduce_mean(&mut self, x: &str, out: &str, axes: &[i64], name: String) {

@@ -103,6 +103,22 @@ impl BinaryOp<f64> for Pow {
     }
 }
 
+// Integer powers as ONNX Runtime computes them: in f64, converted back as its casts
+// do (a negative exponent gives 0 unless the base is 1 or -1; a result out of range,
+// or 0 to a negative power, gives the type's minimum).
+macro_rules! int_pow {
+    ($($t:ty),*) => {$(
+        impl BinaryOp<$t> for Pow {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t {
+                super::num::CastTo::<$t>::cast(libm::pow(a as f64, b as f64))
+            }
+        }
+    )*};
+}
+int_pow!(i32, i64);
+
 macro_rules! compare {
     ($($op:ident => $cmp:tt;)*) => {$(
         impl<T: PartialOrd> BinaryOp<T> for $op {
@@ -280,5 +296,40 @@ pub fn select_inplace<T: Copy, const R: usize>(
             *out = z[iz];
         }
         super::step2(&mut idx, shape, c_strides, z_strides, &mut ic, &mut iz);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values ONNX Runtime 1.31 gave for Pow on int32 (x86-64).
+    #[test]
+    fn integer_powers_follow_onnx_runtime() {
+        let a = [2, 3, -2, 0, 1, -1, 5, 8, 2, 3, 0, 7];
+        let b = [3, -1, 3, 0, -5, -3, 2, 8, 31, 21, -2, 12];
+        let ort = [
+            8,
+            0,
+            -8,
+            1,
+            1,
+            -1,
+            25,
+            16_777_216,
+            i32::MIN,
+            i32::MIN,
+            i32::MIN,
+            i32::MIN,
+        ];
+        for k in 0..a.len() {
+            assert_eq!(
+                <Pow as BinaryOp<i32>>::apply(a[k], b[k]),
+                ort[k],
+                "{}^{}",
+                a[k],
+                b[k]
+            );
+        }
     }
 }

@@ -47,7 +47,14 @@ binary_op!(
 binary_op!(SUB, "Sub", NUMERIC_WIDE, SMALL_INTS_FROM_14, None, Some(0));
 binary_op!(MUL, "Mul", NUMERIC_WIDE, SMALL_INTS_FROM_14, None, Some(0));
 binary_op!(DIV, "Div", NUMERIC_WIDE, SMALL_INTS_FROM_14, None, Some(0));
-binary_op!(POW, "Pow", &[DType::F32, DType::F64], &[], None, Some(0));
+binary_op!(
+    POW,
+    "Pow",
+    &[DType::F32, DType::F64, DType::I32, DType::I64],
+    &[],
+    None,
+    Some(0)
+);
 // Comparisons (opset 13; LessOrEqual and GreaterOrEqual since 12, Equal on bool since 11).
 binary_op!(EQUAL, "Equal", ALL_DTYPES, &[], Some(DType::Bool), None);
 binary_op!(LESS, "Less", NUMERIC_WIDE, &[], Some(DType::Bool), None);
