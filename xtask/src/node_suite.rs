@@ -31,10 +31,12 @@ pub fn expect_file(root: &Path) -> PathBuf {
     root.join("tests/node_suite.tsv")
 }
 
-/// Writes the node cases with the venv's onnx, once (set-up).
+/// Writes the node cases with the venv's onnx, once per onnx version (set-up).
 pub fn generate(root: &Path, python: &Path) -> Result<()> {
     let dir = cases_dir(root);
-    if dir.join("index.tsv").exists() {
+    let stamp = format!("# onnx {}:", crate::setup::ONNX_VERSION);
+    let index = std::fs::read_to_string(dir.join("index.tsv")).unwrap_or_default();
+    if index.starts_with(&stamp) {
         return Ok(());
     }
     crate::setup::run(
