@@ -238,15 +238,8 @@ pub fn unary_cases(op: &OpSchema, pre: Option<&str>) -> Vec<String> {
     out
 }
 
-/// The numeric element types: every dtype but bool.
-pub const NUMERIC: &[DType] = &[
-    DType::F32,
-    DType::F64,
-    DType::I64,
-    DType::I32,
-    DType::I8,
-    DType::U8,
-];
+/// The numeric element types most operators take: the first six of [`NUMERIC_WIDE`].
+pub const NUMERIC: &[DType] = NUMERIC_WIDE.split_at(6).0;
 
 /// [`NUMERIC`] and the integer widths fewer operators take (ONNX Runtime computes the
 /// arithmetic and the comparisons on them).
