@@ -85,6 +85,16 @@ impl DType {
         }
     }
 
+    /// f32 or f64.
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+
+    /// A signed integer type.
+    pub fn is_signed_int(self) -> bool {
+        matches!(self, DType::I64 | DType::I32 | DType::I16 | DType::I8)
+    }
+
     /// Size of one element in bytes.
     pub fn size(self) -> usize {
         match self {

@@ -820,6 +820,266 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `BitwiseAnd`.
+    pub model BitwiseAndCase0 { opset = 18; input a: i64[2, 3, 4]; input b: i64[4]; output y = BitwiseAnd(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseAnd`.
+    pub model BitwiseAndCase1 { opset = 18; input a: i64[3, 1]; input b: i64[1, 5]; output y = BitwiseAnd(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseAnd`.
+    pub model BitwiseAndCase2 { opset = 18; input a: i64[2, 5]; input b: i64[2, 5]; output y = BitwiseAnd(a, b); output z = BitwiseAnd(b, a); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseAnd`.
+    pub model BitwiseAndCase3 { opset = 18; input a: i64[]; input b: i64[2, 1, 3]; output y = BitwiseAnd(b, a); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseAnd`.
+    pub model BitwiseAndCase4 { opset = 18; input a: i32[2, 3, 4]; input b: i32[4]; output y = BitwiseAnd(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseAnd`.
+    pub model BitwiseAndCase5 { opset = 18; input a: i16[2, 3, 4]; input b: i16[4]; output y = BitwiseAnd(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseAnd`.
+    pub model BitwiseAndCase6 { opset = 18; input a: i8[2, 3, 4]; input b: i8[4]; output y = BitwiseAnd(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseAnd`.
+    pub model BitwiseAndCase7 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = BitwiseAnd(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseAnd`.
+    pub model BitwiseAndCase8 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = BitwiseAnd(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseAnd`.
+    pub model BitwiseAndCase9 { opset = 18; input a: u16[2, 3, 4]; input b: u16[4]; output y = BitwiseAnd(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseAnd`.
+    pub model BitwiseAndCase10 { opset = 18; input a: u8[2, 3, 4]; input b: u8[4]; output y = BitwiseAnd(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseOr`.
+    pub model BitwiseOrCase0 { opset = 18; input a: i64[2, 3, 4]; input b: i64[4]; output y = BitwiseOr(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseOr`.
+    pub model BitwiseOrCase1 { opset = 18; input a: i64[3, 1]; input b: i64[1, 5]; output y = BitwiseOr(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseOr`.
+    pub model BitwiseOrCase2 { opset = 18; input a: i64[2, 5]; input b: i64[2, 5]; output y = BitwiseOr(a, b); output z = BitwiseOr(b, a); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseOr`.
+    pub model BitwiseOrCase3 { opset = 18; input a: i64[]; input b: i64[2, 1, 3]; output y = BitwiseOr(b, a); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseOr`.
+    pub model BitwiseOrCase4 { opset = 18; input a: i32[2, 3, 4]; input b: i32[4]; output y = BitwiseOr(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseOr`.
+    pub model BitwiseOrCase5 { opset = 18; input a: i16[2, 3, 4]; input b: i16[4]; output y = BitwiseOr(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseOr`.
+    pub model BitwiseOrCase6 { opset = 18; input a: i8[2, 3, 4]; input b: i8[4]; output y = BitwiseOr(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseOr`.
+    pub model BitwiseOrCase7 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = BitwiseOr(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseOr`.
+    pub model BitwiseOrCase8 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = BitwiseOr(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseOr`.
+    pub model BitwiseOrCase9 { opset = 18; input a: u16[2, 3, 4]; input b: u16[4]; output y = BitwiseOr(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseOr`.
+    pub model BitwiseOrCase10 { opset = 18; input a: u8[2, 3, 4]; input b: u8[4]; output y = BitwiseOr(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseXor`.
+    pub model BitwiseXorCase0 { opset = 18; input a: i64[2, 3, 4]; input b: i64[4]; output y = BitwiseXor(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseXor`.
+    pub model BitwiseXorCase1 { opset = 18; input a: i64[3, 1]; input b: i64[1, 5]; output y = BitwiseXor(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseXor`.
+    pub model BitwiseXorCase2 { opset = 18; input a: i64[2, 5]; input b: i64[2, 5]; output y = BitwiseXor(a, b); output z = BitwiseXor(b, a); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseXor`.
+    pub model BitwiseXorCase3 { opset = 18; input a: i64[]; input b: i64[2, 1, 3]; output y = BitwiseXor(b, a); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseXor`.
+    pub model BitwiseXorCase4 { opset = 18; input a: i32[2, 3, 4]; input b: i32[4]; output y = BitwiseXor(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseXor`.
+    pub model BitwiseXorCase5 { opset = 18; input a: i16[2, 3, 4]; input b: i16[4]; output y = BitwiseXor(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseXor`.
+    pub model BitwiseXorCase6 { opset = 18; input a: i8[2, 3, 4]; input b: i8[4]; output y = BitwiseXor(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseXor`.
+    pub model BitwiseXorCase7 { opset = 18; input a: u64[2, 3, 4]; input b: u64[4]; output y = BitwiseXor(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseXor`.
+    pub model BitwiseXorCase8 { opset = 18; input a: u32[2, 3, 4]; input b: u32[4]; output y = BitwiseXor(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseXor`.
+    pub model BitwiseXorCase9 { opset = 18; input a: u16[2, 3, 4]; input b: u16[4]; output y = BitwiseXor(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseXor`.
+    pub model BitwiseXorCase10 { opset = 18; input a: u8[2, 3, 4]; input b: u8[4]; output y = BitwiseXor(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase0 { opset = 18; input a: f32[2, 3]; input b: f32[3]; output y = Mod(a, b, fmod = 1); output z = Mod(Mul(a, b), b, fmod = 1); output w = Mod(a, b, fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase1 { opset = 18; input a: f64[2, 3]; input b: f64[3]; output y = Mod(a, b, fmod = 1); output z = Mod(Mul(a, b), b, fmod = 1); output w = Mod(a, b, fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase2 { opset = 18; input a: i64[2, 3]; input b: i64[3]; output y = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = i64))); output z = Mod(Mul(a, Add(Abs(b), Cast(Constant(value_int = 1), to = i64))), Add(Abs(b), Cast(Constant(value_int = 1), to = i64))); output w = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = i64)), fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase3 { opset = 18; input a: i64[2, 3]; input b: i64[2, 1]; output y = Mod(a, Mul(Add(Abs(b), Cast(Constant(value_int = 1), to = i64)), Cast(Constant(value_int = -1), to = i64))); output z = Mod(a, Mul(Add(Abs(b), Cast(Constant(value_int = 1), to = i64)), Cast(Constant(value_int = -1), to = i64)), fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase4 { opset = 18; input a: i32[2, 3]; input b: i32[3]; output y = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = i32))); output z = Mod(Mul(a, Add(Abs(b), Cast(Constant(value_int = 1), to = i32))), Add(Abs(b), Cast(Constant(value_int = 1), to = i32))); output w = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = i32)), fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase5 { opset = 18; input a: i32[2, 3]; input b: i32[2, 1]; output y = Mod(a, Mul(Add(Abs(b), Cast(Constant(value_int = 1), to = i32)), Cast(Constant(value_int = -1), to = i32))); output z = Mod(a, Mul(Add(Abs(b), Cast(Constant(value_int = 1), to = i32)), Cast(Constant(value_int = -1), to = i32)), fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase6 { opset = 18; input a: i8[2, 3]; input b: i8[3]; output y = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = i8))); output z = Mod(Mul(a, Add(Abs(b), Cast(Constant(value_int = 1), to = i8))), Add(Abs(b), Cast(Constant(value_int = 1), to = i8))); output w = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = i8)), fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase7 { opset = 18; input a: i8[2, 3]; input b: i8[2, 1]; output y = Mod(a, Mul(Add(Abs(b), Cast(Constant(value_int = 1), to = i8)), Cast(Constant(value_int = -1), to = i8))); output z = Mod(a, Mul(Add(Abs(b), Cast(Constant(value_int = 1), to = i8)), Cast(Constant(value_int = -1), to = i8)), fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase8 { opset = 18; input a: u8[2, 3]; input b: u8[3]; output y = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u8))); output z = Mod(Mul(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u8))), Add(Abs(b), Cast(Constant(value_int = 1), to = u8))); output w = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u8)), fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase9 { opset = 18; input a: i16[2, 3]; input b: i16[3]; output y = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = i16))); output z = Mod(Mul(a, Add(Abs(b), Cast(Constant(value_int = 1), to = i16))), Add(Abs(b), Cast(Constant(value_int = 1), to = i16))); output w = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = i16)), fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase10 { opset = 18; input a: i16[2, 3]; input b: i16[2, 1]; output y = Mod(a, Mul(Add(Abs(b), Cast(Constant(value_int = 1), to = i16)), Cast(Constant(value_int = -1), to = i16))); output z = Mod(a, Mul(Add(Abs(b), Cast(Constant(value_int = 1), to = i16)), Cast(Constant(value_int = -1), to = i16)), fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase11 { opset = 18; input a: u16[2, 3]; input b: u16[3]; output y = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u16))); output z = Mod(Mul(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u16))), Add(Abs(b), Cast(Constant(value_int = 1), to = u16))); output w = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u16)), fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase12 { opset = 18; input a: u32[2, 3]; input b: u32[3]; output y = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u32))); output z = Mod(Mul(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u32))), Add(Abs(b), Cast(Constant(value_int = 1), to = u32))); output w = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u32)), fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mod`.
+    pub model ModCase13 { opset = 18; input a: u64[2, 3]; input b: u64[3]; output y = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u64))); output z = Mod(Mul(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u64))), Add(Abs(b), Cast(Constant(value_int = 1), to = u64))); output w = Mod(a, Add(Abs(b), Cast(Constant(value_int = 1), to = u64)), fmod = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitShift`.
+    pub model BitShiftCase0 { opset = 18; input x: u8[2, 3]; input s: u8[3]; output l = BitShift(x, Div(s, Cast(Constant(value_int = 3), to = u8)), direction = "LEFT"); output r = BitShift(Mul(x, x), Div(s, Cast(Constant(value_int = 4), to = u8)), direction = "RIGHT"); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitShift`.
+    pub model BitShiftCase1 { opset = 18; input x: u32[2, 3]; input s: u32[3]; output l = BitShift(x, Div(s, Cast(Constant(value_int = 3), to = u32)), direction = "LEFT"); output r = BitShift(Mul(x, x), Div(s, Cast(Constant(value_int = 4), to = u32)), direction = "RIGHT"); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitShift`.
+    pub model BitShiftCase2 { opset = 18; input x: u64[2, 3]; input s: u64[3]; output l = BitShift(x, Div(s, Cast(Constant(value_int = 3), to = u64)), direction = "LEFT"); output r = BitShift(Mul(x, x), Div(s, Cast(Constant(value_int = 4), to = u64)), direction = "RIGHT"); }
+}
+
+onnx_model! {
+    /// A cross-check case of `PRelu`.
+    pub model PReluCase0 { opset = 18; input x: f32[2, 3, 4]; weight s: f32[3, 1] = uniform(low = 0.0, high = 0.5, seed = 1); output y = PRelu(x, s); }
+}
+
+onnx_model! {
+    /// A cross-check case of `PRelu`.
+    pub model PReluCase1 { opset = 18; input x: f32[2, 3]; input s: f32[3]; output y = PRelu(x, s); output z = PRelu(x, Constant(value_float = 0.2)); }
+}
+
+onnx_model! {
     /// A cross-check case of `Cast`.
     pub model CastCase0 { opset = 18; input x: f32[2, 3]; output a = Cast(Mul(x, 7.0), to = i32); output b = Cast(Mul(x, 7.0), to = i64); output c = Cast(Mul(x, 7.0), to = i8); output d = Cast(Abs(Mul(x, 100.0)), to = u8); output e = Cast(x, to = f64); output f = Cast(Cast(Mul(x, 2.0), to = i32), to = bool); output g = Cast(x, to = f32); }
 }
@@ -1202,6 +1462,371 @@ onnx_model! {
 onnx_model! {
     /// A cross-check case of `Erf`.
     pub model ErfCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Erf(x); output w = Erf(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseNot`.
+    pub model BitwiseNotCase0 { opset = 18; input x: i64[2, 3, 4]; output y = BitwiseNot(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseNot`.
+    pub model BitwiseNotCase1 { opset = 18; input x: i32[2, 3, 4]; output y = BitwiseNot(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseNot`.
+    pub model BitwiseNotCase2 { opset = 18; input x: i16[2, 3, 4]; output y = BitwiseNot(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseNot`.
+    pub model BitwiseNotCase3 { opset = 18; input x: i8[2, 3, 4]; output y = BitwiseNot(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseNot`.
+    pub model BitwiseNotCase4 { opset = 18; input x: u64[2, 3, 4]; output y = BitwiseNot(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseNot`.
+    pub model BitwiseNotCase5 { opset = 18; input x: u32[2, 3, 4]; output y = BitwiseNot(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseNot`.
+    pub model BitwiseNotCase6 { opset = 18; input x: u16[2, 3, 4]; output y = BitwiseNot(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseNot`.
+    pub model BitwiseNotCase7 { opset = 18; input x: u8[2, 3, 4]; output y = BitwiseNot(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BitwiseNot`.
+    pub model BitwiseNotCase8 { opset = 18; input x: i64[]; input z: i64[5, 1]; output y = BitwiseNot(x); output w = BitwiseNot(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sin`.
+    pub model SinCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Sin(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sin`.
+    pub model SinCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Sin(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sin`.
+    pub model SinCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Sin(x); output w = Sin(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Cos`.
+    pub model CosCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Cos(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Cos`.
+    pub model CosCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Cos(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Cos`.
+    pub model CosCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Cos(x); output w = Cos(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Tan`.
+    pub model TanCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Tan(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Tan`.
+    pub model TanCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Tan(x); output w = Tan(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Asin`.
+    pub model AsinCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Asin(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Asin`.
+    pub model AsinCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Asin(x); output w = Asin(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Acos`.
+    pub model AcosCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Acos(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Acos`.
+    pub model AcosCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Acos(x); output w = Acos(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Atan`.
+    pub model AtanCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Atan(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Atan`.
+    pub model AtanCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Atan(x); output w = Atan(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sinh`.
+    pub model SinhCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Sinh(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sinh`.
+    pub model SinhCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Sinh(x); output w = Sinh(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Cosh`.
+    pub model CoshCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Cosh(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Cosh`.
+    pub model CoshCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Cosh(x); output w = Cosh(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Asinh`.
+    pub model AsinhCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Asinh(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Asinh`.
+    pub model AsinhCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Asinh(x); output w = Asinh(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Acosh`.
+    pub model AcoshCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Acosh(Cosh(x)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Acosh`.
+    pub model AcoshCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Acosh(Cosh(x)); output w = Acosh(Cosh(z)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Atanh`.
+    pub model AtanhCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Atanh(Tanh(x)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Atanh`.
+    pub model AtanhCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Atanh(Tanh(x)); output w = Atanh(Tanh(z)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Round`.
+    pub model RoundCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Round(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Round`.
+    pub model RoundCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Round(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Round`.
+    pub model RoundCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Round(x); output w = Round(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Round`.
+    pub model RoundCase3 { opset = 18; input x: f32[4, 5]; output y = Round(Mul(x, 4.0)); output z = Round(Div(Round(Mul(x, 4.0)), 2.0)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sign`.
+    pub model SignCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Sign(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sign`.
+    pub model SignCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Sign(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sign`.
+    pub model SignCase2 { opset = 18; input x: i64[2, 3, 4]; output y = Sign(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sign`.
+    pub model SignCase3 { opset = 18; input x: i32[2, 3, 4]; output y = Sign(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sign`.
+    pub model SignCase4 { opset = 18; input x: i8[2, 3, 4]; output y = Sign(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sign`.
+    pub model SignCase5 { opset = 18; input x: u8[2, 3, 4]; output y = Sign(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sign`.
+    pub model SignCase6 { opset = 18; input x: i16[2, 3, 4]; output y = Sign(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sign`.
+    pub model SignCase7 { opset = 18; input x: u16[2, 3, 4]; output y = Sign(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sign`.
+    pub model SignCase8 { opset = 18; input x: u32[2, 3, 4]; output y = Sign(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sign`.
+    pub model SignCase9 { opset = 18; input x: u64[2, 3, 4]; output y = Sign(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sign`.
+    pub model SignCase10 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Sign(x); output w = Sign(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Sign`.
+    pub model SignCase11 { opset = 18; input x: f32[4, 5]; output y = Sign(Round(x)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `IsNaN`.
+    pub model IsNaNCase0 { opset = 18; input x: f32[2, 3]; output y = IsNaN(Log(x)); output z = IsNaN(Div(x, Sub(x, x))); output w = IsNaN(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `IsNaN`.
+    pub model IsNaNCase1 { opset = 18; input x: f64[2, 3]; output y = IsNaN(Log(x)); output z = IsNaN(Div(x, Sub(x, x))); output w = IsNaN(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `IsInf`.
+    pub model IsInfCase0 { opset = 18; input x: f32[2, 3]; output y = IsInf(Log(x)); output z = IsInf(Div(x, Sub(x, x))); output w = IsInf(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `IsInf`.
+    pub model IsInfCase1 { opset = 18; input x: f32[2, 3]; output y = IsInf(Log(x), detect_negative = 0); output z = IsInf(Div(x, Sub(x, x)), detect_negative = 0); output w = IsInf(x, detect_negative = 0); }
+}
+
+onnx_model! {
+    /// A cross-check case of `IsInf`.
+    pub model IsInfCase2 { opset = 18; input x: f32[2, 3]; output y = IsInf(Log(x), detect_positive = 0); output z = IsInf(Div(x, Sub(x, x)), detect_positive = 0); output w = IsInf(x, detect_positive = 0); }
+}
+
+onnx_model! {
+    /// A cross-check case of `IsInf`.
+    pub model IsInfCase3 { opset = 18; input x: f64[2, 3]; output y = IsInf(Log(x)); output z = IsInf(Div(x, Sub(x, x))); output w = IsInf(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `IsInf`.
+    pub model IsInfCase4 { opset = 18; input x: f64[2, 3]; output y = IsInf(Log(x), detect_negative = 0); output z = IsInf(Div(x, Sub(x, x)), detect_negative = 0); output w = IsInf(x, detect_negative = 0); }
+}
+
+onnx_model! {
+    /// A cross-check case of `IsInf`.
+    pub model IsInfCase5 { opset = 18; input x: f64[2, 3]; output y = IsInf(Log(x), detect_positive = 0); output z = IsInf(Div(x, Sub(x, x)), detect_positive = 0); output w = IsInf(x, detect_positive = 0); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ThresholdedRelu`.
+    pub model ThresholdedReluCase0 { opset = 18; input x: f32[2, 3, 4]; output y = ThresholdedRelu(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ThresholdedRelu`.
+    pub model ThresholdedReluCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = ThresholdedRelu(x); output w = ThresholdedRelu(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ThresholdedRelu`.
+    pub model ThresholdedReluCase2 { opset = 18; input x: f32[4, 5]; output y = ThresholdedRelu(x, alpha = 0.25); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Celu`.
+    pub model CeluCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Celu(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Celu`.
+    pub model CeluCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Celu(x); output w = Celu(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Celu`.
+    pub model CeluCase2 { opset = 18; input x: f32[4, 5]; output y = Celu(Mul(x, 3.0), alpha = 2.0); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mish`.
+    pub model MishCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Mish(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mish`.
+    pub model MishCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Mish(x); output w = Mish(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Mish`.
+    pub model MishCase2 { opset = 18; input x: f32[4, 5]; output y = Mish(Mul(x, 30.0)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `HardSwish`.
+    pub model HardSwishCase0 { opset = 18; input x: f32[2, 3, 4]; output y = HardSwish(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `HardSwish`.
+    pub model HardSwishCase1 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = HardSwish(x); output w = HardSwish(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `HardSwish`.
+    pub model HardSwishCase2 { opset = 18; input x: f32[4, 5]; output y = HardSwish(Mul(x, 30.0)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Shrink`.
+    pub model ShrinkCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Shrink(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Shrink`.
+    pub model ShrinkCase1 { opset = 18; input x: f64[2, 3, 4]; output y = Shrink(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Shrink`.
+    pub model ShrinkCase2 { opset = 18; input x: f32[]; input z: f32[5, 1]; output y = Shrink(x); output w = Shrink(z); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Shrink`.
+    pub model ShrinkCase3 { opset = 18; input x: f32[4, 5]; output y = Shrink(x, lambd = 0.3, bias = 0.1); output z = Shrink(Mul(x, 3.0), lambd = 1.5); }
 }
 
 onnx_model! {
@@ -1815,6 +2440,151 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `ReduceL1`.
+    pub model ReduceL1Case0 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceL1(x, [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceL1`.
+    pub model ReduceL1Case1 { opset = 18; input x: f64[2, 3, 4]; output y = ReduceL1(x, [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceL1`.
+    pub model ReduceL1Case2 { opset = 18; input x: i64[2, 3, 4]; output y = ReduceL1(x, [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceL1`.
+    pub model ReduceL1Case3 { opset = 18; input x: i32[2, 3, 4]; output y = ReduceL1(x, [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceL1`.
+    pub model ReduceL1Case4 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceL1(x, [0, -1], keepdims = 0); output z = ReduceL1(x, keepdims = 0); output w = ReduceL1(x, noop_with_empty_axes = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceL1`.
+    pub model ReduceL1Case5 { opset = 18; input x: f32[3, 1, 2]; output y = ReduceL1(x, [1]); output z = ReduceL1(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceL1`.
+    pub model ReduceL1Case6 { opset = 17; input x: f32[2, 3, 4]; output y = ReduceL1(x, axes = [1], keepdims = 0); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceL2`.
+    pub model ReduceL2Case0 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceL2(x, [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceL2`.
+    pub model ReduceL2Case1 { opset = 18; input x: f64[2, 3, 4]; output y = ReduceL2(x, [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceL2`.
+    pub model ReduceL2Case2 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceL2(x, [0, -1], keepdims = 0); output z = ReduceL2(x, keepdims = 0); output w = ReduceL2(x, noop_with_empty_axes = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceL2`.
+    pub model ReduceL2Case3 { opset = 18; input x: f32[3, 1, 2]; output y = ReduceL2(x, [1]); output z = ReduceL2(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceL2`.
+    pub model ReduceL2Case4 { opset = 17; input x: f32[2, 3, 4]; output y = ReduceL2(x, axes = [1], keepdims = 0); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceSumSquare`.
+    pub model ReduceSumSquareCase0 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceSumSquare(x, [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceSumSquare`.
+    pub model ReduceSumSquareCase1 { opset = 18; input x: f64[2, 3, 4]; output y = ReduceSumSquare(x, [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceSumSquare`.
+    pub model ReduceSumSquareCase2 { opset = 18; input x: i64[2, 3, 4]; output y = ReduceSumSquare(x, [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceSumSquare`.
+    pub model ReduceSumSquareCase3 { opset = 18; input x: i32[2, 3, 4]; output y = ReduceSumSquare(x, [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceSumSquare`.
+    pub model ReduceSumSquareCase4 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceSumSquare(x, [0, -1], keepdims = 0); output z = ReduceSumSquare(x, keepdims = 0); output w = ReduceSumSquare(x, noop_with_empty_axes = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceSumSquare`.
+    pub model ReduceSumSquareCase5 { opset = 18; input x: f32[3, 1, 2]; output y = ReduceSumSquare(x, [1]); output z = ReduceSumSquare(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceSumSquare`.
+    pub model ReduceSumSquareCase6 { opset = 17; input x: f32[2, 3, 4]; output y = ReduceSumSquare(x, axes = [1], keepdims = 0); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceLogSum`.
+    pub model ReduceLogSumCase0 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceLogSum(Add(Abs(x), 0.01), [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceLogSum`.
+    pub model ReduceLogSumCase1 { opset = 18; input x: f64[2, 3, 4]; output y = ReduceLogSum(Add(Abs(x), 0.01), [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceLogSum`.
+    pub model ReduceLogSumCase2 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceLogSum(Add(Abs(x), 0.01), [0, -1], keepdims = 0); output z = ReduceLogSum(Add(Abs(x), 0.01), keepdims = 0); output w = ReduceLogSum(Add(Abs(x), 0.01), noop_with_empty_axes = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceLogSum`.
+    pub model ReduceLogSumCase3 { opset = 18; input x: f32[3, 1, 2]; output y = ReduceLogSum(Add(Abs(x), 0.01), [1]); output z = ReduceLogSum(Add(Abs(x), 0.01)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceLogSum`.
+    pub model ReduceLogSumCase4 { opset = 17; input x: f32[2, 3, 4]; output y = ReduceLogSum(Add(Abs(x), 0.01), axes = [1], keepdims = 0); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceLogSumExp`.
+    pub model ReduceLogSumExpCase0 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceLogSumExp(Mul(x, 100.0), [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceLogSumExp`.
+    pub model ReduceLogSumExpCase1 { opset = 18; input x: f64[2, 3, 4]; output y = ReduceLogSumExp(x, [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceLogSumExp`.
+    pub model ReduceLogSumExpCase2 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceLogSumExp(Mul(x, 100.0), [0, -1], keepdims = 0); output z = ReduceLogSumExp(Mul(x, 100.0), keepdims = 0); output w = ReduceLogSumExp(Mul(x, 100.0), noop_with_empty_axes = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceLogSumExp`.
+    pub model ReduceLogSumExpCase3 { opset = 18; input x: f32[3, 1, 2]; output y = ReduceLogSumExp(Mul(x, 100.0), [1]); output z = ReduceLogSumExp(Mul(x, 100.0)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReduceLogSumExp`.
+    pub model ReduceLogSumExpCase4 { opset = 17; input x: f32[2, 3, 4]; output y = ReduceLogSumExp(Mul(x, 100.0), axes = [1], keepdims = 0); }
+}
+
+onnx_model! {
     /// A cross-check case of `Flatten`.
     pub model FlattenCase0 { opset = 18; input x: f32[2, 3, 4]; output y = Flatten(x); output z = Flatten(x, axis = 0); output w = Flatten(x, axis = -1); output v = Flatten(x, axis = 3); }
 }
@@ -2239,6 +3009,58 @@ pub const CASES: &[(&str, Example)] = &[
     ("Xor", example::<XorCase1>()),
     ("Xor", example::<XorCase2>()),
     ("Xor", example::<XorCase3>()),
+    ("BitwiseAnd", example::<BitwiseAndCase0>()),
+    ("BitwiseAnd", example::<BitwiseAndCase1>()),
+    ("BitwiseAnd", example::<BitwiseAndCase2>()),
+    ("BitwiseAnd", example::<BitwiseAndCase3>()),
+    ("BitwiseAnd", example::<BitwiseAndCase4>()),
+    ("BitwiseAnd", example::<BitwiseAndCase5>()),
+    ("BitwiseAnd", example::<BitwiseAndCase6>()),
+    ("BitwiseAnd", example::<BitwiseAndCase7>()),
+    ("BitwiseAnd", example::<BitwiseAndCase8>()),
+    ("BitwiseAnd", example::<BitwiseAndCase9>()),
+    ("BitwiseAnd", example::<BitwiseAndCase10>()),
+    ("BitwiseOr", example::<BitwiseOrCase0>()),
+    ("BitwiseOr", example::<BitwiseOrCase1>()),
+    ("BitwiseOr", example::<BitwiseOrCase2>()),
+    ("BitwiseOr", example::<BitwiseOrCase3>()),
+    ("BitwiseOr", example::<BitwiseOrCase4>()),
+    ("BitwiseOr", example::<BitwiseOrCase5>()),
+    ("BitwiseOr", example::<BitwiseOrCase6>()),
+    ("BitwiseOr", example::<BitwiseOrCase7>()),
+    ("BitwiseOr", example::<BitwiseOrCase8>()),
+    ("BitwiseOr", example::<BitwiseOrCase9>()),
+    ("BitwiseOr", example::<BitwiseOrCase10>()),
+    ("BitwiseXor", example::<BitwiseXorCase0>()),
+    ("BitwiseXor", example::<BitwiseXorCase1>()),
+    ("BitwiseXor", example::<BitwiseXorCase2>()),
+    ("BitwiseXor", example::<BitwiseXorCase3>()),
+    ("BitwiseXor", example::<BitwiseXorCase4>()),
+    ("BitwiseXor", example::<BitwiseXorCase5>()),
+    ("BitwiseXor", example::<BitwiseXorCase6>()),
+    ("BitwiseXor", example::<BitwiseXorCase7>()),
+    ("BitwiseXor", example::<BitwiseXorCase8>()),
+    ("BitwiseXor", example::<BitwiseXorCase9>()),
+    ("BitwiseXor", example::<BitwiseXorCase10>()),
+    ("Mod", example::<ModCase0>()),
+    ("Mod", example::<ModCase1>()),
+    ("Mod", example::<ModCase2>()),
+    ("Mod", example::<ModCase3>()),
+    ("Mod", example::<ModCase4>()),
+    ("Mod", example::<ModCase5>()),
+    ("Mod", example::<ModCase6>()),
+    ("Mod", example::<ModCase7>()),
+    ("Mod", example::<ModCase8>()),
+    ("Mod", example::<ModCase9>()),
+    ("Mod", example::<ModCase10>()),
+    ("Mod", example::<ModCase11>()),
+    ("Mod", example::<ModCase12>()),
+    ("Mod", example::<ModCase13>()),
+    ("BitShift", example::<BitShiftCase0>()),
+    ("BitShift", example::<BitShiftCase1>()),
+    ("BitShift", example::<BitShiftCase2>()),
+    ("PRelu", example::<PReluCase0>()),
+    ("PRelu", example::<PReluCase1>()),
     ("Cast", example::<CastCase0>()),
     ("Cast", example::<CastCase1>()),
     ("Cast", example::<CastCase2>()),
@@ -2316,6 +3138,79 @@ pub const CASES: &[(&str, Example)] = &[
     ("Clip", example::<ClipCase4>()),
     ("Erf", example::<ErfCase0>()),
     ("Erf", example::<ErfCase1>()),
+    ("BitwiseNot", example::<BitwiseNotCase0>()),
+    ("BitwiseNot", example::<BitwiseNotCase1>()),
+    ("BitwiseNot", example::<BitwiseNotCase2>()),
+    ("BitwiseNot", example::<BitwiseNotCase3>()),
+    ("BitwiseNot", example::<BitwiseNotCase4>()),
+    ("BitwiseNot", example::<BitwiseNotCase5>()),
+    ("BitwiseNot", example::<BitwiseNotCase6>()),
+    ("BitwiseNot", example::<BitwiseNotCase7>()),
+    ("BitwiseNot", example::<BitwiseNotCase8>()),
+    ("Sin", example::<SinCase0>()),
+    ("Sin", example::<SinCase1>()),
+    ("Sin", example::<SinCase2>()),
+    ("Cos", example::<CosCase0>()),
+    ("Cos", example::<CosCase1>()),
+    ("Cos", example::<CosCase2>()),
+    ("Tan", example::<TanCase0>()),
+    ("Tan", example::<TanCase1>()),
+    ("Asin", example::<AsinCase0>()),
+    ("Asin", example::<AsinCase1>()),
+    ("Acos", example::<AcosCase0>()),
+    ("Acos", example::<AcosCase1>()),
+    ("Atan", example::<AtanCase0>()),
+    ("Atan", example::<AtanCase1>()),
+    ("Sinh", example::<SinhCase0>()),
+    ("Sinh", example::<SinhCase1>()),
+    ("Cosh", example::<CoshCase0>()),
+    ("Cosh", example::<CoshCase1>()),
+    ("Asinh", example::<AsinhCase0>()),
+    ("Asinh", example::<AsinhCase1>()),
+    ("Acosh", example::<AcoshCase0>()),
+    ("Acosh", example::<AcoshCase1>()),
+    ("Atanh", example::<AtanhCase0>()),
+    ("Atanh", example::<AtanhCase1>()),
+    ("Round", example::<RoundCase0>()),
+    ("Round", example::<RoundCase1>()),
+    ("Round", example::<RoundCase2>()),
+    ("Round", example::<RoundCase3>()),
+    ("Sign", example::<SignCase0>()),
+    ("Sign", example::<SignCase1>()),
+    ("Sign", example::<SignCase2>()),
+    ("Sign", example::<SignCase3>()),
+    ("Sign", example::<SignCase4>()),
+    ("Sign", example::<SignCase5>()),
+    ("Sign", example::<SignCase6>()),
+    ("Sign", example::<SignCase7>()),
+    ("Sign", example::<SignCase8>()),
+    ("Sign", example::<SignCase9>()),
+    ("Sign", example::<SignCase10>()),
+    ("Sign", example::<SignCase11>()),
+    ("IsNaN", example::<IsNaNCase0>()),
+    ("IsNaN", example::<IsNaNCase1>()),
+    ("IsInf", example::<IsInfCase0>()),
+    ("IsInf", example::<IsInfCase1>()),
+    ("IsInf", example::<IsInfCase2>()),
+    ("IsInf", example::<IsInfCase3>()),
+    ("IsInf", example::<IsInfCase4>()),
+    ("IsInf", example::<IsInfCase5>()),
+    ("ThresholdedRelu", example::<ThresholdedReluCase0>()),
+    ("ThresholdedRelu", example::<ThresholdedReluCase1>()),
+    ("ThresholdedRelu", example::<ThresholdedReluCase2>()),
+    ("Celu", example::<CeluCase0>()),
+    ("Celu", example::<CeluCase1>()),
+    ("Celu", example::<CeluCase2>()),
+    ("Mish", example::<MishCase0>()),
+    ("Mish", example::<MishCase1>()),
+    ("Mish", example::<MishCase2>()),
+    ("HardSwish", example::<HardSwishCase0>()),
+    ("HardSwish", example::<HardSwishCase1>()),
+    ("HardSwish", example::<HardSwishCase2>()),
+    ("Shrink", example::<ShrinkCase0>()),
+    ("Shrink", example::<ShrinkCase1>()),
+    ("Shrink", example::<ShrinkCase2>()),
+    ("Shrink", example::<ShrinkCase3>()),
     ("Gemm", example::<GemmCase0>()),
     ("Gemm", example::<GemmCase1>()),
     ("Gemm", example::<GemmCase2>()),
@@ -2438,6 +3333,35 @@ pub const CASES: &[(&str, Example)] = &[
     ("ReduceProd", example::<ReduceProdCase4>()),
     ("ReduceProd", example::<ReduceProdCase5>()),
     ("ReduceProd", example::<ReduceProdCase6>()),
+    ("ReduceL1", example::<ReduceL1Case0>()),
+    ("ReduceL1", example::<ReduceL1Case1>()),
+    ("ReduceL1", example::<ReduceL1Case2>()),
+    ("ReduceL1", example::<ReduceL1Case3>()),
+    ("ReduceL1", example::<ReduceL1Case4>()),
+    ("ReduceL1", example::<ReduceL1Case5>()),
+    ("ReduceL1", example::<ReduceL1Case6>()),
+    ("ReduceL2", example::<ReduceL2Case0>()),
+    ("ReduceL2", example::<ReduceL2Case1>()),
+    ("ReduceL2", example::<ReduceL2Case2>()),
+    ("ReduceL2", example::<ReduceL2Case3>()),
+    ("ReduceL2", example::<ReduceL2Case4>()),
+    ("ReduceSumSquare", example::<ReduceSumSquareCase0>()),
+    ("ReduceSumSquare", example::<ReduceSumSquareCase1>()),
+    ("ReduceSumSquare", example::<ReduceSumSquareCase2>()),
+    ("ReduceSumSquare", example::<ReduceSumSquareCase3>()),
+    ("ReduceSumSquare", example::<ReduceSumSquareCase4>()),
+    ("ReduceSumSquare", example::<ReduceSumSquareCase5>()),
+    ("ReduceSumSquare", example::<ReduceSumSquareCase6>()),
+    ("ReduceLogSum", example::<ReduceLogSumCase0>()),
+    ("ReduceLogSum", example::<ReduceLogSumCase1>()),
+    ("ReduceLogSum", example::<ReduceLogSumCase2>()),
+    ("ReduceLogSum", example::<ReduceLogSumCase3>()),
+    ("ReduceLogSum", example::<ReduceLogSumCase4>()),
+    ("ReduceLogSumExp", example::<ReduceLogSumExpCase0>()),
+    ("ReduceLogSumExp", example::<ReduceLogSumExpCase1>()),
+    ("ReduceLogSumExp", example::<ReduceLogSumExpCase2>()),
+    ("ReduceLogSumExp", example::<ReduceLogSumExpCase3>()),
+    ("ReduceLogSumExp", example::<ReduceLogSumExpCase4>()),
     ("Flatten", example::<FlattenCase0>()),
     ("Flatten", example::<FlattenCase1>()),
     ("Reshape", example::<ReshapeCase0>()),

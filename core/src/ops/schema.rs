@@ -174,7 +174,7 @@ pub fn cases(bodies: &[&str]) -> Vec<String> {
 }
 
 /// `Cast(Constant(value_int = 1), to = d)`: a one of dtype `d` (weights are f32 or i64).
-fn one_of(d: DType) -> String {
+pub fn one_of(d: DType) -> String {
     format!("Cast(Constant(value_int = 1), to = {d})")
 }
 

@@ -1,6 +1,7 @@
 //! Element-wise binary operators with numpy broadcasting, for every element type:
 //! arithmetic (`Add`, `Sub`, `Mul`, `Div`, `Min`, `Max` on [`Num`] types, `Pow` on
-//! f32 and f64), comparisons (to bool) and logic (bool).
+//! f32 and f64), comparisons (to bool), logic (bool), `Mod`, `PRelu` and the bitwise
+//! operators on integers.
 
 use super::num::Num;
 
@@ -51,6 +52,23 @@ ops! {
     Or,
     /// `a != b` on bools.
     Xor,
+    /// The remainder with the divisor's sign (`Mod`, `fmod = 0`; integers, 0 for a zero
+    /// divisor).
+    Mod,
+    /// The remainder with the dividend's sign (`Mod`, `fmod = 1`; C's `fmod`).
+    Fmod,
+    /// `a << b`; 0 when `b` is the width or more (`BitShift`, unsigned).
+    ShiftLeft,
+    /// `a >> b`; 0 when `b` is the width or more.
+    ShiftRight,
+    /// `a & b` on integers.
+    BitwiseAnd,
+    /// `a | b` on integers.
+    BitwiseOr,
+    /// `a ^ b` on integers.
+    BitwiseXor,
+    /// `a` if not negative, else `a * b` (`PRelu`, `b` the slope).
+    PRelu,
 }
 
 /// `max(a + b, 0)` on f32 (as `unary::Relu`, NaN gives 0): a `Relu` fused into the
@@ -139,6 +157,106 @@ compare! {
     LessOrEqual => <=;
     GreaterOrEqual => >=;
 }
+
+impl<T: Num> BinaryOp<T> for PRelu {
+    type Out = T;
+    #[inline(always)]
+    fn apply(a: T, b: T) -> T {
+        if a < T::ZERO { T::mul(a, b) } else { a }
+    }
+}
+
+impl BinaryOp<f32> for Fmod {
+    type Out = f32;
+    #[inline(always)]
+    fn apply(a: f32, b: f32) -> f32 {
+        libm::fmodf(a, b)
+    }
+}
+impl BinaryOp<f64> for Fmod {
+    type Out = f64;
+    #[inline(always)]
+    fn apply(a: f64, b: f64) -> f64 {
+        libm::fmod(a, b)
+    }
+}
+
+// The integer operators of every width; a zero divisor gives 0 (ONNX leaves it
+// undefined; ONNX Runtime traps).
+macro_rules! int_bits {
+    ($($t:ty),*) => {$(
+        impl BinaryOp<$t> for Fmod {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t {
+                if b == 0 { 0 } else { a.wrapping_rem(b) }
+            }
+        }
+        impl BinaryOp<$t> for ShiftLeft {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t {
+                u32::try_from(b).ok().and_then(|b| a.checked_shl(b)).unwrap_or(0)
+            }
+        }
+        impl BinaryOp<$t> for ShiftRight {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t {
+                u32::try_from(b).ok().and_then(|b| a.checked_shr(b)).unwrap_or(0)
+            }
+        }
+        impl BinaryOp<$t> for BitwiseAnd {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t {
+                a & b
+            }
+        }
+        impl BinaryOp<$t> for BitwiseOr {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t {
+                a | b
+            }
+        }
+        impl BinaryOp<$t> for BitwiseXor {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t {
+                a ^ b
+            }
+        }
+    )*};
+}
+int_bits!(i64, i32, i16, i8, u64, u32, u16, u8);
+
+macro_rules! signed_mod {
+    ($($t:ty),*) => {$(
+        impl BinaryOp<$t> for Mod {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t {
+                let r = <Fmod as BinaryOp<$t>>::apply(a, b);
+                if r != 0 && ((r < 0) != (b < 0)) { r.wrapping_add(b) } else { r }
+            }
+        }
+    )*};
+}
+signed_mod!(i64, i32, i16, i8);
+
+macro_rules! unsigned_mod {
+    ($($t:ty),*) => {$(
+        impl BinaryOp<$t> for Mod {
+            type Out = $t;
+            #[inline(always)]
+            fn apply(a: $t, b: $t) -> $t {
+                <Fmod as BinaryOp<$t>>::apply(a, b)
+            }
+        }
+    )*};
+}
+unsigned_mod!(u64, u32, u16, u8);
 
 macro_rules! logic {
     ($($op:ident => $e:tt;)*) => {$(

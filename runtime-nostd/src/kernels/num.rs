@@ -88,82 +88,69 @@ macro_rules! int {
 float!(f32, f64);
 int!(i64, i32, i16, i8, u64, u32, u16, u8);
 
-/// The float functions of the element-wise operators, libm's for each width.
-pub trait Float:
-    Num
-    + core::ops::Add<Output = Self>
-    + core::ops::Sub<Output = Self>
-    + core::ops::Mul<Output = Self>
-    + core::ops::Div<Output = Self>
-{
-    /// `e^x` as the normalizations use it: the vectorizable approximation for f32
-    /// (about 1 ulp, [`super::math::exp`]), libm's for f64.
-    fn exp_fast(self) -> Self;
-    /// `e^x`.
-    fn exp(self) -> Self;
-    /// Natural logarithm.
-    fn ln(self) -> Self;
-    /// Square root.
-    fn sqrt(self) -> Self;
-    /// Round toward -inf.
-    fn floor(self) -> Self;
-    /// Round toward +inf.
-    fn ceil(self) -> Self;
+/// The libm functions of the float types, each under one name for f32 and f64: `(method,
+/// f32 function, f64 function, what it computes)`.
+macro_rules! float_fns {
+    ($(($m:ident, $f32:ident, $f64:ident, $doc:literal)),* $(,)?) => {
+        /// The float functions of the element-wise operators, libm's for each width.
+        pub trait Float:
+            Num
+            + core::ops::Add<Output = Self>
+            + core::ops::Sub<Output = Self>
+            + core::ops::Mul<Output = Self>
+            + core::ops::Div<Output = Self>
+        {
+            /// `e^x` as the normalizations use it: the vectorizable approximation for f32
+            /// (about 1 ulp, [`super::math::exp`]), libm's for f64.
+            fn exp_fast(self) -> Self;
+            $(#[doc = $doc] fn $m(self) -> Self;)*
+        }
+
+        impl Float for f32 {
+            #[inline(always)]
+            fn exp_fast(self) -> Self {
+                super::math::exp(self)
+            }
+            $(#[inline(always)] fn $m(self) -> Self { libm::$f32(self) })*
+        }
+
+        impl Float for f64 {
+            #[inline(always)]
+            fn exp_fast(self) -> Self {
+                libm::exp(self)
+            }
+            $(#[inline(always)] fn $m(self) -> Self { libm::$f64(self) })*
+        }
+    };
 }
 
-impl Float for f32 {
-    #[inline(always)]
-    fn exp_fast(self) -> Self {
-        super::math::exp(self)
-    }
-    #[inline(always)]
-    fn exp(self) -> Self {
-        libm::expf(self)
-    }
-    #[inline(always)]
-    fn ln(self) -> Self {
-        libm::logf(self)
-    }
-    #[inline(always)]
-    fn sqrt(self) -> Self {
-        libm::sqrtf(self)
-    }
-    #[inline(always)]
-    fn floor(self) -> Self {
-        libm::floorf(self)
-    }
-    #[inline(always)]
-    fn ceil(self) -> Self {
-        libm::ceilf(self)
-    }
-}
-
-impl Float for f64 {
-    #[inline(always)]
-    fn exp_fast(self) -> Self {
-        libm::exp(self)
-    }
-    #[inline(always)]
-    fn exp(self) -> Self {
-        libm::exp(self)
-    }
-    #[inline(always)]
-    fn ln(self) -> Self {
-        libm::log(self)
-    }
-    #[inline(always)]
-    fn sqrt(self) -> Self {
-        libm::sqrt(self)
-    }
-    #[inline(always)]
-    fn floor(self) -> Self {
-        libm::floor(self)
-    }
-    #[inline(always)]
-    fn ceil(self) -> Self {
-        libm::ceil(self)
-    }
-}
+float_fns!(
+    (exp, expf, exp, "`e^x`."),
+    (expm1, expm1f, expm1, "`e^x - 1`."),
+    (ln, logf, log, "Natural logarithm."),
+    (ln_1p, log1pf, log1p, "`ln(1 + x)`."),
+    (sqrt, sqrtf, sqrt, "Square root."),
+    (floor, floorf, floor, "Round toward -inf."),
+    (ceil, ceilf, ceil, "Round toward +inf."),
+    (
+        round_even,
+        rintf,
+        rint,
+        "Round to nearest, ties to even (the default rounding mode)."
+    ),
+    (sin, sinf, sin, "Sine."),
+    (cos, cosf, cos, "Cosine."),
+    (tan, tanf, tan, "Tangent."),
+    (asin, asinf, asin, "Arcsine."),
+    (acos, acosf, acos, "Arccosine."),
+    (atan, atanf, atan, "Arctangent."),
+    (sinh, sinhf, sinh, "Hyperbolic sine."),
+    (cosh, coshf, cosh, "Hyperbolic cosine."),
+    (tanh, tanhf, tanh, "Hyperbolic tangent."),
+    (asinh, asinhf, asinh, "Inverse hyperbolic sine."),
+    (acosh, acoshf, acosh, "Inverse hyperbolic cosine."),
+    (atanh, atanhf, atanh, "Inverse hyperbolic tangent."),
+);
 
 /// Conversion between element types with ONNX `Cast` semantics: float to integer
 /// truncates toward zero (out-of-range values saturate, NaN gives 0: ONNX leaves both

@@ -1,55 +1,77 @@
 //! Reductions over any set of axes.
 
-use super::num::Num;
+use super::num::{Float, Num};
 
-/// How values combine.
-pub trait ReduceOp {
+/// How values combine, and what the total becomes.
+pub trait ReduceOp<T> {
     /// The value of an empty reduction.
-    fn init<T: Num>() -> T;
+    fn init() -> T;
     /// Folds one value in.
-    fn combine<T: Num>(acc: T, v: T) -> T;
+    fn combine(acc: T, v: T) -> T;
+    /// The result from the folded total (the identity for most).
+    #[inline(always)]
+    fn finish(acc: T) -> T {
+        acc
+    }
 }
 
-/// Sum (and, divided, mean).
-#[derive(Debug)]
-pub struct Sum;
-/// Product.
-#[derive(Debug)]
-pub struct Prod;
-/// Maximum; NaN propagates.
-#[derive(Debug)]
-pub struct Max;
-/// Minimum; NaN propagates.
-#[derive(Debug)]
-pub struct Min;
+macro_rules! reducers {
+    ($($(#[$doc:meta])* $name:ident),* $(,)?) => {$(
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $name;
+    )*};
+}
 
-impl ReduceOp for Sum {
+reducers! {
+    /// Sum (and, divided, mean).
+    Sum,
+    /// Product.
+    Prod,
+    /// Maximum; NaN propagates.
+    Max,
+    /// Minimum; NaN propagates.
+    Min,
+    /// Sum of absolute values (`ReduceL1`).
+    SumAbs,
+    /// Sum of squares (`ReduceSumSquare`).
+    SumSquare,
+    /// Square root of the sum of squares (`ReduceL2`).
+    L2,
+    /// Natural logarithm of the sum (`ReduceLogSum`).
+    LogSum,
+    /// `ln(sum(e^x))` (`ReduceLogSumExp`), accumulated as a running log-sum so that no
+    /// exponential overflows: `l + v` combine as `max + ln(1 + e^-|l - v|)`.
+    LogSumExp,
+}
+
+impl<T: Num> ReduceOp<T> for Sum {
     #[inline(always)]
-    fn init<T: Num>() -> T {
+    fn init() -> T {
         T::ZERO
     }
     #[inline(always)]
-    fn combine<T: Num>(acc: T, v: T) -> T {
+    fn combine(acc: T, v: T) -> T {
         T::add(acc, v)
     }
 }
-impl ReduceOp for Prod {
+impl<T: Num> ReduceOp<T> for Prod {
     #[inline(always)]
-    fn init<T: Num>() -> T {
+    fn init() -> T {
         T::ONE
     }
     #[inline(always)]
-    fn combine<T: Num>(acc: T, v: T) -> T {
+    fn combine(acc: T, v: T) -> T {
         T::mul(acc, v)
     }
 }
-impl ReduceOp for Max {
+impl<T: Num> ReduceOp<T> for Max {
     #[inline(always)]
-    fn init<T: Num>() -> T {
+    fn init() -> T {
         T::LOWEST
     }
     #[inline(always)]
-    fn combine<T: Num>(acc: T, v: T) -> T {
+    fn combine(acc: T, v: T) -> T {
         if acc.is_nan() || v.is_nan() {
             T::add(acc, v)
         } else if v > acc {
@@ -59,13 +81,13 @@ impl ReduceOp for Max {
         }
     }
 }
-impl ReduceOp for Min {
+impl<T: Num> ReduceOp<T> for Min {
     #[inline(always)]
-    fn init<T: Num>() -> T {
+    fn init() -> T {
         T::HIGHEST
     }
     #[inline(always)]
-    fn combine<T: Num>(acc: T, v: T) -> T {
+    fn combine(acc: T, v: T) -> T {
         if acc.is_nan() || v.is_nan() {
             T::add(acc, v)
         } else if v < acc {
@@ -75,12 +97,76 @@ impl ReduceOp for Min {
         }
     }
 }
+impl<T: Num> ReduceOp<T> for SumAbs {
+    #[inline(always)]
+    fn init() -> T {
+        T::ZERO
+    }
+    #[inline(always)]
+    fn combine(acc: T, v: T) -> T {
+        T::add(acc, v.abs())
+    }
+}
+impl<T: Num> ReduceOp<T> for SumSquare {
+    #[inline(always)]
+    fn init() -> T {
+        T::ZERO
+    }
+    #[inline(always)]
+    fn combine(acc: T, v: T) -> T {
+        T::add(acc, T::mul(v, v))
+    }
+}
+impl<T: Float> ReduceOp<T> for L2 {
+    #[inline(always)]
+    fn init() -> T {
+        T::ZERO
+    }
+    #[inline(always)]
+    fn combine(acc: T, v: T) -> T {
+        acc + v * v
+    }
+    #[inline(always)]
+    fn finish(acc: T) -> T {
+        acc.sqrt()
+    }
+}
+impl<T: Float> ReduceOp<T> for LogSum {
+    #[inline(always)]
+    fn init() -> T {
+        T::ZERO
+    }
+    #[inline(always)]
+    fn combine(acc: T, v: T) -> T {
+        acc + v
+    }
+    #[inline(always)]
+    fn finish(acc: T) -> T {
+        acc.ln()
+    }
+}
+impl<T: Float> ReduceOp<T> for LogSumExp {
+    #[inline(always)]
+    fn init() -> T {
+        T::LOWEST
+    }
+    #[inline(always)]
+    fn combine(acc: T, v: T) -> T {
+        let (hi, lo) = if v > acc { (v, acc) } else { (acc, v) };
+        if lo == T::LOWEST {
+            // e^-inf adds nothing (also to the empty sum, -inf).
+            return hi;
+        }
+        // Two +inf (and NaN) give NaN, as the max-subtracting form does.
+        hi + (lo - hi).exp().ln_1p()
+    }
+}
 
 /// `y[out(i)] = fold(x[i])` over `x` row-major in `shape`, where `out(i)` advances by
 /// `out_strides` (0 on the reduced axes); then `y /= divisor` when `divisor > 1` (the
 /// mean).
 #[inline]
-pub fn reduce<O: ReduceOp, T: Num, const R: usize>(
+pub fn reduce<O: ReduceOp<T>, T: Num, const R: usize>(
     x: &[T],
     y: &mut [T],
     shape: &[usize; R],
@@ -102,6 +188,9 @@ pub fn reduce<O: ReduceOp, T: Num, const R: usize>(
         for v in y.iter_mut() {
             *v = T::div(*v, d);
         }
+    }
+    for v in y.iter_mut() {
+        *v = O::finish(*v);
     }
 }
 

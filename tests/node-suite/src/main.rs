@@ -24,8 +24,12 @@ include!(concat!(
 const RTOL: f64 = 1e-3;
 const ATOL: f64 = 1e-7;
 
-/// A tensor file of a data set: its name, dims and values.
-fn read_tensor(path: &Path) -> Result<(String, Vec<usize>, Values), String> {
+/// A tensor of a data set: name, dims, values and the 16-bit type it was stored in.
+type Tensor = (String, Vec<usize>, Values, Narrow);
+
+/// A tensor file of a data set: its name, dims and values (16-bit floats widened to f32,
+/// with [`Narrow`] saying which).
+fn read_tensor(path: &Path) -> Result<Tensor, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let t = tinyonnx_proto::TensorProto::decode(bytes.as_slice())
         .map_err(|e| format!("{}: {e}", path.display()))?;
@@ -47,11 +51,36 @@ fn read_tensor(path: &Path) -> Result<(String, Vec<usize>, Values), String> {
             other => return Err(format!("{}: unexpected dtype {other}", path.display())),
         },
     };
-    Ok((t.name.unwrap_or_default(), c.dims, values))
+    let narrow = match t.data_type {
+        Some(10) => Narrow::F16,
+        Some(16) => Narrow::Bf16,
+        _ => Narrow::No,
+    };
+    Ok((t.name.unwrap_or_default(), c.dims, values, narrow))
+}
+
+/// The 16-bit float type an expected output is stored in: the model computes in f32 after
+/// import, and its result is compared once rounded to that type (to nearest, ties to
+/// even), which is what a runtime computing in the file's type returns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Narrow {
+    No,
+    F16,
+    Bf16,
+}
+
+impl Narrow {
+    fn round(self, v: f64) -> f64 {
+        match self {
+            Narrow::No => v,
+            Narrow::F16 => f64::from(half::f16::from_f64(v)),
+            Narrow::Bf16 => f64::from(half::bf16::from_f64(v)),
+        }
+    }
 }
 
 /// The files `input_K.pb` (or `output_K.pb`) of a data set, in order.
-fn tensors(dir: &Path, kind: &str) -> Result<Vec<(String, Vec<usize>, Values)>, String> {
+fn tensors(dir: &Path, kind: &str) -> Result<Vec<Tensor>, String> {
     let mut out = Vec::new();
     loop {
         let p = dir.join(format!("{kind}_{}.pb", out.len()));
@@ -63,7 +92,7 @@ fn tensors(dir: &Path, kind: &str) -> Result<Vec<(String, Vec<usize>, Values)>, 
 }
 
 /// What differs between our output and the expected one, if anything.
-fn differs(ours: &Values, expected: &Values) -> Option<String> {
+fn differs(ours: &Values, expected: &Values, narrow: Narrow) -> Option<String> {
     if ours.dtype() != expected.dtype() {
         return Some(format!(
             "dtype {} instead of {}",
@@ -79,6 +108,7 @@ fn differs(ours: &Values, expected: &Values) -> Option<String> {
     let mut worst: Option<(usize, f64, f64)> = None;
     let mut count = 0;
     for (i, (&x, &y)) in a.iter().zip(&b).enumerate() {
+        let x = narrow.round(x);
         let ok = if exact {
             x == y
         } else if x.is_nan() || y.is_nan() {
@@ -125,7 +155,7 @@ fn run_case(example: &Example, dir: &Path) -> Result<(), String> {
         for (k, port) in info.inputs.iter().enumerate() {
             let found = given
                 .iter()
-                .find(|(n, _, _)| n == port.name)
+                .find(|(n, ..)| n == port.name)
                 .or_else(|| given.get(k))
                 .ok_or_else(|| format!("no data for input `{}`", port.name))?;
             inputs.push(found.2.clone());
@@ -139,9 +169,9 @@ fn run_case(example: &Example, dir: &Path) -> Result<(), String> {
             ));
         }
         for (k, port) in info.outputs.iter().enumerate() {
-            let (_, dims, want) = expected
+            let (_, dims, want, narrow) = expected
                 .iter()
-                .find(|(n, _, _)| n == port.name)
+                .find(|(n, ..)| n == port.name)
                 .unwrap_or(&expected[k]);
             if port.shape != dims.as_slice() {
                 return Err(format!(
@@ -149,7 +179,7 @@ fn run_case(example: &Example, dir: &Path) -> Result<(), String> {
                     port.name, port.shape
                 ));
             }
-            if let Some(d) = differs(&ours[k], want) {
+            if let Some(d) = differs(&ours[k], want, *narrow) {
                 let set = set.file_name().unwrap_or_default().to_string_lossy();
                 return Err(format!("{set} output `{}`: {d}", port.name));
             }

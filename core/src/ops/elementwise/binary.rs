@@ -87,6 +87,181 @@ binary_op!(AND, "And", &[DType::Bool], &[], None, Some(0));
 binary_op!(OR, "Or", &[DType::Bool], &[], None, Some(0));
 binary_op!(XOR, "Xor", &[DType::Bool], &[], None, Some(0));
 
+/// The integer types.
+const INTS: &[DType] = &[
+    DType::I64,
+    DType::I32,
+    DType::I16,
+    DType::I8,
+    DType::U64,
+    DType::U32,
+    DType::U16,
+    DType::U8,
+];
+
+// Bitwise (opset 18).
+binary_op!(
+    BITWISE_AND,
+    "BitwiseAnd",
+    INTS,
+    &[],
+    None,
+    Some(0),
+    since_opset = 18
+);
+binary_op!(
+    BITWISE_OR,
+    "BitwiseOr",
+    INTS,
+    &[],
+    None,
+    Some(0),
+    since_opset = 18
+);
+binary_op!(
+    BITWISE_XOR,
+    "BitwiseXor",
+    INTS,
+    &[],
+    None,
+    Some(0),
+    since_opset = 18
+);
+
+/// `Mod` (opset 13): `fmod = 0` takes the divisor's sign (integers only, as ONNX
+/// requires), `fmod = 1` the dividend's (C's `fmod`).
+pub static MOD: OpSchema = OpSchema {
+    op_type: "Mod",
+    inputs: INPUTS,
+    dtypes: NUMERIC_WIDE,
+    attrs: &[attr("fmod", AttrKind::Int, AttrDefault::Int(0))],
+    since_opset: 10,
+    inplace: Some(0),
+    infer: |cx| {
+        let fmod = cx.attrs.int("fmod");
+        if !matches!(fmod, 0 | 1) {
+            return Err(OpError::attr(
+                "fmod",
+                format!("Mod fmod must be 0 or 1, got {fmod}"),
+            ));
+        }
+        if fmod == 0 && cx.input(0).dtype.is_float() {
+            return Err(OpError::attr(
+                "fmod",
+                format!(
+                    "Mod of {} needs fmod = 1 (ONNX defines fmod = 0 for integers only)",
+                    cx.input(0).dtype
+                ),
+            ));
+        }
+        infer(cx, None)
+    },
+    lower: |cx| {
+        lower(
+            cx,
+            if cx.attrs.int("fmod") == 1 {
+                "Fmod"
+            } else {
+                "Mod"
+            },
+        )
+    },
+    cases: |op| {
+        let mut c = Vec::new();
+        for &d in op.dtypes {
+            let one = one_of(d);
+            let fmod = if d.is_float() { ", fmod = 1" } else { "" };
+            // Divisors of both signs for the signed types; nonzero for every integer.
+            let b = if d.is_float() {
+                "b".to_string()
+            } else {
+                format!("Add(Abs(b), {one})")
+            };
+            c.push(format!(
+                "input a: {d}[2, 3]; input b: {d}[3]; output y = Mod(a, {b}{fmod}); output z = Mod(Mul(a, {b}), {b}{fmod}); output w = Mod(a, {b}, fmod = 1);"
+            ));
+            if d.is_signed_int() {
+                let neg = format!("Mul({b}, Cast(Constant(value_int = -1), to = {d}))");
+                c.push(format!(
+                    "input a: {d}[2, 3]; input b: {d}[2, 1]; output y = Mod(a, {neg}); output z = Mod(a, {neg}, fmod = 1);"
+                ));
+            }
+        }
+        c
+    },
+    ..BASE
+};
+
+/// `BitShift` (opset 11): `direction` "LEFT" or "RIGHT", on the unsigned types.
+pub static BIT_SHIFT: OpSchema = OpSchema {
+    op_type: "BitShift",
+    inputs: &[input("X"), input("Y")],
+    // ONNX Runtime has no u16 kernel.
+    dtypes: &[DType::U8, DType::U32, DType::U64],
+    attrs: &[attr("direction", AttrKind::Str, AttrDefault::Required)],
+    since_opset: 11,
+    inplace: Some(0),
+    infer: |cx| match cx.attrs.string("direction") {
+        Some("LEFT" | "RIGHT") => infer(cx, None),
+        other => Err(OpError::attr(
+            "direction",
+            format!(
+                "BitShift direction must be \"LEFT\" or \"RIGHT\", got \"{}\"",
+                other.unwrap_or_default()
+            ),
+        )),
+    },
+    lower: |cx| {
+        let left = cx.attrs.string("direction") == Some("LEFT");
+        lower(cx, if left { "ShiftLeft" } else { "ShiftRight" })
+    },
+    cases: |op| {
+        op.dtypes
+            .iter()
+            .map(|d| {
+                let (three, four) = (
+                    format!("Cast(Constant(value_int = 3), to = {d})"),
+                    format!("Cast(Constant(value_int = 4), to = {d})"),
+                );
+                format!(
+                    "input x: {d}[2, 3]; input s: {d}[3]; output l = BitShift(x, Div(s, {three}), direction = \"LEFT\"); output r = BitShift(Mul(x, x), Div(s, {four}), direction = \"RIGHT\");"
+                )
+            })
+            .collect()
+    },
+    ..BASE
+};
+
+/// `PRelu` (opset 9 semantics): the slope broadcasts to X (unidirectionally).
+pub static PRELU: OpSchema = OpSchema {
+    op_type: "PRelu",
+    inputs: &[input("X"), input("slope")],
+    since_opset: 9,
+    inplace: Some(0),
+    infer: |cx| {
+        let out = infer(cx, None)?;
+        if out[0].shape != cx.input(0).shape {
+            return Err(OpError::input(
+                1,
+                format!(
+                    "PRelu slope {} must broadcast to X {} without growing it",
+                    cx.input(1).shape,
+                    cx.input(0).shape
+                ),
+            ));
+        }
+        Ok(out)
+    },
+    lower: |cx| lower(cx, "PRelu"),
+    cases: |_| {
+        cases(&[
+            "input x: f32[2, 3, 4]; weight s: f32[3, 1] = uniform(low = 0.0, high = 0.5, seed = 1); output y = PRelu(x, s);",
+            "input x: f32[2, 3]; input s: f32[3]; output y = PRelu(x, s); output z = PRelu(x, Constant(value_float = 0.2));",
+        ])
+    },
+    ..BASE
+};
+
 /// What ONNX Runtime computes `Min` and `Max` on: [`NUMERIC`], u32 and u64.
 const MIN_MAX_DTYPES: &[DType] = &[
     DType::F32,

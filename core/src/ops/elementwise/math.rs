@@ -21,8 +21,9 @@ macro_rules! map_op {
     ($static:ident, $name:literal, $attrs:expr, $formula:expr) => {
         map_op!($static, $name, &[DType::F32], $attrs, $formula);
     };
-    ($static:ident, $name:literal, $dtypes:expr, $attrs:expr, $formula:expr) => {
+    ($static:ident, $name:literal, $dtypes:expr, $attrs:expr, $formula:expr $(, $field:ident = $value:expr)*) => {
         pub static $static: OpSchema = OpSchema {
+            $($field: $value,)*
             op_type: $name,
             inputs: X,
             dtypes: $dtypes,
@@ -66,6 +67,23 @@ map_op!(
     }
 );
 map_op!(NOT, "Not", &[DType::Bool], &[], |_, v, _| quote!(!#v));
+map_op!(
+    BITWISE_NOT,
+    "BitwiseNot",
+    &[
+        DType::I64,
+        DType::I32,
+        DType::I16,
+        DType::I8,
+        DType::U64,
+        DType::U32,
+        DType::U16,
+        DType::U8
+    ],
+    &[],
+    |_, v, _| quote!(!#v),
+    since_opset = 18
+);
 /// `Float::<f>` (libm's f32 or f64 function) in generated code.
 fn float(f: &str) -> TokenStream {
     let f = proc_macro2::Ident::new(f, proc_macro2::Span::call_site());
@@ -162,6 +180,174 @@ map_op!(
     }
 );
 
+// The trigonometric and hyperbolic functions (opset 7 and 9), libm's; ONNX Runtime
+// computes Sin and Cos also in f64.
+macro_rules! float_fn {
+    ($($static:ident, $name:literal, $f:literal, $dtypes:expr, $since:literal;)*) => {$(
+        map_op!($static, $name, $dtypes, &[], |_, v, _| {
+            let f = float($f);
+            quote!(#f(#v))
+        }, since_opset = $since);
+    )*};
+}
+
+float_fn! {
+    SIN, "Sin", "sin", FLOATS, 7;
+    COS, "Cos", "cos", FLOATS, 7;
+    TAN, "Tan", "tan", &[DType::F32], 7;
+    ASIN, "Asin", "asin", &[DType::F32], 7;
+    ACOS, "Acos", "acos", &[DType::F32], 7;
+    ATAN, "Atan", "atan", &[DType::F32], 7;
+    SINH, "Sinh", "sinh", &[DType::F32], 9;
+    COSH, "Cosh", "cosh", &[DType::F32], 9;
+    ASINH, "Asinh", "asinh", &[DType::F32], 9;
+    ACOSH, "Acosh", "acosh", &[DType::F32], 9;
+    ATANH, "Atanh", "atanh", &[DType::F32], 9;
+    ROUND, "Round", "round_even", FLOATS, 11;
+}
+
+// -1, 0 or 1 (NaN and zeros pass through).
+map_op!(
+    SIGN,
+    "Sign",
+    NUMERIC_WIDE,
+    &[],
+    |_, v, t| {
+        let n = quote!(::tinyonnx::__export::kernels::num::Num);
+        quote!(if #v > <#t as #n>::ZERO { <#t as #n>::ONE } else if #v < <#t as #n>::ZERO { #n::neg(<#t as #n>::ONE) } else { #v })
+    },
+    since_opset = 9
+);
+// x above alpha, else 0.
+map_op!(
+    THRESHOLDED_RELU,
+    "ThresholdedRelu",
+    &[DType::F32],
+    &[attr("alpha", AttrKind::Float, AttrDefault::Float(1.0))],
+    |a, v, _| {
+        let alpha = a.float("alpha");
+        quote!(if #v > #alpha { #v } else { 0.0f32 })
+    },
+    since_opset = 10
+);
+// max(0, x) + min(0, alpha (e^(x / alpha) - 1)).
+map_op!(
+    CELU,
+    "Celu",
+    &[DType::F32],
+    &[attr("alpha", AttrKind::Float, AttrDefault::Float(1.0))],
+    |a, v, _| {
+        let alpha = a.float("alpha");
+        let expm1 = libm("expm1f");
+        quote!(if #v > 0.0f32 { #v } else { #alpha * #expm1(#v / #alpha) })
+    },
+    since_opset = 12
+);
+// x tanh(softplus(x)), softplus as in `Softplus`.
+map_op!(
+    MISH,
+    "Mish",
+    &[DType::F32],
+    &[],
+    |_, v, _| {
+        let (log1p, exp, tanh) = (libm("log1pf"), libm("expf"), libm("tanhf"));
+        quote!(#v * #tanh(if #v > 20.0f32 { #v } else { #log1p(#exp(#v)) }))
+    },
+    since_opset = 18
+);
+// x max(0, min(1, x / 6 + 1/2)).
+map_op!(
+    HARD_SWISH,
+    "HardSwish",
+    &[DType::F32],
+    &[],
+    |_, v, _| {
+        quote!({
+            let t = #v * (1.0f32 / 6.0f32) + 0.5f32;
+            #v * (if t < 0.0f32 { 0.0f32 } else if t > 1.0f32 { 1.0f32 } else { t })
+        })
+    },
+    since_opset = 14
+);
+// x + bias below -lambd, x - bias above lambd, else 0.
+map_op!(
+    SHRINK,
+    "Shrink",
+    FLOATS,
+    &[
+        attr("bias", AttrKind::Float, AttrDefault::Float(0.0)),
+        attr("lambd", AttrKind::Float, AttrDefault::Float(0.5)),
+    ],
+    |a, v, t| {
+        let (bias, lambd) = (a.float("bias"), a.float("lambd"));
+        quote!(if #v < -(#lambd as #t) { #v + (#bias as #t) } else if #v > (#lambd as #t) { #v - (#bias as #t) } else { 0.0 as #t })
+    },
+    since_opset = 9
+);
+
+/// `IsNaN` and `IsInf` (opset 9/10 semantics): a float tensor to bool.
+pub static IS_NAN: OpSchema = OpSchema {
+    op_type: "IsNaN",
+    inputs: X,
+    dtypes: FLOATS,
+    since_opset: 9,
+    infer: to_bool,
+    cases: special_cases,
+    lower: |cx| map_call(cx, quote!(|v| v != v)),
+    ..BASE
+};
+
+/// See [`IS_NAN`]: `detect_negative` and `detect_positive` pick the infinities.
+pub static IS_INF: OpSchema = OpSchema {
+    op_type: "IsInf",
+    inputs: X,
+    dtypes: FLOATS,
+    attrs: &[
+        attr("detect_negative", AttrKind::Int, AttrDefault::Int(1)),
+        attr("detect_positive", AttrKind::Int, AttrDefault::Int(1)),
+    ],
+    since_opset: 10,
+    infer: to_bool,
+    cases: special_cases,
+    lower: |cx| {
+        let t = elem(cx.input(0).dtype);
+        let neg = cx.attrs.int("detect_negative") != 0;
+        let pos = cx.attrs.int("detect_positive") != 0;
+        map_call(
+            cx,
+            quote!(|v: #t| (#neg && v == <#t>::NEG_INFINITY) || (#pos && v == <#t>::INFINITY)),
+        )
+    },
+    ..BASE
+};
+
+fn to_bool(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
+    Ok(vec![TensorType {
+        dtype: DType::Bool,
+        shape: cx.input(0).shape.clone(),
+    }])
+}
+
+/// Inputs holding NaN and both infinities (`Log` of 0 and of a negative, 1/0 of both
+/// signs) beside finite values.
+fn special_cases(op: &OpSchema) -> Vec<String> {
+    let name = op.op_type;
+    let mut c = Vec::new();
+    for d in op.dtypes {
+        let attrs: &[&str] = if name == "IsInf" {
+            &["", ", detect_negative = 0", ", detect_positive = 0"]
+        } else {
+            &[""]
+        };
+        for a in attrs {
+            c.push(format!(
+                "input x: {d}[2, 3]; output y = {name}(Log(x){a}); output z = {name}(Div(x, Sub(x, x)){a}); output w = {name}(x{a});"
+            ));
+        }
+    }
+    c
+}
+
 fn same_shape(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     Ok(vec![cx.input(0).clone()])
 }
@@ -251,7 +437,13 @@ fn lower_clip(cx: &LowerCtx) -> TokenStream {
 /// attribute variants.
 fn math_cases(op: &OpSchema) -> Vec<String> {
     let name = op.op_type;
-    let pre = matches!(name, "Log" | "Sqrt" | "Reciprocal").then_some("Abs");
+    let pre = match name {
+        "Log" | "Sqrt" | "Reciprocal" => Some("Abs"),
+        // Inside the domain: x >= 1, |x| < 1.
+        "Acosh" => Some("Cosh"),
+        "Atanh" => Some("Tanh"),
+        _ => None,
+    };
     let mut c = unary_cases(op, pre);
     c.extend(match name {
         "LeakyRelu" => cases(&["input x: f32[4, 5]; output y = LeakyRelu(x, alpha = 0.3);"]),
@@ -266,6 +458,21 @@ fn math_cases(op: &OpSchema) -> Vec<String> {
             "input x: f32[4, 5]; output y = {name}(Mul(x, 2.5)); output z = {name}(Neg(Mul(x, 2.5)));"
         )],
         "Abs" | "Neg" => cases(&["input x: i8[2, 3]; output y = Neg(Abs(Mul(x, x)));"]),
+        // Halves round to even: 0.5, 1.5, 2.5 and their negatives among the inputs.
+        "Round" => cases(&[
+            "input x: f32[4, 5]; output y = Round(Mul(x, 4.0)); output z = Round(Div(Round(Mul(x, 4.0)), 2.0));",
+        ]),
+        "Sign" => cases(&["input x: f32[4, 5]; output y = Sign(Round(x));"]),
+        "ThresholdedRelu" => {
+            cases(&["input x: f32[4, 5]; output y = ThresholdedRelu(x, alpha = 0.25);"])
+        }
+        "Celu" => cases(&["input x: f32[4, 5]; output y = Celu(Mul(x, 3.0), alpha = 2.0);"]),
+        "Mish" | "HardSwish" => vec![format!(
+            "input x: f32[4, 5]; output y = {name}(Mul(x, 30.0));"
+        )],
+        "Shrink" => cases(&[
+            "input x: f32[4, 5]; output y = Shrink(x, lambd = 0.3, bias = 0.1); output z = Shrink(Mul(x, 3.0), lambd = 1.5);",
+        ]),
         _ => Vec::new(),
     });
     c

@@ -1,4 +1,5 @@
-//! `ReduceSum`, `ReduceMean`, `ReduceMax`, `ReduceMin`, `ReduceProd`: `keepdims` (1),
+//! `ReduceSum`, `ReduceMean`, `ReduceMax`, `ReduceMin`, `ReduceProd`, `ReduceL1`,
+//! `ReduceL2`, `ReduceSumSquare`, `ReduceLogSum`, `ReduceLogSumExp`: `keepdims` (1),
 //! `noop_with_empty_axes` (0). The axes follow the model's opset: an int64 input known at
 //! compile time for `ReduceSum` (opset 13) and for the others from opset 18, the `axes`
 //! attribute for the others before 18; the wrong form is an error naming the opset.
@@ -41,6 +42,20 @@ reduce_op!(REDUCE_MEAN, "ReduceMean", "Mean", WIDE, 18);
 reduce_op!(REDUCE_MAX, "ReduceMax", "Max", NUMERIC, 18);
 reduce_op!(REDUCE_MIN, "ReduceMin", "Min", NUMERIC, 18);
 reduce_op!(REDUCE_PROD, "ReduceProd", "Prod", WIDE, 18);
+reduce_op!(REDUCE_L1, "ReduceL1", "SumAbs", WIDE, 18);
+reduce_op!(REDUCE_SUM_SQUARE, "ReduceSumSquare", "SumSquare", WIDE, 18);
+reduce_op!(REDUCE_L2, "ReduceL2", "L2", FLOATS, 18);
+reduce_op!(REDUCE_LOG_SUM, "ReduceLogSum", "LogSum", FLOATS, 18);
+reduce_op!(
+    REDUCE_LOG_SUM_EXP,
+    "ReduceLogSumExp",
+    "LogSumExp",
+    FLOATS,
+    18
+);
+
+/// The norms and logarithms compute in the float types only.
+const FLOATS: &[DType] = &[DType::F32, DType::F64];
 
 /// The first opset where the axes of `op` are an input: the one after the last that
 /// has the `axes` attribute (stated once, in `reduce_op!`).
@@ -154,9 +169,14 @@ fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
     let y = &cx.outputs[0].expr;
     let xe = &x.expr;
     // Which axes were reduced: the output has the input's elements per kept axis.
-    let reduced = reduced_axes(cx);
-    let Some(reduced) = reduced else {
-        return quote! { <[_]>::copy_from_slice(#y, #xe); };
+    let reduced = match reduced_axes(cx) {
+        Some(r) => r,
+        // A no-op of a sum, product, mean or extreme is a copy; the others still map
+        // each element (ReduceL1 gives |x|, ReduceSumSquare x^2), as ONNX Runtime does.
+        None if matches!(kernel, "Sum" | "Mean" | "Prod" | "Max" | "Min") => {
+            return quote! { <[_]>::copy_from_slice(#y, #xe); };
+        }
+        None => Vec::new(),
     };
     let shape = &x.shape;
     let rank = shape.len();
@@ -207,17 +227,20 @@ fn reduce_cases(op: &OpSchema) -> Vec<String> {
     let name = op.op_type;
     // ReduceProd of many values around 1 stays well scaled.
     let x = |v: &str| {
-        if name == "ReduceProd" {
-            format!("Add(Mul({v}, 0.5), 1.0)")
-        } else {
-            v.to_string()
+        match name {
+            "ReduceProd" => format!("Add(Mul({v}, 0.5), 1.0)"),
+            // A positive sum for the logarithm.
+            "ReduceLogSum" => format!("Add(Abs({v}), 0.01)"),
+            // Large enough that e^x overflows f32 when summed naively.
+            "ReduceLogSumExp" => format!("Mul({v}, 100.0)"),
+            _ => v.to_string(),
         }
     };
     let mut c: Vec<String> = op
         .dtypes
         .iter()
         .map(|d| {
-            let v = if *d == DType::F32 {
+            let v = if *d == DType::F32 || name == "ReduceLogSum" {
                 x("x")
             } else {
                 "x".to_string()
