@@ -1135,6 +1135,21 @@ onnx_model! {
 }
 
 onnx_model! {
+    /// A cross-check case of `CastLike`.
+    pub model CastLikeCase0 { opset = 15; input x: f32[2, 3]; input t: i32[1]; output a = CastLike(Mul(x, 7.0), t); output b = CastLike(x, x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `CastLike`.
+    pub model CastLikeCase1 { opset = 15; input x: i64[4]; input t: f64[]; input u: u8[2]; output a = CastLike(x, t); output b = CastLike(x, u); }
+}
+
+onnx_model! {
+    /// A cross-check case of `CastLike`.
+    pub model CastLikeCase2 { opset = 15; input x: bool[3]; input t: f32[3]; output a = CastLike(x, t); }
+}
+
+onnx_model! {
     /// A cross-check case of `Where`.
     pub model WhereCase0 { opset = 18; input c: bool[2, 3]; input x: f32[2, 3]; input y: f32[3]; output z = Where(c, x, y); output w = Where(c, y, x); }
 }
@@ -2844,6 +2859,131 @@ onnx_model! {
     pub model ConstantCase1 { opset = 18; input x: i64[2]; output y = Add(x, Constant(value_ints = [7, -3])); output z = Sub(x, Constant(value_int = 4)); }
 }
 
+onnx_model! {
+    /// A cross-check case of `DepthToSpace`.
+    pub model DepthToSpaceCase0 { opset = 18; input x: f32[2, 8, 2, 3]; output y = DepthToSpace(x, blocksize = 2); output z = DepthToSpace(x, blocksize = 2, mode = "CRD"); }
+}
+
+onnx_model! {
+    /// A cross-check case of `DepthToSpace`.
+    pub model DepthToSpaceCase1 { opset = 18; input x: u8[1, 9, 1, 2]; output y = DepthToSpace(x, blocksize = 3, mode = "CRD"); }
+}
+
+onnx_model! {
+    /// A cross-check case of `SpaceToDepth`.
+    pub model SpaceToDepthCase0 { opset = 18; input x: f32[2, 3, 4, 6]; output y = SpaceToDepth(x, blocksize = 2); }
+}
+
+onnx_model! {
+    /// A cross-check case of `SpaceToDepth`.
+    pub model SpaceToDepthCase1 { opset = 18; input x: f64[1, 2, 3, 3]; output y = SpaceToDepth(x, blocksize = 3); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Trilu`.
+    pub model TriluCase0 { opset = 14; input x: f32[2, 3, 4]; output a = Trilu(x); output b = Trilu(x, upper = 0); output c = Trilu(x, [1]); output d = Trilu(x, [-1], upper = 0); output e = Trilu(x, [-7]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Trilu`.
+    pub model TriluCase1 { opset = 14; input x: i64[5, 2]; output a = Trilu(x, [1], upper = 0); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Trilu`.
+    pub model TriluCase2 { opset = 14; input x: bool[3, 3]; output a = Trilu(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `EyeLike`.
+    pub model EyeLikeCase0 { opset = 18; input x: f32[3, 4]; output a = EyeLike(x); output b = EyeLike(x, k = 2); output c = EyeLike(x, k = -1, dtype = 7); output d = EyeLike(x, k = 9); }
+}
+
+onnx_model! {
+    /// A cross-check case of `EyeLike`.
+    pub model EyeLikeCase1 { opset = 18; input x: i32[2, 2]; output a = EyeLike(x, dtype = 11); }
+}
+
+onnx_model! {
+    /// A cross-check case of `CumSum`.
+    pub model CumSumCase0 { opset = 14; input x: f32[2, 3, 4]; output y = CumSum(x, [1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `CumSum`.
+    pub model CumSumCase1 { opset = 14; input x: f64[2, 3, 4]; output y = CumSum(x, [1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `CumSum`.
+    pub model CumSumCase2 { opset = 14; input x: i64[2, 3, 4]; output y = CumSum(x, [1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `CumSum`.
+    pub model CumSumCase3 { opset = 14; input x: i32[2, 3, 4]; output y = CumSum(x, [1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `CumSum`.
+    pub model CumSumCase4 { opset = 14; input x: f32[2, 3, 4]; output a = CumSum(x, [-1], exclusive = 1); output b = CumSum(x, [0], reverse = 1); output c = CumSum(x, [2], exclusive = 1, reverse = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `CumSum`.
+    pub model CumSumCase5 { opset = 14; input x: f32[5]; output a = CumSum(x, Constant(value_int = 0)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Hardmax`.
+    pub model HardmaxCase0 { opset = 18; input x: f32[2, 3, 4]; output a = Hardmax(x); output b = Hardmax(x, axis = 0); output c = Hardmax(Round(x), axis = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Hardmax`.
+    pub model HardmaxCase1 { opset = 18; input x: f32[6]; output a = Hardmax(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `TopK`.
+    pub model TopKCase0 { opset = 18; input x: f32[3, 5]; let (v, i) = TopK(x, [3]); output v; output i; }
+}
+
+onnx_model! {
+    /// A cross-check case of `TopK`.
+    pub model TopKCase1 { opset = 18; input x: f64[3, 5]; let (v, i) = TopK(x, [3]); output v; output i; }
+}
+
+onnx_model! {
+    /// A cross-check case of `TopK`.
+    pub model TopKCase2 { opset = 18; input x: i64[3, 5]; let (v, i) = TopK(x, [3]); output v; output i; }
+}
+
+onnx_model! {
+    /// A cross-check case of `TopK`.
+    pub model TopKCase3 { opset = 18; input x: i32[3, 5]; let (v, i) = TopK(x, [3]); output v; output i; }
+}
+
+onnx_model! {
+    /// A cross-check case of `TopK`.
+    pub model TopKCase4 { opset = 18; input x: f32[2, 4, 3]; let (v, i) = TopK(x, [2], axis = 1, largest = 0); output v; output i; let (w, j) = TopK(Round(Mul(x, 2.0)), [3], axis = 2); output w; output j; }
+}
+
+onnx_model! {
+    /// A cross-check case of `TopK`.
+    pub model TopKCase5 { opset = 18; input x: f32[4]; let (v, i) = TopK(x, [4], largest = 0); output v; output i; let (w, j) = TopK(x, [0]); output w; output j; }
+}
+
+onnx_model! {
+    /// A cross-check case of `LpNormalization`.
+    pub model LpNormalizationCase0 { opset = 18; input x: f32[2, 3, 4]; output a = LpNormalization(x); output b = LpNormalization(x, axis = 1, p = 1); output c = LpNormalization(Mul(x, 0.0), axis = 0); }
+}
+
+onnx_model! {
+    /// A cross-check case of `LpNormalization`.
+    pub model LpNormalizationCase1 { opset = 18; input x: f64[3, 4]; output a = LpNormalization(x, axis = 0); }
+}
+
 /// Every case: the operator it is for, and the model.
 pub const CASES: &[(&str, Example)] = &[
     ("Add", example::<AddCase0>()),
@@ -3072,6 +3212,9 @@ pub const CASES: &[(&str, Example)] = &[
     ("Cast", example::<CastCase8>()),
     ("Cast", example::<CastCase9>()),
     ("Cast", example::<CastCase10>()),
+    ("CastLike", example::<CastLikeCase0>()),
+    ("CastLike", example::<CastLikeCase1>()),
+    ("CastLike", example::<CastLikeCase2>()),
     ("Where", example::<WhereCase0>()),
     ("Where", example::<WhereCase1>()),
     ("Where", example::<WhereCase2>()),
@@ -3414,4 +3557,29 @@ pub const CASES: &[(&str, Example)] = &[
     ("LayerNormalization", example::<LayerNormalizationCase1>()),
     ("Constant", example::<ConstantCase0>()),
     ("Constant", example::<ConstantCase1>()),
+    ("DepthToSpace", example::<DepthToSpaceCase0>()),
+    ("DepthToSpace", example::<DepthToSpaceCase1>()),
+    ("SpaceToDepth", example::<SpaceToDepthCase0>()),
+    ("SpaceToDepth", example::<SpaceToDepthCase1>()),
+    ("Trilu", example::<TriluCase0>()),
+    ("Trilu", example::<TriluCase1>()),
+    ("Trilu", example::<TriluCase2>()),
+    ("EyeLike", example::<EyeLikeCase0>()),
+    ("EyeLike", example::<EyeLikeCase1>()),
+    ("CumSum", example::<CumSumCase0>()),
+    ("CumSum", example::<CumSumCase1>()),
+    ("CumSum", example::<CumSumCase2>()),
+    ("CumSum", example::<CumSumCase3>()),
+    ("CumSum", example::<CumSumCase4>()),
+    ("CumSum", example::<CumSumCase5>()),
+    ("Hardmax", example::<HardmaxCase0>()),
+    ("Hardmax", example::<HardmaxCase1>()),
+    ("TopK", example::<TopKCase0>()),
+    ("TopK", example::<TopKCase1>()),
+    ("TopK", example::<TopKCase2>()),
+    ("TopK", example::<TopKCase3>()),
+    ("TopK", example::<TopKCase4>()),
+    ("TopK", example::<TopKCase5>()),
+    ("LpNormalization", example::<LpNormalizationCase0>()),
+    ("LpNormalization", example::<LpNormalizationCase1>()),
 ];

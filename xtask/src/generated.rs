@@ -105,6 +105,20 @@ pub fn supported_ops_markdown() -> String {
          | Loop | `let (h, hs) = for i in 0..n with (h = h0) { ...; return (h2, y); };` | M (the literal n, i64 initializer), cond omitted, carried initial values | body (graph: iteration number, condition, carried values -> condition, carried values, per-step outputs) |\n\
          | Scan | `let (h, ys) = for (a_t, b_t) in (a, b) with (h = h0) { ...; return (h2, y); };` | carried initial values, scanned tensors (fixed first dimension) | body (graph), num_scan_inputs; axes 0, forward directions (the defaults) |\n",
     );
+    s.push_str(
+        "\n## Evaluated or rewritten by the importer\n\n\
+         `import(...)` also takes these operators of a file. The first are evaluated at \
+         compile time, so their inputs must be known then (initializers, or computed \
+         from the dims `dims(...)`/`shapes(...)` fix); the others become registered \
+         operators.\n\n\
+         | operator | how | result |\n|---|---|---|\n",
+    );
+    for (op, what) in tinyonnx_core::import::EVALUATED {
+        s.push_str(&format!("| {op} | evaluated at compile time | {what} |\n"));
+    }
+    for (op, what) in tinyonnx_core::import::REWRITTEN {
+        s.push_str(&format!("| {op} | rewritten | {what} |\n"));
+    }
     s.push_str(&node_suite_markdown());
     s
 }

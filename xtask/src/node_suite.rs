@@ -110,8 +110,11 @@ fn read_index(dir: &Path) -> Result<Vec<Case>> {
 /// Operators SUPPORTED_OPS.md lists: the registry, the control flow the DSL writes as
 /// statements, and what the importer rewrites into registered operators.
 fn listed(op: &str) -> bool {
+    use tinyonnx_core::import::{EVALUATED, REWRITTEN};
     tinyonnx_core::ops::lookup(op).is_some()
-        || matches!(op, "If" | "Loop" | "Scan" | "Sum" | "Mean")
+        || matches!(op, "If" | "Loop" | "Scan")
+        || EVALUATED.iter().any(|(o, _)| *o == op)
+        || REWRITTEN.iter().any(|(o, _)| *o == op)
 }
 
 /// The non-initializer graph inputs of a model, in order.
@@ -156,7 +159,21 @@ fn bind_compile_time_inputs(dir: &Path) -> Result<Result<Vec<String>, String>> {
     let mut bind = BTreeSet::new();
     let mut needed = BTreeSet::new();
     for node in &graph.node {
-        let Some(schema) = lookup(node.op_type.as_deref().unwrap_or("")) else {
+        let op = node.op_type.as_deref().unwrap_or("");
+        // The inputs of an operator the importer evaluates.
+        if tinyonnx_core::import::EVALUATED
+            .iter()
+            .any(|(o, _)| *o == op)
+        {
+            for name in node.input.iter().filter(|i| !i.is_empty()) {
+                needed.insert(name.clone());
+                if inputs.contains(name) {
+                    bind.insert(name.clone());
+                }
+            }
+            continue;
+        }
+        let Some(schema) = lookup(op) else {
             continue;
         };
         for (i, name) in node.input.iter().enumerate() {

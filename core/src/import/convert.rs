@@ -22,9 +22,9 @@ pub const MIN_FILE_OPSET: i64 = 7;
 /// The highest: the newest opset of onnx 1.23. From 22 to 28 the registered operators'
 /// schemas only gain element types (and Cast a `round_mode` for float8, an attribute
 /// the importer refuses), so such a file imports as opset 21; `check_dtypes.py` checks
-/// this against `onnx.defs` in every test run. Two gains are also new semantics, and
-/// the checker refuses both as at 21: `Mod` with `fmod = 0` on floats and `BitShift` on
-/// signed integers (both opset 28).
+/// this against `onnx.defs` in every test run. Three gains are also new semantics, and
+/// the checker refuses them as at 21: `Mod` with `fmod = 0` on floats, `BitShift` on
+/// signed integers and `SpaceToDepth`'s `mode` (all opset 28).
 pub const MAX_FILE_OPSET: i64 = 28;
 
 impl Canonical {

@@ -166,6 +166,7 @@ pub fn folds(op_type: &str) -> bool {
             | "Sub"
             | "Mul"
             | "Div"
+            | "Mod"
             | "Equal"
             | "Less"
             | "Greater"
@@ -392,8 +393,9 @@ pub fn fold(
                 .collect();
             make(data.data.dtype(), dims, values(data).pick(&pick))
         }
-        "Add" | "Sub" | "Mul" | "Div" | "Equal" | "Less" | "Greater" | "Min" | "Max" | "And"
-        | "Or" => {
+        "Add" | "Sub" | "Mul" | "Div" | "Mod" | "Equal" | "Less" | "Greater" | "Min" | "Max"
+        | "And" | "Or" => {
+            let fmod = proto::int(node, "fmod").unwrap_or(0) == 1;
             let (a, b) = (need(0)?, need(1)?);
             let dims = broadcast_dims(&a.dims, &b.dims)?;
             check_len(&dims)?;
@@ -413,6 +415,16 @@ pub fn fold(
                             "Mul" => p.wrapping_mul(q),
                             "Div" if q == 0 => return Err("divides an integer by zero".into()),
                             "Div" => p.wrapping_div(q),
+                            "Mod" if q == 0 => return Err("divides an integer by zero".into()),
+                            "Mod" => {
+                                // fmod = 0 takes the divisor's sign.
+                                let r = p.wrapping_rem(q);
+                                if !fmod && r != 0 && ((r < 0) != (q < 0)) {
+                                    r + q
+                                } else {
+                                    r
+                                }
+                            }
                             "Equal" => i64::from(p == q),
                             "Less" => i64::from(p < q),
                             "Greater" => i64::from(p > q),
@@ -429,6 +441,9 @@ pub fn fold(
                             .collect::<Result<_, _>>()?,
                     )
                 }
+                (V::F(_), V::F(_)) if op_type == "Mod" && !fmod => {
+                    return Err("takes floats only with fmod = 1".into());
+                }
                 (V::F(x), V::F(y)) => V::F(
                     x.iter()
                         .zip(&y)
@@ -437,6 +452,8 @@ pub fn fold(
                             "Sub" => p - q,
                             "Mul" => p * q,
                             "Div" => p / q,
+                            // C's fmod, as `%` on floats.
+                            "Mod" => p % q,
                             "Equal" => f64::from(u8::from(p == q)),
                             "Less" => f64::from(u8::from(p < q)),
                             "Greater" => f64::from(u8::from(p > q)),

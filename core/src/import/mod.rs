@@ -11,6 +11,7 @@ use proc_macro2::Span;
 use tinyonnx_proto::{self as pb, Message};
 
 use crate::check::{Checked, Checker};
+use crate::data::Data;
 use crate::ir::{TensorId, TensorKind};
 use crate::ops::{self, AttrDefault, AttrValue};
 use crate::syntax::ImportDef;
@@ -29,6 +30,26 @@ use proto::Const;
 /// The IR versions read: 3 (opset 7's) to 14 (what onnx 1.23 stamps on every model it
 /// makes, whatever its opset; the messages tinyonnx reads are the same).
 const IR_VERSIONS: std::ops::RangeInclusive<i64> = 3..=14;
+
+/// Operators the importer only evaluates at compile time (their output's shape depends on
+/// their inputs' values, which a static plan needs known), so every input must be known:
+/// the name and what it computes. Listed in SUPPORTED_OPS.md.
+pub const EVALUATED: &[(&str, &str)] = &[
+    (
+        "ConstantOfShape",
+        "a tensor of shape `input` filled with `value` (one element of any dtype; 0.0 f32 without it)",
+    ),
+    (
+        "Range",
+        "start, start + delta, ... up to limit (exclusive), in the inputs' type",
+    ),
+];
+
+/// Operators the importer rewrites into registered ones, with what they become.
+pub const REWRITTEN: &[(&str, &str)] = &[
+    ("Sum", "a chain of Add (one to many inputs, broadcast)"),
+    ("Mean", "a chain of Add, then Div by the count"),
+];
 
 /// How many nodes a file may have.
 const MAX_NODES: usize = 1 << 20;
@@ -297,7 +318,7 @@ impl Importer<'_> {
             let c = if op == "Size" {
                 Const {
                     dims: Vec::new(),
-                    data: crate::data::Data::I64(vec![dims.iter().product::<usize>() as i64]),
+                    data: Data::I64(vec![dims.iter().product::<usize>() as i64]),
                 }
             } else {
                 let r = dims.len() as i64;
@@ -310,7 +331,7 @@ impl Importer<'_> {
                     .collect();
                 Const {
                     dims: vec![d.len()],
-                    data: crate::data::Data::I64(d),
+                    data: Data::I64(d),
                 }
             };
             self.folded += 1;
@@ -340,6 +361,22 @@ impl Importer<'_> {
                 }
                 Err(e) => self.error(e),
             }
+            return;
+        }
+        if EVALUATED.iter().any(|(o, _)| *o == op) {
+            let unknown: Vec<&str> = node
+                .input
+                .iter()
+                .filter(|i| !i.is_empty())
+                .filter(|i| !matches!(self.vals.get(i.as_str()), Some(Val::Const(_))))
+                .map(String::as_str)
+                .collect();
+            self.error(format!(
+                "{op} is evaluated at compile time, and its input{} {} {} known only when the model runs; fix the dims it is computed from with dims(...) or shapes(...)",
+                if unknown.len() == 1 { "" } else { "s" },
+                unknown.iter().map(|u| format!("`{u}`")).collect::<Vec<_>>().join(", "),
+                if unknown.len() == 1 { "is" } else { "are" },
+            ));
             return;
         }
         if matches!(op.as_str(), "Softmax" | "LogSoftmax" | "Hardmax") && self.file_opset < 13 {
@@ -472,6 +509,28 @@ impl Importer<'_> {
                 inputs.push(None);
                 continue;
             }
+            // ONNX lets some compile-time integer inputs (CumSum's axis, OneHot's depth)
+            // be int32; tinyonnx takes them as int64, the other type ONNX allows there.
+            let widened = format!("{i}::i64");
+            let i = match self.vals.get(i) {
+                Some(Val::Const(c))
+                    if c.data.dtype() == crate::types::DType::I32
+                        && schema
+                            .input_spec(k)
+                            .is_some_and(|s| s.ty == ops::InTy::I64Const) =>
+                {
+                    let Data::Typed { values, .. } = &c.data else {
+                        unreachable!("i32 data is typed")
+                    };
+                    let c = Const {
+                        dims: c.dims.clone(),
+                        data: Data::I64(values.iter().map(|&v| v as i64).collect()),
+                    };
+                    self.vals.insert(widened.clone(), Val::Const(c));
+                    &widened
+                }
+                _ => i,
+            };
             match self.tensor(i, &format!("{name}.{k}")) {
                 Some(t) => inputs.push(Some(t)),
                 None => ok = false,

@@ -40,6 +40,7 @@ pub static REGISTRY: &[&OpSchema] = &[
     &elementwise::binary::BIT_SHIFT,
     &elementwise::binary::PRELU,
     &elementwise::cast::CAST,
+    &elementwise::cast::CAST_LIKE,
     &elementwise::select::WHERE,
     &reduction::arg::ARG_MAX,
     &reduction::arg::ARG_MIN,
@@ -131,6 +132,14 @@ pub static REGISTRY: &[&OpSchema] = &[
     &recurrent::rnn::RNN,
     &norm::layernorm::LAYER_NORMALIZATION,
     &shape::constant::CONSTANT,
+    &shape::space_depth::DEPTH_TO_SPACE,
+    &shape::space_depth::SPACE_TO_DEPTH,
+    &shape::matrix::TRILU,
+    &shape::matrix::EYE_LIKE,
+    &reduction::axis::CUM_SUM,
+    &reduction::axis::HARDMAX,
+    &reduction::axis::TOP_K,
+    &norm::lp_norm::LP_NORMALIZATION,
 ];
 
 /// Looks an operator up by its exact ONNX name.

@@ -238,3 +238,68 @@ pub fn scatter_map(x: &[f32], updates: &[f32], y: &mut [f32], map: &[i64], reduc
         };
     }
 }
+
+/// `Trilu`: `y = x` on matrices of `rows x cols` (the last two axes), with every element
+/// outside the kept triangle zero: kept are `j - i >= k` (`upper`) or `j - i <= k`.
+#[inline]
+pub fn trilu<T: Copy + Default>(
+    x: &[T],
+    y: &mut [T],
+    rows: usize,
+    cols: usize,
+    k: i64,
+    upper: bool,
+) {
+    let size = (rows * cols).max(1);
+    for (xm, ym) in x.chunks_exact(size).zip(y.chunks_exact_mut(size)) {
+        for i in 0..rows {
+            for j in 0..cols {
+                let d = j as i64 - i as i64;
+                let keep = if upper { d >= k } else { d <= k };
+                ym[i * cols + j] = if keep { xm[i * cols + j] } else { T::default() };
+            }
+        }
+    }
+}
+
+/// `EyeLike`: `y` (`rows x cols`) zero except ones on the diagonal `j = i + k`.
+#[inline]
+pub fn eye<T: Copy>(y: &mut [T], cols: usize, k: i64, zero: T, one: T) {
+    y.fill(zero);
+    for (i, row) in y.chunks_exact_mut(cols.max(1)).enumerate() {
+        let j = i as i64 + k;
+        if let Ok(j) = usize::try_from(j)
+            && j < cols
+        {
+            row[j] = one;
+        }
+    }
+}
+
+/// `ReverseSequence` on `x` viewed as `[outer, time, mid, batch, inner]` (or with batch
+/// before time: `batch_first`): the first `lens[b]` steps of each batch entry reversed,
+/// the rest copied. A length outside `0..=time` is clamped (ONNX leaves it undefined).
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn reverse_sequence<T: Copy>(
+    x: &[T],
+    y: &mut [T],
+    lens: &[i64],
+    time: usize,
+    batch: usize,
+    time_stride: usize,
+    batch_stride: usize,
+    inner: usize,
+) {
+    y.copy_from_slice(&x[..y.len()]);
+    for (b, &len) in lens.iter().enumerate().take(batch) {
+        let len = len.clamp(0, time as i64) as usize;
+        for t in 0..len {
+            let (dst, src) = (
+                b * batch_stride + t * time_stride,
+                b * batch_stride + (len - 1 - t) * time_stride,
+            );
+            y[dst..dst + inner].copy_from_slice(&x[src..src + inner]);
+        }
+    }
+}

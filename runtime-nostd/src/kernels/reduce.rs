@@ -220,3 +220,144 @@ pub fn arg_extreme<T: Copy + PartialOrd, const OUTER: usize, const N: usize, con
         }
     }
 }
+
+/// `CumSum` of `x` viewed as `[outer, n, inner]` along the middle axis; `exclusive`
+/// leaves out each element itself, `reverse` sums from the end.
+#[inline]
+pub fn cumsum<T: Num>(
+    x: &[T],
+    y: &mut [T],
+    outer: usize,
+    n: usize,
+    inner: usize,
+    exclusive: bool,
+    reverse: bool,
+) {
+    for o in 0..outer {
+        for i in 0..inner {
+            let mut acc = T::ZERO;
+            for s in 0..n {
+                let k = if reverse { n - 1 - s } else { s };
+                let at = (o * n + k) * inner + i;
+                let v = x[at];
+                if exclusive {
+                    y[at] = acc;
+                    acc = T::add(acc, v);
+                } else {
+                    acc = T::add(acc, v);
+                    y[at] = acc;
+                }
+            }
+        }
+    }
+}
+
+/// `Hardmax` of `x` viewed as `[outer, n, inner]`: 1 at the first largest element along
+/// the middle axis, 0 elsewhere. The first NaN counts as the largest, as in the ONNX
+/// reference (numpy's argmax); ONNX Runtime's choice depends on where the NaN is.
+#[inline]
+pub fn hardmax<T: Num>(x: &[T], y: &mut [T], outer: usize, n: usize, inner: usize) {
+    y.fill(T::ZERO);
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * n + k) * inner + i;
+            let mut best = 0;
+            for k in 1..n {
+                let (v, b) = (x[at(k)], x[at(best)]);
+                if !b.is_nan() && (v.is_nan() || v > b) {
+                    best = k;
+                }
+            }
+            if n > 0 {
+                y[at(best)] = T::ONE;
+            }
+        }
+    }
+}
+
+/// `LpNormalization` of `x` viewed as `[outer, n, inner]`: each vector along the middle
+/// axis divided by its L1 (`p = 1`) or L2 norm; a zero vector stays zero.
+#[inline]
+pub fn lp_normalize<T: Float>(x: &[T], y: &mut [T], outer: usize, n: usize, inner: usize, p: u8) {
+    for o in 0..outer {
+        for i in 0..inner {
+            let at = |k: usize| (o * n + k) * inner + i;
+            let mut norm = T::ZERO;
+            for k in 0..n {
+                let v = x[at(k)];
+                norm = if p == 1 { norm + v.abs() } else { norm + v * v };
+            }
+            if p != 1 {
+                norm = norm.sqrt();
+            }
+            for k in 0..n {
+                y[at(k)] = if norm == T::ZERO {
+                    T::ZERO
+                } else {
+                    x[at(k)] / norm
+                };
+            }
+        }
+    }
+}
+
+/// `TopK` of `x` viewed as `[outer, n, inner]` along the middle axis: the `k` largest
+/// (`largest`) or smallest values and their indices, in order (ties: the lower index
+/// first), into `values` and `indices` viewed as `[outer, k, inner]`.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn top_k<T: Num>(
+    x: &[T],
+    values: &mut [T],
+    indices: &mut [i64],
+    outer: usize,
+    n: usize,
+    inner: usize,
+    k: usize,
+    largest: bool,
+) {
+    // `a` comes before `b`: larger (smaller) first, the lower index on ties; NaN orders
+    // above every number, as in the ONNX reference (numpy's sort); ONNX Runtime's order
+    // depends on where the NaN is.
+    let before = |a: T, ia: usize, b: T, ib: usize| {
+        let (an, bn) = (a.is_nan(), b.is_nan());
+        if an || bn {
+            return if an == bn { ia < ib } else { an == largest };
+        }
+        if a == b {
+            ia < ib
+        } else if largest {
+            a > b
+        } else {
+            a < b
+        }
+    };
+    for o in 0..outer {
+        for i in 0..inner {
+            let out = |j: usize| (o * k + j) * inner + i;
+            // Insertion into the sorted first `filled` slots of this output column.
+            let mut filled = 0;
+            for s in 0..n {
+                let v = x[(o * n + s) * inner + i];
+                let mut pos = filled;
+                while pos > 0 && before(v, s, values[out(pos - 1)], indices[out(pos - 1)] as usize)
+                {
+                    pos -= 1;
+                }
+                if pos >= k {
+                    continue;
+                }
+                let last = filled.min(k - 1);
+                let mut j = last;
+                while j > pos {
+                    values[out(j)] = values[out(j - 1)];
+                    indices[out(j)] = indices[out(j - 1)];
+                    j -= 1;
+                }
+                values[out(pos)] = v;
+                indices[out(pos)] = s as i64;
+                filled = (filled + 1).min(k);
+            }
+        }
+    }
+}

@@ -35,12 +35,17 @@ pub static CAST: OpSchema = OpSchema {
     ..BASE
 };
 
-/// The dtype of `Cast`'s `to`.
-fn target(cx_attrs: &Attrs) -> Result<DType, OpError> {
-    let code = cx_attrs.int("to");
+/// The dtype whose ONNX `TensorProto.DataType` code is `code`.
+pub fn dtype_of_code(code: i64) -> Option<DType> {
     DType::ALL
         .into_iter()
         .find(|d| i64::from(d.onnx_code()) == code)
+}
+
+/// The dtype of `Cast`'s `to`.
+fn target(cx_attrs: &Attrs) -> Result<DType, OpError> {
+    let code = cx_attrs.int("to");
+    dtype_of_code(code)
         .ok_or_else(|| {
             let known: Vec<String> = DType::ALL
                 .iter()
@@ -71,3 +76,34 @@ fn lower_cast(cx: &LowerCtx) -> TokenStream {
     }
     quote! { #kernels::num::cast(#x, #y); }
 }
+
+/// `CastLike` (opset 15): `Cast` to the element type of a second tensor, whose values are
+/// not read.
+pub static CAST_LIKE: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "opset = 15; input x: f32[2, 3]; input t: i32[1]; output a = CastLike(Mul(x, 7.0), t); output b = CastLike(x, x);",
+            "opset = 15; input x: i64[4]; input t: f64[]; input u: u8[2]; output a = CastLike(x, t); output b = CastLike(x, u);",
+            "opset = 15; input x: bool[3]; input t: f32[3]; output a = CastLike(x, t);",
+        ])
+    },
+    op_type: "CastLike",
+    inputs: &[
+        input("input"),
+        InputSpec {
+            name: "target_type",
+            optional: false,
+            ty: InTy::Any,
+        },
+    ],
+    dtypes: ALL_DTYPES,
+    since_opset: 15,
+    infer: |cx| {
+        Ok(vec![TensorType {
+            dtype: cx.input(1).dtype,
+            shape: cx.input(0).shape.clone(),
+        }])
+    },
+    lower: lower_cast,
+    ..BASE
+};

@@ -3,3 +3,4 @@
 pub mod batchnorm;
 pub mod instance_norm;
 pub mod layernorm;
+pub mod lp_norm;

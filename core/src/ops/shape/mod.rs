@@ -2,7 +2,9 @@
 
 pub mod concat;
 pub mod constant;
+pub mod matrix;
 pub mod movement;
 pub mod reshape;
 pub mod shape_size;
+pub mod space_depth;
 pub mod transpose;

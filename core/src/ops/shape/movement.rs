@@ -393,13 +393,14 @@ fn pad_plan(cx: &InferCtx) -> Result<PadPlan, OpError> {
             ),
         ));
     }
+    // A scalar, or one value of any rank (which ONNX Runtime also takes).
     if let Some(v) = cx.opt_input(2)
-        && v.shape.rank() != 0
+        && v.shape.0.iter().any(|d| d.fixed() != Some(1))
     {
         return Err(OpError::input(
             2,
             format!(
-                "Pad constant_value must be a scalar (rank 0), got {}",
+                "Pad constant_value must be one value (a scalar), got {}",
                 v.shape
             ),
         ));

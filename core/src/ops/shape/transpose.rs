@@ -57,15 +57,24 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
 
 fn lower(cx: &LowerCtx) -> TokenStream {
     let x = cx.input(0);
-    let rank = x.shape.len();
-    let p = perm(cx.attrs, rank).expect("checked during inference");
+    let p = perm(cx.attrs, x.shape.len()).expect("checked during inference");
+    transpose_call(&x.expr, &cx.outputs[0].expr, &x.shape, &p)
+}
+
+/// `y` = `x` viewed with `shape`, its axes permuted by `perm`: one transpose kernel call.
+pub fn transpose_call(
+    x: &TokenStream,
+    y: &TokenStream,
+    shape: &[usize],
+    perm: &[usize],
+) -> TokenStream {
+    let rank = shape.len();
     let mut in_strides = vec![1; rank];
     for a in (0..rank.saturating_sub(1)).rev() {
-        in_strides[a] = in_strides[a + 1] * x.shape[a + 1];
+        in_strides[a] = in_strides[a + 1] * shape[a + 1];
     }
-    let strides: Vec<usize> = p.iter().map(|&a| in_strides[a]).collect();
-    let shape = &cx.outputs[0].shape;
-    let (xe, y) = (&x.expr, &cx.outputs[0].expr);
+    let strides: Vec<usize> = perm.iter().map(|&a| in_strides[a]).collect();
+    let out: Vec<usize> = perm.iter().map(|&a| shape[a]).collect();
     let kernels = kernels();
-    quote! { #kernels::copy::transpose::<_, #rank>(#xe, #y, &[#(#shape),*], &[#(#strides),*]); }
+    quote! { #kernels::copy::transpose::<_, #rank>(#x, #y, &[#(#out),*], &[#(#strides),*]); }
 }
