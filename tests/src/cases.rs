@@ -2984,6 +2984,81 @@ onnx_model! {
     pub model LpNormalizationCase1 { opset = 18; input x: f64[3, 4]; output a = LpNormalization(x, axis = 0); }
 }
 
+onnx_model! {
+    /// A cross-check case of `QuantizeLinear`.
+    pub model QuantizeLinearCase0 { opset = 18; input x: f32[2, 3, 4]; output a = QuantizeLinear(x, Constant(value_float = 0.01)); output b = QuantizeLinear(x, Constant(value_float = 0.02), Cast(Constant(value_int = -3), to = i8)); output c = QuantizeLinear(x, Constant(value_float = 0.004), Cast(Constant(value_int = 128), to = u8)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `QuantizeLinear`.
+    pub model QuantizeLinearCase1 { opset = 18; input x: f32[2, 3, 4]; output a = QuantizeLinear(x, Constant(value_floats = [0.01, 0.005, 0.1]), Cast(Constant(value_ints = [1, -2, 0]), to = i8)); output b = QuantizeLinear(x, Constant(value_floats = [0.01, 0.02, 0.03, 0.001]), Cast(Constant(value_ints = [0, 10, 200, 30]), to = u8), axis = -1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `QuantizeLinear`.
+    pub model QuantizeLinearCase2 { opset = 21; input x: f32[6]; output a = QuantizeLinear(Mul(x, 300.0), Constant(value_float = 0.01), Cast(Constant(value_int = 7), to = i16)); output b = QuantizeLinear(x, Constant(value_float = 0.0001), output_dtype = 4); }
+}
+
+onnx_model! {
+    /// A cross-check case of `DequantizeLinear`.
+    pub model DequantizeLinearCase0 { opset = 18; input x: i8[2, 3, 4]; output a = DequantizeLinear(x, Constant(value_float = 0.5)); output b = DequantizeLinear(x, Constant(value_float = 0.25), Cast(Constant(value_int = -3), to = i8)); output c = DequantizeLinear(x, Constant(value_floats = [0.1, 0.2, 0.3]), Cast(Constant(value_ints = [1, -2, 0]), to = i8)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `DequantizeLinear`.
+    pub model DequantizeLinearCase1 { opset = 18; input x: u8[2, 3, 4]; output a = DequantizeLinear(x, Constant(value_floats = [0.01, 0.02, 0.03, 0.5]), Cast(Constant(value_ints = [0, 10, 200, 3]), to = u8), axis = 2); }
+}
+
+onnx_model! {
+    /// A cross-check case of `DequantizeLinear`.
+    pub model DequantizeLinearCase2 { opset = 18; input x: i32[5]; output a = DequantizeLinear(x, Constant(value_float = 0.125)); output b = DequantizeLinear(x, Constant(value_float = 2.0), Cast(Constant(value_int = 3), to = i32)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `DequantizeLinear`.
+    pub model DequantizeLinearCase3 { opset = 21; input x: u16[5]; input y: i16[5]; output a = DequantizeLinear(x, Constant(value_float = 0.125), Cast(Constant(value_int = 9), to = u16)); output b = DequantizeLinear(y, Constant(value_float = 3.0)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `DequantizeLinear`.
+    pub model DequantizeLinearCase4 { opset = 18; input x: f32[4, 3]; output a = DequantizeLinear(QuantizeLinear(x, Constant(value_float = 0.02), Cast(Constant(value_int = 5), to = i8)), Constant(value_float = 0.02), Cast(Constant(value_int = 5), to = i8)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `DynamicQuantizeLinear`.
+    pub model DynamicQuantizeLinearCase0 { opset = 18; input x: f32[3, 4]; let (y, s, z) = DynamicQuantizeLinear(x); output y; output s; output z; }
+}
+
+onnx_model! {
+    /// A cross-check case of `DynamicQuantizeLinear`.
+    pub model DynamicQuantizeLinearCase1 { opset = 18; input x: f32[5]; let (y, s, z) = DynamicQuantizeLinear(Abs(x)); output y; output s; output z; let (u, v, w) = DynamicQuantizeLinear(Neg(Abs(x))); output u; output v; output w; }
+}
+
+onnx_model! {
+    /// A cross-check case of `MatMulInteger`.
+    pub model MatMulIntegerCase0 { opset = 18; input a: u8[3, 4]; input b: u8[4, 5]; output y = MatMulInteger(a, b); output z = MatMulInteger(a, b, Cast(Constant(value_int = 9), to = u8), Cast(Constant(value_ints = [1, 2, 3, 4, 200]), to = u8)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `MatMulInteger`.
+    pub model MatMulIntegerCase1 { opset = 18; input a: i8[2, 3, 4]; input b: i8[4, 2]; output y = MatMulInteger(a, b, Cast(Constant(value_int = 3), to = i8), Cast(Constant(value_int = -5), to = i8)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `MatMulInteger`.
+    pub model MatMulIntegerCase2 { opset = 18; input a: u8[2, 3, 4]; input b: i8[2, 4, 6]; output y = MatMulInteger(a, b); }
+}
+
+onnx_model! {
+    /// A cross-check case of `QLinearMatMul`.
+    pub model QLinearMatMulCase0 { opset = 18; input a: u8[3, 4]; input b: u8[4, 5]; output y = QLinearMatMul(a, Constant(value_float = 0.05), Cast(Constant(value_int = 8), to = u8), b, Constant(value_float = 0.1), Cast(Constant(value_int = 3), to = u8), Constant(value_float = 0.2), Cast(Constant(value_int = 100), to = u8)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `QLinearMatMul`.
+    pub model QLinearMatMulCase1 { opset = 18; input a: i8[2, 3, 4]; input b: i8[4, 3]; output y = QLinearMatMul(a, Constant(value_float = 0.5), Cast(Constant(value_int = 1), to = i8), b, Constant(value_floats = [0.25, 0.5, 0.125]), Cast(Constant(value_ints = [0, -1, 2]), to = i8), Constant(value_float = 0.75), Cast(Constant(value_int = -4), to = i8)); }
+}
+
 /// Every case: the operator it is for, and the model.
 pub const CASES: &[(&str, Example)] = &[
     ("Add", example::<AddCase0>()),
@@ -3582,4 +3657,19 @@ pub const CASES: &[(&str, Example)] = &[
     ("TopK", example::<TopKCase5>()),
     ("LpNormalization", example::<LpNormalizationCase0>()),
     ("LpNormalization", example::<LpNormalizationCase1>()),
+    ("QuantizeLinear", example::<QuantizeLinearCase0>()),
+    ("QuantizeLinear", example::<QuantizeLinearCase1>()),
+    ("QuantizeLinear", example::<QuantizeLinearCase2>()),
+    ("DequantizeLinear", example::<DequantizeLinearCase0>()),
+    ("DequantizeLinear", example::<DequantizeLinearCase1>()),
+    ("DequantizeLinear", example::<DequantizeLinearCase2>()),
+    ("DequantizeLinear", example::<DequantizeLinearCase3>()),
+    ("DequantizeLinear", example::<DequantizeLinearCase4>()),
+    ("DynamicQuantizeLinear", example::<DynamicQuantizeLinearCase0>()),
+    ("DynamicQuantizeLinear", example::<DynamicQuantizeLinearCase1>()),
+    ("MatMulInteger", example::<MatMulIntegerCase0>()),
+    ("MatMulInteger", example::<MatMulIntegerCase1>()),
+    ("MatMulInteger", example::<MatMulIntegerCase2>()),
+    ("QLinearMatMul", example::<QLinearMatMulCase0>()),
+    ("QLinearMatMul", example::<QLinearMatMulCase1>()),
 ];

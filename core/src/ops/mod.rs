@@ -8,6 +8,7 @@ pub mod elementwise;
 pub mod graph;
 pub mod linalg;
 pub mod norm;
+pub mod quant;
 pub mod recurrent;
 pub mod reduction;
 pub mod schema;
@@ -140,6 +141,11 @@ pub static REGISTRY: &[&OpSchema] = &[
     &reduction::axis::HARDMAX,
     &reduction::axis::TOP_K,
     &norm::lp_norm::LP_NORMALIZATION,
+    &quant::linear::QUANTIZE_LINEAR,
+    &quant::linear::DEQUANTIZE_LINEAR,
+    &quant::linear::DYNAMIC_QUANTIZE_LINEAR,
+    &quant::integer::MATMUL_INTEGER,
+    &quant::integer::QLINEAR_MATMUL,
 ];
 
 /// Looks an operator up by its exact ONNX name.

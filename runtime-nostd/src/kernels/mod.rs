@@ -20,6 +20,7 @@ pub mod norm;
 pub mod num;
 pub mod packed;
 pub mod pool;
+pub mod quant;
 pub mod reduce;
 pub mod rnn;
 pub mod softmax;

@@ -1,0 +1,206 @@
+//! The integer products: `MatMulInteger` (opset 10: int32 results) and `QLinearMatMul`
+//! (opset 10: requantized results), on 8-bit operands. A is `[..., M, K]` (rank 2 or
+//! more), B `[K, N]` or with A's batch dimensions; zero points per tensor, per row of A
+//! and (MatMulInteger) per column of B.
+
+use super::{any, check_scale, check_zero_point, or_empty};
+use crate::ops::schema::prelude::*;
+use crate::types::{Dim, Shape};
+
+const BYTES: &[DType] = &[DType::I8, DType::U8];
+
+pub static MATMUL_INTEGER: OpSchema = OpSchema {
+    op_type: "MatMulInteger",
+    inputs: &[
+        input("A"),
+        any("B", false),
+        any("a_zero_point", true),
+        any("b_zero_point", true),
+    ],
+    dtypes: BYTES,
+    since_opset: 10,
+    infer: |cx| {
+        let out = product_shape(cx, 0, 1)?;
+        zero_point(cx, 2, 0, Side::Rows)?;
+        zero_point(cx, 3, 1, Side::Columns)?;
+        Ok(vec![TensorType {
+            dtype: DType::I32,
+            shape: out,
+        }])
+    },
+    lower: |cx| {
+        let (a, b, y) = (&cx.input(0).expr, &cx.input(1).expr, &cx.outputs[0].expr);
+        let (za, zb) = (or_empty(cx, 2), or_empty(cx, 3));
+        let p = product(cx, 0, 1);
+        let kernels = kernels();
+        quote! { #kernels::quant::matmul_integer(#a, #b, #y, #za, #zb, #p); }
+    },
+    macs: |cx| cx.outputs[0].numel() as u64 * *cx.input(0).shape.last().unwrap_or(&1) as u64,
+    cases: |_| {
+        cases(&[
+            "input a: u8[3, 4]; input b: u8[4, 5]; output y = MatMulInteger(a, b); output z = MatMulInteger(a, b, Cast(Constant(value_int = 9), to = u8), Cast(Constant(value_ints = [1, 2, 3, 4, 200]), to = u8));",
+            "input a: i8[2, 3, 4]; input b: i8[4, 2]; output y = MatMulInteger(a, b, Cast(Constant(value_int = 3), to = i8), Cast(Constant(value_int = -5), to = i8));",
+            "input a: u8[2, 3, 4]; input b: i8[2, 4, 6]; output y = MatMulInteger(a, b);",
+        ])
+    },
+    ..BASE
+};
+
+pub static QLINEAR_MATMUL: OpSchema = OpSchema {
+    op_type: "QLinearMatMul",
+    inputs: &[
+        input("a"),
+        any("a_scale", false),
+        any("a_zero_point", false),
+        any("b", false),
+        any("b_scale", false),
+        any("b_zero_point", false),
+        any("y_scale", false),
+        any("y_zero_point", false),
+    ],
+    dtypes: BYTES,
+    since_opset: 10,
+    infer: |cx| {
+        let out = product_shape(cx, 0, 3)?;
+        check_scale(cx, 1, None)?;
+        check_zero_point(cx, 2, 1, cx.input(0).dtype)?;
+        let n = out.0.last().cloned().unwrap_or(Dim::Fixed(1));
+        check_scale(cx, 4, Some((cx.input(3).shape.rank() - 1, &n)))?;
+        check_zero_point(cx, 5, 4, cx.input(3).dtype)?;
+        check_scale(cx, 6, None)?;
+        let yz = cx.input(7);
+        if !BYTES.contains(&yz.dtype) || yz.shape.0.iter().any(|d| d.fixed() != Some(1)) {
+            return Err(OpError::input(
+                7,
+                format!(
+                    "QLinearMatMul y_zero_point must be one i8 or u8 value, got {} {}",
+                    yz.dtype, yz.shape
+                ),
+            ));
+        }
+        Ok(vec![TensorType {
+            dtype: yz.dtype,
+            shape: out,
+        }])
+    },
+    lower: |cx| {
+        let (a, b, y) = (&cx.input(0).expr, &cx.input(3).expr, &cx.outputs[0].expr);
+        let (za, zb) = (&cx.input(2).expr, &cx.input(5).expr);
+        let (sa, sb, sy, zy) = (
+            &cx.input(1).expr,
+            &cx.input(4).expr,
+            &cx.input(6).expr,
+            &cx.input(7).expr,
+        );
+        let n = *cx.outputs[0].shape.last().unwrap_or(&1);
+        let nb: usize = cx.input(4).shape.iter().product();
+        let p = product(cx, 0, 3);
+        let kernels = kernels();
+        // The multiplier per column of B as ONNX Runtime forms it: a_scale * b_scale / y_scale.
+        quote! {
+            let mut multiplier = [0.0f32; #nb];
+            for (j, m) in multiplier.iter_mut().enumerate() {
+                *m = (#sa)[0] * (#sb)[j] / (#sy)[0];
+            }
+            let _ = #n;
+            #kernels::quant::qlinear_matmul(#a, #b, #y, #za, #zb, &multiplier, (#zy)[0] as i32, #p);
+        }
+    },
+    macs: |cx| cx.outputs[0].numel() as u64 * *cx.input(0).shape.last().unwrap_or(&1) as u64,
+    cases: |_| {
+        cases(&[
+            "input a: u8[3, 4]; input b: u8[4, 5]; output y = QLinearMatMul(a, Constant(value_float = 0.05), Cast(Constant(value_int = 8), to = u8), b, Constant(value_float = 0.1), Cast(Constant(value_int = 3), to = u8), Constant(value_float = 0.2), Cast(Constant(value_int = 100), to = u8));",
+            "input a: i8[2, 3, 4]; input b: i8[4, 3]; output y = QLinearMatMul(a, Constant(value_float = 0.5), Cast(Constant(value_int = 1), to = i8), b, Constant(value_floats = [0.25, 0.5, 0.125]), Cast(Constant(value_ints = [0, -1, 2]), to = i8), Constant(value_float = 0.75), Cast(Constant(value_int = -4), to = i8));",
+        ])
+    },
+    ..BASE
+};
+
+/// The output shape of `input(a) x input(b)`: A `[..., M, K]`, B `[K, N]` or
+/// `[..., K, N]` with A's batch dimensions.
+fn product_shape(cx: &InferCtx, a: usize, b: usize) -> Result<Shape, OpError> {
+    let op = cx.op.op_type;
+    let (x, w) = (cx.input(a), cx.input(b));
+    if !BYTES.contains(&w.dtype) {
+        return Err(OpError::input(
+            b,
+            format!(
+                "{op} takes {} as i8 or u8, got {}",
+                cx.op.inputs[b].name, w.dtype
+            ),
+        ));
+    }
+    let (xr, wr) = (x.shape.rank(), w.shape.rank());
+    if xr < 2 || !(wr == 2 || wr == xr) {
+        return Err(OpError::input(
+            b,
+            format!(
+                "{op} takes A [..., M, K] and B [K, N] or [..., K, N] with A's batch dimensions, got {} and {}",
+                x.shape, w.shape
+            ),
+        ));
+    }
+    if x.shape.0[xr - 1] != w.shape.0[wr - 2]
+        || (wr == xr && x.shape.0[..xr - 2] != w.shape.0[..wr - 2])
+    {
+        return Err(OpError::input(
+            b,
+            format!("{op} cannot multiply {} by {}", x.shape, w.shape),
+        ));
+    }
+    let mut out = x.shape.0[..xr - 1].to_vec();
+    out.push(w.shape.0[wr - 1].clone());
+    Ok(Shape(out))
+}
+
+enum Side {
+    Rows,
+    Columns,
+}
+
+/// MatMulInteger's zero point `i` of operand `of`: its dtype, one value or one per row of
+/// A / column of B.
+fn zero_point(cx: &InferCtx, i: usize, of: usize, side: Side) -> Result<(), OpError> {
+    let Some(z) = cx.opt_input(i) else {
+        return Ok(());
+    };
+    let t = cx.input(of);
+    let name = cx.op.inputs[i].name;
+    if z.dtype != t.dtype {
+        return Err(OpError::input(
+            i,
+            format!("MatMulInteger {name} must be {}, got {}", t.dtype, z.dtype),
+        ));
+    }
+    let r = t.shape.rank();
+    let len = match side {
+        Side::Rows => &t.shape.0[r - 2],
+        Side::Columns => &t.shape.0[r - 1],
+    };
+    let one = z.shape.rank() <= 1 && z.shape.0.iter().all(|d| d.fixed() == Some(1));
+    // ONNX also allows one per row of A; ONNX Runtime does not, so there is no oracle.
+    if one || (matches!(side, Side::Columns) && z.shape.rank() == 1 && &z.shape.0[0] == len) {
+        return Ok(());
+    }
+    let what = match side {
+        Side::Rows => "one value".to_string(),
+        Side::Columns => format!("one value or {len} (one per column of B)"),
+    };
+    Err(OpError::input(
+        i,
+        format!("MatMulInteger {name} must hold {what}, got {}", z.shape),
+    ))
+}
+
+/// The kernel's `Product` of a lowered node.
+fn product(cx: &LowerCtx, a: usize, b: usize) -> TokenStream {
+    let (x, w) = (&cx.input(a).shape, &cx.input(b).shape);
+    let (xr, wr) = (x.len(), w.len());
+    let (m, k, n) = (x[xr - 2], x[xr - 1], w[wr - 1]);
+    let batch: usize = x[..xr - 2].iter().product();
+    let b_batched = wr == xr && wr > 2;
+    let kernels = kernels();
+    quote! {
+        #kernels::quant::Product { batch: #batch, m: #m, k: #k, n: #n, b_batched: #b_batched }
+    }
+}
