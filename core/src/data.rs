@@ -57,6 +57,15 @@ impl Data {
         }
     }
 
+    /// Every value as an f64 (exact for all but i64 beyond 2^53).
+    pub fn to_f64(&self) -> Vec<f64> {
+        match self {
+            Data::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+            Data::I64(v) => v.iter().map(|&x| x as f64).collect(),
+            Data::Typed { values, .. } => values.clone(),
+        }
+    }
+
     /// The values as i64, if they are integers.
     pub fn as_i64(&self) -> Option<&[i64]> {
         match self {

@@ -3059,6 +3059,36 @@ onnx_model! {
     pub model QLinearMatMulCase1 { opset = 18; input a: i8[2, 3, 4]; input b: i8[4, 3]; output y = QLinearMatMul(a, Constant(value_float = 0.5), Cast(Constant(value_int = 1), to = i8), b, Constant(value_floats = [0.25, 0.5, 0.125]), Cast(Constant(value_ints = [0, -1, 2]), to = i8), Constant(value_float = 0.75), Cast(Constant(value_int = -4), to = i8)); }
 }
 
+onnx_model! {
+    /// A cross-check case of `Resize`.
+    pub model ResizeCase0 { opset = 18; input x: f32[1, 2, 3, 4]; output a = Resize(x, _, Constant(value_floats = [1.0, 1.0, 2.0, 1.5])); output b = Resize(x, _, Constant(value_floats = [1.0, 1.0, 0.6, 0.5]), nearest_mode = "round_prefer_ceil"); output c = Resize(x, _, _, [1, 2, 7, 9], nearest_mode = "floor", coordinate_transformation_mode = "asymmetric"); output d = Resize(x, _, _, [1, 2, 5, 3], nearest_mode = "ceil", coordinate_transformation_mode = "align_corners"); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Resize`.
+    pub model ResizeCase1 { opset = 18; input x: f32[1, 1, 4, 4]; output a = Resize(x, _, Constant(value_floats = [1.0, 1.0, 2.0, 2.0]), mode = "linear"); output b = Resize(x, _, _, [1, 1, 3, 2], mode = "linear", coordinate_transformation_mode = "align_corners"); output c = Resize(x, _, _, [1, 1, 3, 8], mode = "linear", coordinate_transformation_mode = "pytorch_half_pixel"); output d = Resize(x, _, Constant(value_floats = [1.0, 1.0, 1.5, 2.5]), mode = "linear", coordinate_transformation_mode = "asymmetric"); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Resize`.
+    pub model ResizeCase2 { opset = 18; input x: f32[1, 1, 4, 4]; output a = Resize(x, _, Constant(value_floats = [1.0, 1.0, 2.0, 2.0]), mode = "cubic"); output b = Resize(x, _, Constant(value_floats = [1.0, 1.0, 0.8, 0.8]), mode = "cubic", cubic_coeff_a = -0.5, exclude_outside = 1); output c = Resize(x, _, _, [1, 1, 9, 10], mode = "cubic", coordinate_transformation_mode = "align_corners"); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Resize`.
+    pub model ResizeCase3 { opset = 18; input x: f32[1, 1, 4, 4]; output a = Resize(x, Constant(value_floats = [0.0, 0.0, 0.4, 0.6, 1.0, 1.0, 0.6, 0.8]), _, [1, 1, 3, 3], mode = "linear", coordinate_transformation_mode = "tf_crop_and_resize"); output b = Resize(x, Constant(value_floats = [0.0, 0.0, 0.4, 0.6, 1.0, 1.0, 1.2, 1.7]), _, [1, 1, 3, 3], mode = "linear", coordinate_transformation_mode = "tf_crop_and_resize", extrapolation_value = 10.0); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Resize`.
+    pub model ResizeCase4 { opset = 19; input x: f32[1, 1, 8, 6]; output a = Resize(x, _, _, [3, 4], axes = [2, 3], keep_aspect_ratio_policy = "not_larger"); output b = Resize(x, _, _, [3, 4], axes = [3, 2], keep_aspect_ratio_policy = "not_smaller", mode = "linear"); output c = Resize(x, _, Constant(value_floats = [0.5, 0.6]), axes = [2, 3], mode = "linear", antialias = 1); output d = Resize(x, _, Constant(value_floats = [0.6, 0.5]), axes = [2, 3], mode = "cubic", antialias = 1); output e = Resize(x, _, Constant(value_floats = [1.0, 1.0, 1.7, 0.8]), mode = "linear", coordinate_transformation_mode = "half_pixel_symmetric"); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Resize`.
+    pub model ResizeCase5 { opset = 18; input x: f32[2, 5]; output a = Resize(x, _, Constant(value_floats = [1.0, 3.0]), mode = "linear"); }
+}
+
 /// Every case: the operator it is for, and the model.
 pub const CASES: &[(&str, Example)] = &[
     ("Add", example::<AddCase0>()),
@@ -3672,4 +3702,10 @@ pub const CASES: &[(&str, Example)] = &[
     ("MatMulInteger", example::<MatMulIntegerCase2>()),
     ("QLinearMatMul", example::<QLinearMatMulCase0>()),
     ("QLinearMatMul", example::<QLinearMatMulCase1>()),
+    ("Resize", example::<ResizeCase0>()),
+    ("Resize", example::<ResizeCase1>()),
+    ("Resize", example::<ResizeCase2>()),
+    ("Resize", example::<ResizeCase3>()),
+    ("Resize", example::<ResizeCase4>()),
+    ("Resize", example::<ResizeCase5>()),
 ];

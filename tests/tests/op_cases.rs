@@ -103,6 +103,10 @@ const SPECIALS_DIFFER: &[(&str, &str)] = &[
         "ONNX Runtime's choice depends on where a NaN is; tinyonnx marks the first NaN, as the ONNX reference (numpy's argmax)",
     ),
     (
+        "Resize",
+        "linear and cubic: ONNX Runtime combines neighbours around an infinity differently; tinyonnx weighs every tap, as the ONNX reference does",
+    ),
+    (
         "TopK",
         "ONNX Runtime's order depends on where a NaN is; tinyonnx orders NaN above every number, as the ONNX reference (numpy's sort)",
     ),

@@ -30,6 +30,7 @@ pub fn supported_ops_markdown() -> String {
                 let mut name = spec.name.to_string();
                 match spec.ty {
                     InTy::I64Const => name.push_str(" (i64, const)"),
+                    InTy::Const => name.push_str(" (const)"),
                     InTy::Bool => name.push_str(" (bool)"),
                     InTy::T | InTy::Any => {}
                 }

@@ -173,11 +173,25 @@ fn bind_compile_time_inputs(dir: &Path) -> Result<Result<Vec<String>, String>> {
             }
             continue;
         }
+        // Upsample's scales become Resize's, which must be known.
+        if op == "Upsample" {
+            for name in node.input.iter().skip(1).filter(|i| !i.is_empty()) {
+                needed.insert(name.clone());
+                if inputs.contains(name) {
+                    bind.insert(name.clone());
+                }
+            }
+            continue;
+        }
         let Some(schema) = lookup(op) else {
             continue;
         };
         for (i, name) in node.input.iter().enumerate() {
-            if schema.input_spec(i).is_some_and(|s| s.ty == InTy::I64Const) && !name.is_empty() {
+            if schema
+                .input_spec(i)
+                .is_some_and(|s| matches!(s.ty, InTy::I64Const | InTy::Const))
+                && !name.is_empty()
+            {
                 needed.insert(name.clone());
                 if inputs.contains(name) {
                     bind.insert(name.clone());

@@ -367,6 +367,18 @@ impl<'m> Checker<'m> {
                     }
                 }
                 InTy::Any => {}
+                InTy::Const => {
+                    if t.value.is_none() {
+                        self.error(
+                            span,
+                            format!(
+                                "{} needs {} known at compile time: use a weight or a Constant",
+                                op.op_type, spec.name
+                            ),
+                        );
+                        return false;
+                    }
+                }
                 InTy::Bool => {
                     if dtype != DType::Bool {
                         self.error(

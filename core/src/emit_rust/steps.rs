@@ -281,7 +281,7 @@ pub(crate) fn read_weights(p: &Planned) -> Vec<TensorId> {
             let compile_time = node
                 .op
                 .input_spec(k)
-                .is_some_and(|s| s.ty == ops::InTy::I64Const);
+                .is_some_and(|s| matches!(s.ty, ops::InTy::I64Const | ops::InTy::Const));
             if graph.tensors[t].kind == TensorKind::Weight
                 && !replaced
                 && !compile_time

@@ -75,6 +75,13 @@ fn ints(a: &pb::AttributeProto) -> Option<Const> {
     })
 }
 
+fn floats(a: &pb::AttributeProto) -> Option<Const> {
+    Some(Const {
+        dims: vec![a.floats.len()],
+        data: Data::F32(a.floats.clone()),
+    })
+}
+
 fn scalar(v: f32) -> Const {
     Const {
         dims: Vec::new(),
@@ -136,11 +143,35 @@ pub fn canonical(node: &pb::NodeProto, opset: i64) -> Result<Canonical, String> 
             c.drop_attr("spatial");
             c.drop_attr("is_test");
         }
-        "Upsample" => {
-            return Err(
-                "Upsample (deprecated since opset 10) is not supported: tinyonnx has no Resize yet"
-                    .into(),
-            );
+        // Upsample (7, 9) and Resize before 11: asymmetric coordinates and, for nearest,
+        // the lower neighbour (what a whole-number upsampling repeats); the scales move
+        // to input 2 of Resize, after an omitted roi.
+        "Upsample" | "Resize" if op == "Upsample" || opset < 11 => {
+            let mode = proto::string(node, "mode").unwrap_or_else(|| "nearest".into());
+            if !matches!(mode.as_str(), "nearest" | "linear") {
+                return Err(format!(
+                    "{op} mode \"{mode}\" is not supported (nearest, linear)"
+                ));
+            }
+            c.attr_to_input("scales", 1, floats);
+            let x = c.node.input.first().cloned().unwrap_or_default();
+            let scales = c.node.input.get(1).cloned().unwrap_or_default();
+            c.node.input = vec![x, String::new(), scales];
+            c.node.op_type = Some("Resize".into());
+            c.node
+                .attribute
+                .retain(|a| a.name.as_deref() == Some("mode"));
+            for (name, value) in [
+                ("coordinate_transformation_mode", "asymmetric"),
+                ("nearest_mode", "floor"),
+            ] {
+                c.node.attribute.push(pb::AttributeProto {
+                    name: Some(name.into()),
+                    r#type: Some(pb::attribute_proto::AttributeType::String as i32),
+                    s: Some(value.as_bytes().to_vec()),
+                    ..Default::default()
+                });
+            }
         }
         _ => {}
     }

@@ -49,6 +49,10 @@ pub const EVALUATED: &[(&str, &str)] = &[
 pub const REWRITTEN: &[(&str, &str)] = &[
     ("Sum", "a chain of Add (one to many inputs, broadcast)"),
     ("Mean", "a chain of Add, then Div by the count"),
+    (
+        "Upsample",
+        "Resize with asymmetric coordinates (nearest: the lower neighbour), as Resize before opset 11",
+    ),
 ];
 
 /// How many nodes a file may have.
@@ -307,6 +311,8 @@ impl Importer<'_> {
             self.vals.insert(n, Val::Const(c));
         }
         let node = &canon.node;
+        // Conversion may rename the operator (Upsample becomes Resize).
+        let op = node.op_type.clone().unwrap_or_default();
         if op == "Constant" {
             self.constant(node);
             return;

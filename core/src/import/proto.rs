@@ -310,7 +310,7 @@ pub fn attr_value(a: &pb::AttributeProto, kind: AttrKind) -> Result<AttrValue, S
     })
 }
 
-/// An integer attribute, or `default`.
+/// An integer attribute.
 pub fn int(node: &pb::NodeProto, name: &str) -> Option<i64> {
     find(node, name).and_then(|a| a.i)
 }
@@ -323,6 +323,13 @@ pub fn ints(node: &pb::NodeProto, name: &str) -> Option<Vec<i64>> {
 /// A float attribute.
 pub fn float(node: &pb::NodeProto, name: &str) -> Option<f32> {
     find(node, name).and_then(|a| a.f)
+}
+
+/// A string attribute (lossily decoded).
+pub fn string(node: &pb::NodeProto, name: &str) -> Option<String> {
+    find(node, name)
+        .and_then(|a| a.s.as_deref())
+        .map(|s| String::from_utf8_lossy(s).into_owned())
 }
 
 /// The attribute `name` of `node`.

@@ -6,6 +6,7 @@
 pub mod convolution;
 pub mod elementwise;
 pub mod graph;
+pub mod image;
 pub mod linalg;
 pub mod norm;
 pub mod quant;
@@ -146,6 +147,7 @@ pub static REGISTRY: &[&OpSchema] = &[
     &quant::linear::DYNAMIC_QUANTIZE_LINEAR,
     &quant::integer::MATMUL_INTEGER,
     &quant::integer::QLINEAR_MATMUL,
+    &image::resize::RESIZE,
 ];
 
 /// Looks an operator up by its exact ONNX name.

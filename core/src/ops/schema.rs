@@ -278,6 +278,8 @@ pub enum InTy {
     Bool,
     /// Any element type, independent of the other inputs (custom operators).
     Any,
+    /// Any element type, known at compile time (Resize's scales).
+    Const,
 }
 
 /// One input of an operator.
@@ -321,6 +323,16 @@ pub const fn i64_const(name: &'static str, optional: bool) -> InputSpec {
         name,
         optional,
         ty: InTy::I64Const,
+    }
+}
+
+/// An input of any element type known at compile time (`optional` when it may be
+/// omitted); the operator's inference checks its type.
+pub const fn any_const(name: &'static str, optional: bool) -> InputSpec {
+    InputSpec {
+        name,
+        optional,
+        ty: InTy::Const,
     }
 }
 

@@ -22,6 +22,7 @@ pub mod packed;
 pub mod pool;
 pub mod quant;
 pub mod reduce;
+pub mod resize;
 pub mod rnn;
 pub mod softmax;
 pub mod unary;

@@ -1,0 +1,3 @@
+//! Image operators: `Resize` (`resize.rs`).
+
+pub mod resize;
