@@ -3089,6 +3089,136 @@ onnx_model! {
     pub model ResizeCase5 { opset = 18; input x: f32[2, 5]; output a = Resize(x, _, Constant(value_floats = [1.0, 3.0]), mode = "linear"); }
 }
 
+onnx_model! {
+    /// A cross-check case of `GatherND`.
+    pub model GatherNDCase0 { opset = 18; input x: f32[3, 4, 2]; input i: i64[5, 2]; output y = GatherND(x, Abs(Div(i, Cast(Constant(value_int = 3), to = i64)))); }
+}
+
+onnx_model! {
+    /// A cross-check case of `GatherND`.
+    pub model GatherNDCase1 { opset = 18; input x: i32[2, 3, 4]; input i: i64[2, 2, 1]; output y = GatherND(x, Abs(Div(i, Cast(Constant(value_int = 4), to = i64))), batch_dims = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `GatherND`.
+    pub model GatherNDCase2 { opset = 18; input x: u8[4, 3]; input i: i64[2, 1]; output y = GatherND(x, Neg(Abs(Div(i, Cast(Constant(value_int = 3), to = i64))))); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ScatterND`.
+    pub model ScatterNDCase0 { opset = 18; input x: f32[4, 3]; input u: f32[2, 3]; output y = ScatterND(x, Reshape(Constant(value_ints = [3, 1]), [2, 1]), u); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ScatterND`.
+    pub model ScatterNDCase1 { opset = 18; input x: f32[2, 3, 2]; input u: f32[3, 2]; output a = ScatterND(x, Reshape(Constant(value_ints = [0, 1, 1, 2, 0, 1]), [3, 2]), u, reduction = "add"); output b = ScatterND(x, Reshape(Constant(value_ints = [0, 1, 1, 2, 0, 1]), [3, 2]), u, reduction = "mul"); output c = ScatterND(x, Reshape(Constant(value_ints = [0, 1, 1, 2, 0, 1]), [3, 2]), u, reduction = "max"); output d = ScatterND(x, Reshape(Constant(value_ints = [0, 1, 1, 2, 0, 1]), [3, 2]), u, reduction = "min"); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ScatterND`.
+    pub model ScatterNDCase2 { opset = 18; input x: i64[5]; input u: i64[2]; output y = ScatterND(x, Reshape(Constant(value_ints = [-1, 0]), [2, 1]), u); }
+}
+
+onnx_model! {
+    /// A cross-check case of `OneHot`.
+    pub model OneHotCase0 { opset = 18; input i: i64[2, 3]; output a = OneHot(i, [5], Constant(value_floats = [-1.0, 3.5])); output b = OneHot(i, [12], Constant(value_floats = [-1.0, 3.5]), axis = 0); output c = OneHot(i, [4], Constant(value_floats = [0.0, 1.0]), axis = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `OneHot`.
+    pub model OneHotCase1 { opset = 18; input i: i64[4]; output a = OneHot(i, [3], Constant(value_ints = [0, 1])); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Compress`.
+    pub model CompressCase0 { opset = 18; input x: f32[3, 4]; output a = Compress(x, Cast(Constant(value_ints = [1, 0, 1]), to = bool), axis = 0); output b = Compress(x, Cast(Constant(value_ints = [0, 1, 1, 1]), to = bool), axis = -1); output e = Compress(x, Cast(Constant(value_ints = [0, 1, 1, 0, 1]), to = bool)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Compress`.
+    pub model CompressCase1 { opset = 18; input x: i64[2, 3]; output a = Compress(x, Cast(Constant(value_ints = [0, 1]), to = bool)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReverseSequence`.
+    pub model ReverseSequenceCase0 { opset = 18; input x: f32[4, 3, 2]; output y = ReverseSequence(x, Constant(value_ints = [4, 1, 2])); }
+}
+
+onnx_model! {
+    /// A cross-check case of `ReverseSequence`.
+    pub model ReverseSequenceCase1 { opset = 18; input x: i64[3, 5]; output y = ReverseSequence(x, Constant(value_ints = [5, 0, 3]), batch_axis = 0, time_axis = 1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `CenterCropPad`.
+    pub model CenterCropPadCase0 { opset = 18; input x: f32[4, 5, 3]; output a = CenterCropPad(x, [2, 8, 3]); output b = CenterCropPad(x, [7, 2], axes = [0, -2]); output c = CenterCropPad(x, [6], axes = [1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `CenterCropPad`.
+    pub model CenterCropPadCase1 { opset = 18; input x: i32[3, 3]; output a = CenterCropPad(x, [4, 1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `LRN`.
+    pub model LRNCase0 { opset = 18; input x: f32[2, 5, 3, 2]; output a = LRN(x, size = 3); output b = LRN(Mul(x, 4.0), size = 1, alpha = 0.01, beta = 0.5, bias = 2.0); }
+}
+
+onnx_model! {
+    /// A cross-check case of `LRN`.
+    pub model LRNCase1 { opset = 18; input x: f32[1, 4, 6, 1]; output a = LRN(x, size = 5, alpha = 0.1); }
+}
+
+onnx_model! {
+    /// A cross-check case of `MeanVarianceNormalization`.
+    pub model MeanVarianceNormalizationCase0 { opset = 18; input x: f32[2, 3, 4, 2]; output a = MeanVarianceNormalization(x); output b = MeanVarianceNormalization(x, axes = [1]); output c = MeanVarianceNormalization(Mul(x, 5.0), axes = [0, 1, 2, 3]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `MeanVarianceNormalization`.
+    pub model MeanVarianceNormalizationCase1 { opset = 18; input x: f32[3, 5]; output a = MeanVarianceNormalization(x, axes = [-1]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `GlobalLpPool`.
+    pub model GlobalLpPoolCase0 { opset = 18; input x: f32[2, 3, 4, 5]; output a = GlobalLpPool(x); output b = GlobalLpPool(x, p = 1); output c = GlobalLpPool(x, p = 3); }
+}
+
+onnx_model! {
+    /// A cross-check case of `GlobalLpPool`.
+    pub model GlobalLpPoolCase1 { opset = 18; input x: f32[1, 2, 7]; output a = GlobalLpPool(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `MaxUnpool`.
+    pub model MaxUnpoolCase0 { opset = 18; input p: f32[1, 2, 2, 2]; input i: i64[1, 2, 2, 2]; output y = MaxUnpool(p, Abs(Mul(i, Cast(Constant(value_int = 3), to = i64))), kernel_shape = [2, 2], strides = [2, 2]); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Det`.
+    pub model DetCase0 { opset = 18; input x: f32[3, 3]; output y = Det(x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `Det`.
+    pub model DetCase1 { opset = 18; input x: f32[2, 4, 4]; output y = Det(Mul(x, 2.0)); }
+}
+
+onnx_model! {
+    /// A cross-check case of `HannWindow`.
+    pub model HannWindowCase0 { opset = 17; input x: f32[1]; output a = Add(HannWindow(Constant(value_int = 10)), x); output b = Add(HannWindow(Constant(value_int = 7), periodic = 0), x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `HammingWindow`.
+    pub model HammingWindowCase0 { opset = 17; input x: f32[1]; output a = Add(HammingWindow(Constant(value_int = 10)), x); output b = Add(HammingWindow(Constant(value_int = 7), periodic = 0), x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `BlackmanWindow`.
+    pub model BlackmanWindowCase0 { opset = 17; input x: f32[1]; output a = Add(BlackmanWindow(Constant(value_int = 10)), x); output b = Add(BlackmanWindow(Constant(value_int = 7), periodic = 0), x); }
+}
+
 /// Every case: the operator it is for, and the model.
 pub const CASES: &[(&str, Example)] = &[
     ("Add", example::<AddCase0>()),
@@ -3708,4 +3838,30 @@ pub const CASES: &[(&str, Example)] = &[
     ("Resize", example::<ResizeCase3>()),
     ("Resize", example::<ResizeCase4>()),
     ("Resize", example::<ResizeCase5>()),
+    ("GatherND", example::<GatherNDCase0>()),
+    ("GatherND", example::<GatherNDCase1>()),
+    ("GatherND", example::<GatherNDCase2>()),
+    ("ScatterND", example::<ScatterNDCase0>()),
+    ("ScatterND", example::<ScatterNDCase1>()),
+    ("ScatterND", example::<ScatterNDCase2>()),
+    ("OneHot", example::<OneHotCase0>()),
+    ("OneHot", example::<OneHotCase1>()),
+    ("Compress", example::<CompressCase0>()),
+    ("Compress", example::<CompressCase1>()),
+    ("ReverseSequence", example::<ReverseSequenceCase0>()),
+    ("ReverseSequence", example::<ReverseSequenceCase1>()),
+    ("CenterCropPad", example::<CenterCropPadCase0>()),
+    ("CenterCropPad", example::<CenterCropPadCase1>()),
+    ("LRN", example::<LRNCase0>()),
+    ("LRN", example::<LRNCase1>()),
+    ("MeanVarianceNormalization", example::<MeanVarianceNormalizationCase0>()),
+    ("MeanVarianceNormalization", example::<MeanVarianceNormalizationCase1>()),
+    ("GlobalLpPool", example::<GlobalLpPoolCase0>()),
+    ("GlobalLpPool", example::<GlobalLpPoolCase1>()),
+    ("MaxUnpool", example::<MaxUnpoolCase0>()),
+    ("Det", example::<DetCase0>()),
+    ("Det", example::<DetCase1>()),
+    ("HannWindow", example::<HannWindowCase0>()),
+    ("HammingWindow", example::<HammingWindowCase0>()),
+    ("BlackmanWindow", example::<BlackmanWindowCase0>()),
 ];

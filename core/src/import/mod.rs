@@ -516,21 +516,20 @@ impl Importer<'_> {
                 continue;
             }
             // ONNX lets some compile-time integer inputs (CumSum's axis, OneHot's depth)
-            // be int32; tinyonnx takes them as int64, the other type ONNX allows there.
+            // be int32, and OneHot's depth any number (cast to int64 before use);
+            // tinyonnx takes them as int64, which ONNX allows there too.
             let widened = format!("{i}::i64");
             let i = match self.vals.get(i) {
                 Some(Val::Const(c))
-                    if c.data.dtype() == crate::types::DType::I32
-                        && schema
-                            .input_spec(k)
-                            .is_some_and(|s| s.ty == ops::InTy::I64Const) =>
+                    if schema
+                        .input_spec(k)
+                        .is_some_and(|s| s.ty == ops::InTy::I64Const)
+                        && (c.data.dtype() == crate::types::DType::I32
+                            || (schema.op_type == "OneHot" && !matches!(c.data, Data::I64(_)))) =>
                 {
-                    let Data::Typed { values, .. } = &c.data else {
-                        unreachable!("i32 data is typed")
-                    };
                     let c = Const {
                         dims: c.dims.clone(),
-                        data: Data::I64(values.iter().map(|&v| v as i64).collect()),
+                        data: Data::I64(c.data.to_f64().into_iter().map(|v| v as i64).collect()),
                     };
                     self.vals.insert(widened.clone(), Val::Const(c));
                     &widened

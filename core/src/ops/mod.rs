@@ -14,6 +14,7 @@ pub mod recurrent;
 pub mod reduction;
 pub mod schema;
 pub mod shape;
+pub mod signal;
 
 pub use graph::{control, custom};
 pub use schema::*;
@@ -148,6 +149,20 @@ pub static REGISTRY: &[&OpSchema] = &[
     &quant::integer::MATMUL_INTEGER,
     &quant::integer::QLINEAR_MATMUL,
     &image::resize::RESIZE,
+    &shape::indexing::GATHER_ND,
+    &shape::indexing::SCATTER_ND,
+    &shape::indexing::ONE_HOT,
+    &shape::indexing::COMPRESS,
+    &shape::reorder::REVERSE_SEQUENCE,
+    &shape::reorder::CENTER_CROP_PAD,
+    &norm::lrn::LRN,
+    &norm::mvn::MEAN_VARIANCE_NORMALIZATION,
+    &convolution::unpool::GLOBAL_LP_POOL,
+    &convolution::unpool::MAX_UNPOOL,
+    &linalg::det::DET,
+    &signal::window::HANN_WINDOW,
+    &signal::window::HAMMING_WINDOW,
+    &signal::window::BLACKMAN_WINDOW,
 ];
 
 /// Looks an operator up by its exact ONNX name.

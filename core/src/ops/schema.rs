@@ -735,6 +735,50 @@ pub fn kernels() -> TokenStream {
     quote!(::tinyonnx::__export::kernels)
 }
 
+/// The lowering of an operator that always folds: its output's values copied in.
+pub fn lower_const(cx: &LowerCtx) -> TokenStream {
+    let y = &cx.outputs[0].expr;
+    let Some(d) = cx.output_consts.first().copied().flatten() else {
+        unreachable!("bug: the operator always folds")
+    };
+    let float = |v: f64, t: &TokenStream| {
+        if v.is_nan() {
+            quote!(<#t>::NAN)
+        } else if v.is_infinite() {
+            if v > 0.0 {
+                quote!(<#t>::INFINITY)
+            } else {
+                quote!(<#t>::NEG_INFINITY)
+            }
+        } else {
+            quote!(#v as #t)
+        }
+    };
+    let t = elem(d.dtype());
+    let t = quote!(#t);
+    let values: Vec<TokenStream> = match (d, d.dtype()) {
+        (Data::I64(v), _) => v.iter().map(|x| quote!(#x)).collect(),
+        (_, DType::F32 | DType::F64) => d.to_f64().into_iter().map(|v| float(v, &t)).collect(),
+        (_, DType::Bool) => d
+            .to_f64()
+            .into_iter()
+            .map(|v| {
+                let b = v != 0.0;
+                quote!(#b)
+            })
+            .collect(),
+        _ => d
+            .to_f64()
+            .into_iter()
+            .map(|v| {
+                let l = proc_macro2::Literal::i128_unsuffixed(v as i128);
+                quote!(#l)
+            })
+            .collect(),
+    };
+    quote! { <[#t]>::copy_from_slice(#y, &[#(#values),*]); }
+}
+
 /// `MACs` of an operator that only moves data.
 pub fn no_macs(_: &LowerCtx) -> u64 {
     0

@@ -209,6 +209,32 @@ pub enum Reduction {
     Min,
 }
 
+impl Reduction {
+    /// `v` combined with the update `u` (a NaN update wins max and min).
+    #[inline(always)]
+    pub fn combine<T: super::num::Num>(self, v: T, u: T) -> T {
+        match self {
+            Reduction::None => u,
+            Reduction::Add => T::add(v, u),
+            Reduction::Mul => T::mul(v, u),
+            Reduction::Max => {
+                if u > v || u.is_nan() {
+                    u
+                } else {
+                    v
+                }
+            }
+            Reduction::Min => {
+                if u < v || u.is_nan() {
+                    u
+                } else {
+                    v
+                }
+            }
+        }
+    }
+}
+
 /// `ScatterElements`: `y = x`, then for every update `n`, `y[map[n]]` combined with
 /// `updates[n]` by `reduction`, in order.
 #[inline]
@@ -217,25 +243,7 @@ pub fn scatter_map(x: &[f32], updates: &[f32], y: &mut [f32], map: &[i64], reduc
     y.copy_from_slice(&x[..n]);
     for (&i, &u) in map.iter().zip(updates) {
         let v = &mut y[i as usize];
-        *v = match reduction {
-            Reduction::None => u,
-            Reduction::Add => *v + u,
-            Reduction::Mul => *v * u,
-            Reduction::Max => {
-                if u > *v || u.is_nan() {
-                    u
-                } else {
-                    *v
-                }
-            }
-            Reduction::Min => {
-                if u < *v || u.is_nan() {
-                    u
-                } else {
-                    *v
-                }
-            }
-        };
+        *v = reduction.combine(*v, u);
     }
 }
 
@@ -300,6 +308,132 @@ pub fn reverse_sequence<T: Copy>(
                 b * batch_stride + (len - 1 - t) * time_stride,
             );
             y[dst..dst + inner].copy_from_slice(&x[src..src + inner]);
+        }
+    }
+}
+
+/// An index read at run time into `0..n`: negative ones count from the end, and one out of
+/// range is clamped (ONNX leaves it undefined; ONNX Runtime fails the run).
+#[inline(always)]
+fn index_in(i: i64, n: usize) -> usize {
+    let i = if i < 0 { i + n as i64 } else { i };
+    i.clamp(0, n.saturating_sub(1) as i64) as usize
+}
+
+/// The offset of the slice an index tuple `tuple` (over the leading axes `dims` of one
+/// batch entry) selects, in elements, each axis's index adjusted by [`index_in`].
+#[inline(always)]
+fn tuple_offset(tuple: &[i64], dims: &[usize], slice: usize) -> usize {
+    let mut at = 0usize;
+    for (d, (&i, &n)) in tuple.iter().zip(dims).enumerate() {
+        let stride: usize = dims[d + 1..].iter().product::<usize>() * slice;
+        at += index_in(i, n) * stride;
+    }
+    at
+}
+
+/// `GatherND`: `data` holds `batch` entries of `dims` then `slice` values each; `indices`
+/// holds `batch` groups of `count` tuples of `dims.len()` indices; each tuple copies one
+/// slice into `y`.
+#[inline]
+pub fn gather_nd<T: Copy>(
+    data: &[T],
+    indices: &[i64],
+    y: &mut [T],
+    batch: usize,
+    count: usize,
+    dims: &[usize],
+    slice: usize,
+) {
+    let q = dims.len();
+    let entry: usize = dims.iter().product::<usize>() * slice;
+    for b in 0..batch {
+        for t in 0..count {
+            let tuple = &indices[(b * count + t) * q..(b * count + t + 1) * q];
+            let src = b * entry + tuple_offset(tuple, dims, slice);
+            let dst = (b * count + t) * slice;
+            y[dst..dst + slice].copy_from_slice(&data[src..src + slice]);
+        }
+    }
+}
+
+/// `ScatterND`: `y = data`, then each of the `count` tuples of `dims.len()` indices
+/// combines its slice of `updates` into the slice of `y` it selects, in order.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn scatter_nd<T: super::num::Num>(
+    data: &[T],
+    indices: &[i64],
+    updates: &[T],
+    y: &mut [T],
+    count: usize,
+    dims: &[usize],
+    slice: usize,
+    reduction: Reduction,
+) {
+    y.copy_from_slice(&data[..y.len()]);
+    let q = dims.len();
+    for t in 0..count {
+        let at = tuple_offset(&indices[t * q..(t + 1) * q], dims, slice);
+        for (o, &u) in y[at..at + slice]
+            .iter_mut()
+            .zip(&updates[t * slice..(t + 1) * slice])
+        {
+            *o = reduction.combine(*o, u);
+        }
+    }
+}
+
+/// `OneHot`: `y` viewed as `[outer, depth, inner]` is `off`, and `on` at each position
+/// `(o, indices[o * inner + i], i)` whose index (truncated; negative counting from the
+/// end) lies in `0..depth`.
+#[inline]
+pub fn one_hot<I: Copy + super::num::CastTo<f64>, T: Copy>(
+    indices: &[I],
+    y: &mut [T],
+    depth: usize,
+    inner: usize,
+    off: T,
+    on: T,
+) {
+    y.fill(off);
+    for (k, &v) in indices.iter().enumerate() {
+        // Toward zero first, as ONNX Runtime casts a float index.
+        let v: f64 = libm::trunc(v.cast());
+        let v = if v < 0.0 { v + depth as f64 } else { v };
+        if v >= 0.0 && v < depth as f64 {
+            let (o, i) = (k / inner, k % inner);
+            y[(o * depth + v as usize) * inner + i] = on;
+        }
+    }
+}
+
+/// `MaxUnpool`: `y` zero, then `x[k]` placed at flat index `indices[k]` of a tensor of
+/// dims `unpooled`, which sits at the start of every axis of `y` (dims `out`, at least as
+/// large). An index out of range is dropped.
+#[inline]
+pub fn unpool<T: Copy + Default, const R: usize>(
+    x: &[T],
+    indices: &[i64],
+    y: &mut [T],
+    unpooled: &[usize; R],
+    out: &[usize; R],
+) {
+    y.fill(T::default());
+    let total: usize = unpooled.iter().product();
+    for (&v, &i) in x.iter().zip(indices) {
+        let Some(mut rest) = usize::try_from(i).ok().filter(|&i| i < total) else {
+            continue;
+        };
+        // The index over `unpooled`, re-linearized over `out`.
+        let (mut at, mut stride) = (0usize, 1usize);
+        for d in (0..R).rev() {
+            at += (rest % unpooled[d]) * stride;
+            rest /= unpooled[d];
+            stride *= out[d];
+        }
+        if let Some(o) = y.get_mut(at) {
+            *o = v;
         }
     }
 }

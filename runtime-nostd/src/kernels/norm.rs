@@ -114,3 +114,135 @@ pub fn instance_norm<const N: usize, const C: usize, const S: usize>(
         }
     }
 }
+
+/// `LRN` on `x` viewed as `[n, c, inner]`: each value divided by `(bias + alpha / size *
+/// sum of the squares over the channels c - floor((size - 1) / 2) ..= c + ceil((size -
+/// 1) / 2))^beta`.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn lrn(
+    x: &[f32],
+    y: &mut [f32],
+    n: usize,
+    c: usize,
+    inner: usize,
+    size: usize,
+    alpha: f32,
+    beta: f32,
+    bias: f32,
+) {
+    let (below, above) = ((size - 1) / 2, size / 2);
+    for b in 0..n {
+        for ch in 0..c {
+            let (lo, hi) = (ch.saturating_sub(below), (ch + above).min(c - 1));
+            for i in 0..inner {
+                let mut sq = 0.0f32;
+                for k in lo..=hi {
+                    let v = x[(b * c + k) * inner + i];
+                    sq += v * v;
+                }
+                let at = (b * c + ch) * inner + i;
+                y[at] = x[at] / libm::powf(bias + alpha / size as f32 * sq, beta);
+            }
+        }
+    }
+}
+
+/// `GlobalLpPool`: `y[k] = (sum over block k of |x|^p)^(1/p)` for blocks of `spatial`
+/// values.
+#[inline]
+pub fn global_lp_pool(x: &[f32], y: &mut [f32], spatial: usize, p: f32) {
+    for (o, block) in y.iter_mut().zip(x.chunks_exact(spatial.max(1))) {
+        let mut s = 0.0f32;
+        for &v in block {
+            s += if p == 2.0 {
+                v * v
+            } else if p == 1.0 {
+                v.abs()
+            } else {
+                libm::powf(v.abs(), p)
+            };
+        }
+        *o = if p == 2.0 {
+            libm::sqrtf(s)
+        } else if p == 1.0 {
+            s
+        } else {
+            libm::powf(s, 1.0 / p)
+        };
+    }
+}
+
+/// `Det` of `batch` matrices of `m x m` (LU with partial pivoting, in f64).
+#[inline]
+pub fn det<const M: usize>(x: &[f32], y: &mut [f32]) {
+    for (o, mat) in y.iter_mut().zip(x.chunks_exact((M * M).max(1))) {
+        let mut a = [[0.0f64; M]; M];
+        for (i, row) in a.iter_mut().enumerate() {
+            for (j, v) in row.iter_mut().enumerate() {
+                *v = f64::from(mat[i * M + j]);
+            }
+        }
+        let mut d = 1.0f64;
+        for col in 0..M {
+            let mut pivot = col;
+            for r in col + 1..M {
+                if a[r][col].abs() > a[pivot][col].abs() {
+                    pivot = r;
+                }
+            }
+            if a[pivot][col] == 0.0 {
+                d = 0.0;
+                break;
+            }
+            if pivot != col {
+                a.swap(pivot, col);
+                d = -d;
+            }
+            d *= a[col][col];
+            for r in col + 1..M {
+                let f = a[r][col] / a[col][col];
+                for k in col..M {
+                    a[r][k] -= f * a[col][k];
+                }
+            }
+        }
+        *o = d as f32;
+    }
+}
+
+/// `MeanVarianceNormalization` of `x` over `shape` (row-major), the statistics taken over
+/// the axes whose `out_strides` are 0 (the other axes index `kept` statistics):
+/// `(x - E[x]) / (sqrt(E[x^2] - E[x]^2) + 1e-9)`, as ONNX's function defines it.
+/// `scratch` holds `2 * kept` values.
+#[inline]
+pub fn mean_variance<const R: usize>(
+    x: &[f32],
+    y: &mut [f32],
+    shape: &[usize; R],
+    out_strides: &[usize; R],
+    kept: usize,
+    scratch: &mut [f32],
+) {
+    let n: usize = shape.iter().product();
+    let count = (n / kept.max(1)) as f32;
+    let (mean, sq) = scratch[..2 * kept].split_at_mut(kept);
+    mean.fill(0.0);
+    sq.fill(0.0);
+    let zeros = [0usize; R];
+    let (mut idx, mut io, mut unused) = ([0usize; R], 0usize, 0usize);
+    for &v in &x[..n] {
+        mean[io] += v;
+        sq[io] += v * v;
+        super::step2(&mut idx, shape, out_strides, &zeros, &mut io, &mut unused);
+    }
+    for (m, s) in mean.iter_mut().zip(sq.iter_mut()) {
+        *m /= count;
+        *s = libm::sqrtf(*s / count - *m * *m) + 1e-9;
+    }
+    let (mut idx, mut io, mut unused) = ([0usize; R], 0usize, 0usize);
+    for (o, &v) in y[..n].iter_mut().zip(&x[..n]) {
+        *o = (v - mean[io]) / sq[io];
+        super::step2(&mut idx, shape, out_strides, &zeros, &mut io, &mut unused);
+    }
+}

@@ -3,3 +3,4 @@
 pub mod conv;
 pub mod conv_transpose;
 pub mod pool;
+pub mod unpool;

@@ -31,9 +31,62 @@ pub static CAST: OpSchema = OpSchema {
     attrs: &[attr("to", AttrKind::Int, AttrDefault::Required)],
     dtypes: ALL_DTYPES,
     infer: infer_cast,
+    fold: Some(fold_cast),
     lower: lower_cast,
     ..BASE
 };
+
+/// A cast of a compile-time value, when every value converts exactly as the kernel would
+/// without leaving the target's range (otherwise the kernel casts on the device).
+fn fold_cast(cx: &InferCtx) -> Result<Vec<Data>, OpError> {
+    let Some(x) = cx.consts.first().copied().flatten() else {
+        return Ok(Vec::new());
+    };
+    let to = target(cx.attrs)?;
+    // i64 beyond 2^53 does not pass through f64 exactly.
+    if let Data::I64(v) = x
+        && v.iter().any(|&i| i.unsigned_abs() > 1 << 53)
+    {
+        return Ok(Vec::new());
+    }
+    let v = x.to_f64();
+    let data = match to {
+        DType::F32 => Data::F32(v.iter().map(|&f| f as f32).collect()),
+        DType::F64 => Data::Typed {
+            dtype: to,
+            values: v,
+        },
+        DType::Bool => Data::Typed {
+            dtype: to,
+            values: v.iter().map(|&f| f64::from(u8::from(f != 0.0))).collect(),
+        },
+        _ => {
+            let (lo, hi) = match to {
+                DType::I64 => (-(2f64.powi(53)), 2f64.powi(53)),
+                DType::U64 => (0.0, 2f64.powi(53)),
+                DType::I32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
+                DType::U32 => (0.0, f64::from(u32::MAX)),
+                DType::I16 => (f64::from(i16::MIN), f64::from(i16::MAX)),
+                DType::U16 => (0.0, f64::from(u16::MAX)),
+                DType::I8 => (f64::from(i8::MIN), f64::from(i8::MAX)),
+                _ => (0.0, f64::from(u8::MAX)),
+            };
+            let t: Vec<f64> = v.iter().map(|f| f.trunc()).collect();
+            if t.iter().any(|f| !(lo..=hi).contains(f)) {
+                return Ok(Vec::new());
+            }
+            if to == DType::I64 {
+                Data::I64(t.iter().map(|&f| f as i64).collect())
+            } else {
+                Data::Typed {
+                    dtype: to,
+                    values: t,
+                }
+            }
+        }
+    };
+    Ok(vec![data])
+}
 
 /// The dtype whose ONNX `TensorProto.DataType` code is `code`.
 pub fn dtype_of_code(code: i64) -> Option<DType> {

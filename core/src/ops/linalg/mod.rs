@@ -1,5 +1,6 @@
 //! Matrix products: `Gemm`, `MatMul`, `Einsum`.
 
+pub mod det;
 pub mod einsum;
 pub mod gemm;
 pub mod matmul;

@@ -1,0 +1,3 @@
+//! Signal processing: the window functions (`window.rs`).
+
+pub mod window;
