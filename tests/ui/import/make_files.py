@@ -26,7 +26,7 @@ else_g = helper.make_graph(
     [helper.make_node("Neg", ["n"], ["e"])], "else", [], [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)]
 )
 nodes = [
-    helper.make_node("LRN", ["image"], ["n"], name="norm1", size=3),
+    helper.make_node("Unique", ["image"], ["n"], name="norm1"),
     helper.make_node("Add", ["n", "bias"], ["y"], name="add_bias"),
     helper.make_node("If", ["flag"], ["z"], name="branch", then_branch=then_g, else_branch=else_g),
 ]
