@@ -238,6 +238,18 @@ pub fn unary_cases(op: &OpSchema, pre: Option<&str>) -> Vec<String> {
     out
 }
 
+/// The integer element types (the bitwise operators take these).
+pub const INTEGERS: &[DType] = &[
+    DType::I64,
+    DType::I32,
+    DType::I16,
+    DType::I8,
+    DType::U64,
+    DType::U32,
+    DType::U16,
+    DType::U8,
+];
+
 /// The numeric element types most operators take: the first six of [`NUMERIC_WIDE`].
 pub const NUMERIC: &[DType] = NUMERIC_WIDE.split_at(6).0;
 

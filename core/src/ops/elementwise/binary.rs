@@ -87,23 +87,11 @@ binary_op!(AND, "And", &[DType::Bool], &[], None, Some(0));
 binary_op!(OR, "Or", &[DType::Bool], &[], None, Some(0));
 binary_op!(XOR, "Xor", &[DType::Bool], &[], None, Some(0));
 
-/// The integer types.
-const INTS: &[DType] = &[
-    DType::I64,
-    DType::I32,
-    DType::I16,
-    DType::I8,
-    DType::U64,
-    DType::U32,
-    DType::U16,
-    DType::U8,
-];
-
 // Bitwise (opset 18).
 binary_op!(
     BITWISE_AND,
     "BitwiseAnd",
-    INTS,
+    INTEGERS,
     &[],
     None,
     Some(0),
@@ -112,7 +100,7 @@ binary_op!(
 binary_op!(
     BITWISE_OR,
     "BitwiseOr",
-    INTS,
+    INTEGERS,
     &[],
     None,
     Some(0),
@@ -121,7 +109,7 @@ binary_op!(
 binary_op!(
     BITWISE_XOR,
     "BitwiseXor",
-    INTS,
+    INTEGERS,
     &[],
     None,
     Some(0),

@@ -70,16 +70,7 @@ map_op!(NOT, "Not", &[DType::Bool], &[], |_, v, _| quote!(!#v));
 map_op!(
     BITWISE_NOT,
     "BitwiseNot",
-    &[
-        DType::I64,
-        DType::I32,
-        DType::I16,
-        DType::I8,
-        DType::U64,
-        DType::U32,
-        DType::U16,
-        DType::U8
-    ],
+    INTEGERS,
     &[],
     |_, v, _| quote!(!#v),
     since_opset = 18
