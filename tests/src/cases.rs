@@ -3219,6 +3219,16 @@ onnx_model! {
     pub model BlackmanWindowCase0 { opset = 17; input x: f32[1]; output a = Add(BlackmanWindow(Constant(value_int = 10)), x); output b = Add(BlackmanWindow(Constant(value_int = 7), periodic = 0), x); }
 }
 
+onnx_model! {
+    /// A cross-check case of `MelWeightMatrix`.
+    pub model MelWeightMatrixCase0 { opset = 17; input x: f32[1]; output a = Add(MelWeightMatrix(Constant(value_int = 8), Constant(value_int = 64), Constant(value_int = 16000), Constant(value_float = 20.0), Constant(value_float = 8000.0)), x); }
+}
+
+onnx_model! {
+    /// A cross-check case of `MelWeightMatrix`.
+    pub model MelWeightMatrixCase1 { opset = 17; input x: f32[1]; output a = Add(MelWeightMatrix(Constant(value_int = 20), Constant(value_int = 512), Constant(value_int = 16000), Constant(value_float = 0.0), Constant(value_float = 4000.0)), x); }
+}
+
 /// Every case: the operator it is for, and the model.
 pub const CASES: &[(&str, Example)] = &[
     ("Add", example::<AddCase0>()),
@@ -3864,4 +3874,6 @@ pub const CASES: &[(&str, Example)] = &[
     ("HannWindow", example::<HannWindowCase0>()),
     ("HammingWindow", example::<HammingWindowCase0>()),
     ("BlackmanWindow", example::<BlackmanWindowCase0>()),
+    ("MelWeightMatrix", example::<MelWeightMatrixCase0>()),
+    ("MelWeightMatrix", example::<MelWeightMatrixCase1>()),
 ];

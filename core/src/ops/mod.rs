@@ -163,6 +163,7 @@ pub static REGISTRY: &[&OpSchema] = &[
     &signal::window::HANN_WINDOW,
     &signal::window::HAMMING_WINDOW,
     &signal::window::BLACKMAN_WINDOW,
+    &signal::window::MEL_WEIGHT_MATRIX,
 ];
 
 /// Looks an operator up by its exact ONNX name.

@@ -1,3 +1,3 @@
-//! Signal processing: the window functions (`window.rs`).
+//! Signal processing: the window functions and the mel filter bank (`window.rs`).
 
 pub mod window;

@@ -1,5 +1,6 @@
 //! `HannWindow`, `HammingWindow`, `BlackmanWindow` (opset 17): a window of `size` values,
-//! periodic (the default) or symmetric, computed at compile time in f64.
+//! periodic (the default) or symmetric; and `MelWeightMatrix` (opset 17). All computed at
+//! compile time in f64.
 
 use std::f64::consts::PI;
 
@@ -95,4 +96,135 @@ fn fold(cx: &InferCtx) -> Result<Vec<Data>, OpError> {
         DType::F32 => Data::F32(values.iter().map(|&v| v as f32).collect()),
         _ => Data::Typed { dtype, values },
     }])
+}
+
+/// `MelWeightMatrix` (opset 17): the `[dft_length / 2 + 1, num_mel_bins]` matrix of
+/// triangular filters that maps a spectrogram onto mel bins, computed at compile time as
+/// the ONNX reference does (band edges spaced evenly in mel over `num_mel_bins + 2`
+/// steps, then floored to spectrogram bins).
+pub static MEL_WEIGHT_MATRIX: OpSchema = OpSchema {
+    op_type: "MelWeightMatrix",
+    inputs: &[
+        i64_const("num_mel_bins", false),
+        i64_const("dft_length", false),
+        i64_const("sample_rate", false),
+        any_const("lower_edge_hertz", false),
+        any_const("upper_edge_hertz", false),
+    ],
+    attrs: &[attr("output_datatype", AttrKind::Int, AttrDefault::Int(1))],
+    dtypes: &[DType::I64],
+    since_opset: 17,
+    infer: |cx| {
+        let (mel, dtype) = mel_matrix(cx)?;
+        let bins = mel.len() / mel_bins(cx)?.max(1);
+        Ok(vec![TensorType {
+            dtype,
+            shape: Shape::fixed(&[bins, mel_bins(cx)?]),
+        }])
+    },
+    fold: Some(|cx| {
+        let (values, dtype) = mel_matrix(cx)?;
+        Ok(vec![match dtype {
+            DType::F32 => Data::F32(values.iter().map(|&v| v as f32).collect()),
+            _ => Data::Typed { dtype, values },
+        }])
+    }),
+    lower: lower_const,
+    macs: no_macs,
+    cases: |_| {
+        cases(&[
+            "opset = 17; input x: f32[1]; output a = Add(MelWeightMatrix(Constant(value_int = 8), Constant(value_int = 64), Constant(value_int = 16000), Constant(value_float = 20.0), Constant(value_float = 8000.0)), x);",
+            "opset = 17; input x: f32[1]; output a = Add(MelWeightMatrix(Constant(value_int = 20), Constant(value_int = 512), Constant(value_int = 16000), Constant(value_float = 0.0), Constant(value_float = 4000.0)), x);",
+        ])
+    },
+    ..BASE
+};
+
+/// `num_mel_bins`, checked.
+fn mel_bins(cx: &InferCtx) -> Result<usize, OpError> {
+    match cx.const_i64(0) {
+        Some(&[n]) if (1..=4096).contains(&n) => Ok(n as usize),
+        _ => Err(OpError::input(
+            0,
+            "MelWeightMatrix num_mel_bins must be one value from 1 to 4096",
+        )),
+    }
+}
+
+/// The matrix (row-major, spectrogram bins by mel bins) and its element type.
+fn mel_matrix(cx: &InferCtx) -> Result<(Vec<f64>, DType), OpError> {
+    let mel = mel_bins(cx)?;
+    let one = |i: usize, what: &str| -> Result<i64, OpError> {
+        match cx.const_i64(i) {
+            Some(&[v]) if (1..=1 << 20).contains(&v) => Ok(v),
+            _ => Err(OpError::input(
+                i,
+                format!("MelWeightMatrix {what} must be one value from 1 to 2^20"),
+            )),
+        }
+    };
+    let (dft, rate) = (one(1, "dft_length")?, one(2, "sample_rate")?);
+    let hertz = |i: usize| -> Result<f64, OpError> {
+        let t = cx.input(i);
+        let v = cx.consts.get(i).copied().flatten().map(Data::to_f64);
+        match v.as_deref() {
+            Some(&[v]) if t.dtype == DType::F32 && v.is_finite() && v >= 0.0 => Ok(v),
+            _ => Err(OpError::input(
+                i,
+                format!(
+                    "MelWeightMatrix {} must be one finite, non-negative f32",
+                    cx.op.inputs[i].name
+                ),
+            )),
+        }
+    };
+    let (low, high) = (hertz(3)?, hertz(4)?);
+    let code = cx.attrs.int("output_datatype");
+    let dtype = dtype_of_code(code)
+        .filter(|d| matches!(d, DType::F32 | DType::F64))
+        .ok_or_else(|| {
+            OpError::attr(
+                "output_datatype",
+                format!(
+                    "MelWeightMatrix output_datatype = {code}: tinyonnx makes f32 (1) or f64 (11)"
+                ),
+            )
+        })?;
+    let spectrogram = (dft / 2 + 1) as usize;
+    let to_mel = |hz: f64| 2595.0 * (hz / 700.0).ln_1p() / 10f64.ln();
+    let (lo, hi) = (to_mel(low), to_mel(high));
+    let step = (hi - lo) / (mel + 2) as f64;
+    let edges: Vec<i64> = (0..mel + 2)
+        .map(|k| {
+            let hz = 700.0 * ((k as f64 * step + lo) / 2595.0 * 10f64.ln()).exp_m1();
+            (((dft + 1) as f64 * hz) / rate as f64).floor() as i64
+        })
+        .collect();
+    let mut out = vec![0.0f64; spectrogram * mel];
+    let mut put = |j: i64, i: usize, v: f64| -> Result<(), OpError> {
+        let j = usize::try_from(j)
+            .ok()
+            .filter(|&j| j < spectrogram)
+            .ok_or_else(|| {
+                OpError::input(4, format!("MelWeightMatrix puts a filter edge at bin {j}, outside the {spectrogram} spectrogram bins"))
+            })?;
+        out[j * mel + i] = v;
+        Ok(())
+    };
+    for i in 0..mel {
+        let (left, centre, right) = (edges[i], edges[i + 1], edges[i + 2]);
+        if centre == left {
+            put(centre, i, 1.0)?;
+        } else {
+            for j in left..=centre {
+                put(j, i, (j - left) as f64 / (centre - left) as f64)?;
+            }
+        }
+        if right > centre {
+            for j in centre..right {
+                put(j, i, (right - j) as f64 / (right - centre) as f64)?;
+            }
+        }
+    }
+    Ok((out, dtype))
 }
