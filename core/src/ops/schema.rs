@@ -338,6 +338,16 @@ pub const fn i64_const(name: &'static str, optional: bool) -> InputSpec {
     }
 }
 
+/// An input of any element type, read at run time (`optional` when it may be omitted);
+/// the operator's inference checks its type.
+pub const fn any_input(name: &'static str, optional: bool) -> InputSpec {
+    InputSpec {
+        name,
+        optional,
+        ty: InTy::Any,
+    }
+}
+
 /// An input of any element type known at compile time (`optional` when it may be
 /// omitted); the operator's inference checks its type.
 pub const fn any_const(name: &'static str, optional: bool) -> InputSpec {

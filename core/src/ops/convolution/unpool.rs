@@ -49,11 +49,7 @@ pub static MAX_UNPOOL: OpSchema = OpSchema {
     op_type: "MaxUnpool",
     inputs: &[
         input("X"),
-        InputSpec {
-            name: "I",
-            optional: false,
-            ty: InTy::Any,
-        },
+        any_input("I", false),
         i64_const("output_shape", true),
     ],
     attrs: &[

@@ -141,14 +141,7 @@ pub static CAST_LIKE: OpSchema = OpSchema {
         ])
     },
     op_type: "CastLike",
-    inputs: &[
-        input("input"),
-        InputSpec {
-            name: "target_type",
-            optional: false,
-            ty: InTy::Any,
-        },
-    ],
+    inputs: &[input("input"), any_input("target_type", false)],
     dtypes: ALL_DTYPES,
     since_opset: 15,
     infer: |cx| {

@@ -3,7 +3,7 @@
 //! more), B `[K, N]` or with A's batch dimensions; zero points per tensor, per row of A
 //! and (MatMulInteger) per column of B.
 
-use super::{any, check_scale, check_zero_point, or_empty};
+use super::{check_scale, check_zero_point, or_empty};
 use crate::ops::schema::prelude::*;
 use crate::types::{Dim, Shape};
 
@@ -13,9 +13,9 @@ pub static MATMUL_INTEGER: OpSchema = OpSchema {
     op_type: "MatMulInteger",
     inputs: &[
         input("A"),
-        any("B", false),
-        any("a_zero_point", true),
-        any("b_zero_point", true),
+        any_input("B", false),
+        any_input("a_zero_point", true),
+        any_input("b_zero_point", true),
     ],
     dtypes: BYTES,
     since_opset: 10,
@@ -50,13 +50,13 @@ pub static QLINEAR_MATMUL: OpSchema = OpSchema {
     op_type: "QLinearMatMul",
     inputs: &[
         input("a"),
-        any("a_scale", false),
-        any("a_zero_point", false),
-        any("b", false),
-        any("b_scale", false),
-        any("b_zero_point", false),
-        any("y_scale", false),
-        any("y_zero_point", false),
+        any_input("a_scale", false),
+        any_input("a_zero_point", false),
+        any_input("b", false),
+        any_input("b_scale", false),
+        any_input("b_zero_point", false),
+        any_input("y_scale", false),
+        any_input("y_zero_point", false),
     ],
     dtypes: BYTES,
     since_opset: 10,

@@ -1,14 +1,18 @@
 //! `QuantizeLinear` and `DequantizeLinear` (opset 13 semantics: per tensor or per axis;
 //! the int16/uint16 of opset 21; no blocked quantization) and `DynamicQuantizeLinear`.
 
-use super::{QUANT, any, check_scale, check_zero_point, or_empty};
+use super::{QUANT, check_scale, check_zero_point, or_empty};
 use crate::ops::elementwise::cast::dtype_of_code;
 use crate::ops::schema::prelude::*;
 use crate::types::Shape;
 
 pub static QUANTIZE_LINEAR: OpSchema = OpSchema {
     op_type: "QuantizeLinear",
-    inputs: &[input("x"), any("y_scale", false), any("y_zero_point", true)],
+    inputs: &[
+        input("x"),
+        any_input("y_scale", false),
+        any_input("y_zero_point", true),
+    ],
     dtypes: &[DType::F32],
     attrs: &[
         attr("axis", AttrKind::Int, AttrDefault::Int(1)),
@@ -59,15 +63,7 @@ pub static QUANTIZE_LINEAR: OpSchema = OpSchema {
             shape: x.shape.clone(),
         }])
     },
-    lower: |cx| {
-        let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
-        let s = &cx.input(1).expr;
-        let z = or_empty(cx, 2);
-        let inner = inner(cx);
-        let q = elem(cx.outputs[0].dtype);
-        let kernels = kernels();
-        quote! { #kernels::quant::quantize::<#q>(#x, #y, #s, #z, #inner); }
-    },
+    lower: |cx| lower_linear(cx, "quantize", cx.outputs[0].dtype),
     cases: |_| {
         cases(&[
             "input x: f32[2, 3, 4]; output a = QuantizeLinear(x, Constant(value_float = 0.01)); output b = QuantizeLinear(x, Constant(value_float = 0.02), Cast(Constant(value_int = -3), to = i8)); output c = QuantizeLinear(x, Constant(value_float = 0.004), Cast(Constant(value_int = 128), to = u8));",
@@ -80,7 +76,11 @@ pub static QUANTIZE_LINEAR: OpSchema = OpSchema {
 
 pub static DEQUANTIZE_LINEAR: OpSchema = OpSchema {
     op_type: "DequantizeLinear",
-    inputs: &[input("x"), any("x_scale", false), any("x_zero_point", true)],
+    inputs: &[
+        input("x"),
+        any_input("x_scale", false),
+        any_input("x_zero_point", true),
+    ],
     dtypes: &[DType::I8, DType::U8, DType::I32, DType::I16, DType::U16],
     dtype_since: &[(DType::I16, 21), (DType::U16, 21)],
     attrs: &[
@@ -98,14 +98,7 @@ pub static DEQUANTIZE_LINEAR: OpSchema = OpSchema {
             shape: x.shape.clone(),
         }])
     },
-    lower: |cx| {
-        let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
-        let s = &cx.input(1).expr;
-        let z = or_empty(cx, 2);
-        let inner = inner(cx);
-        let kernels = kernels();
-        quote! { #kernels::quant::dequantize(#x, #y, #s, #z, #inner); }
-    },
+    lower: |cx| lower_linear(cx, "dequantize", cx.input(0).dtype),
     cases: |_| {
         cases(&[
             "input x: i8[2, 3, 4]; output a = DequantizeLinear(x, Constant(value_float = 0.5)); output b = DequantizeLinear(x, Constant(value_float = 0.25), Cast(Constant(value_int = -3), to = i8)); output c = DequantizeLinear(x, Constant(value_floats = [0.1, 0.2, 0.3]), Cast(Constant(value_ints = [1, -2, 0]), to = i8));",
@@ -137,6 +130,20 @@ fn per_axis(cx: &InferCtx) -> Result<Option<(usize, crate::types::Dim)>, OpError
     }
     let a = normalize_axis(cx.op.op_type, cx.attrs.int("axis"), x.shape.rank(), "axis")?;
     Ok(Some((a, x.shape.0[a].clone())))
+}
+
+/// `kernels::quant::<kernel>::<q>(x, y, scale, zero_point, inner)`, `q` the integer type.
+fn lower_linear(cx: &LowerCtx, kernel: &str, q: DType) -> TokenStream {
+    let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
+    let s = &cx.input(1).expr;
+    let z = or_empty(cx, 2);
+    let inner = inner(cx);
+    let (q, f) = (
+        elem(q),
+        proc_macro2::Ident::new(kernel, proc_macro2::Span::call_site()),
+    );
+    let kernels = kernels();
+    quote! { #kernels::quant::#f::<#q>(#x, #y, #s, #z, #inner); }
 }
 
 /// Elements per step of the quantized axis (1 per tensor: the kernel then uses channel 0).

@@ -76,12 +76,3 @@ pub fn or_empty(cx: &LowerCtx, i: usize) -> TokenStream {
         None => quote!(&[]),
     }
 }
-
-/// An input of any element type (checked by the operator's inference).
-pub const fn any(name: &'static str, optional: bool) -> InputSpec {
-    InputSpec {
-        name,
-        optional,
-        ty: InTy::Any,
-    }
-}

@@ -5,15 +5,6 @@
 use crate::ops::schema::prelude::*;
 use crate::types::{Dim, Shape};
 
-/// An input of any element type read at run time (checked by the operator's inference).
-const fn any(name: &'static str) -> InputSpec {
-    InputSpec {
-        name,
-        optional: false,
-        ty: InTy::Any,
-    }
-}
-
 /// The fixed dims of input `i`, or an error naming it.
 fn fixed(cx: &InferCtx, i: usize) -> Result<Vec<usize>, OpError> {
     let t = cx.input(i);
@@ -79,7 +70,7 @@ fn gather_plan(
 
 pub static GATHER_ND: OpSchema = OpSchema {
     op_type: "GatherND",
-    inputs: &[input("data"), any("indices")],
+    inputs: &[input("data"), any_input("indices", false)],
     dtypes: ALL_DTYPES,
     attrs: &[attr("batch_dims", AttrKind::Int, AttrDefault::Int(0))],
     since_opset: 11,
@@ -113,7 +104,7 @@ pub static GATHER_ND: OpSchema = OpSchema {
 
 pub static SCATTER_ND: OpSchema = OpSchema {
     op_type: "ScatterND",
-    inputs: &[input("data"), any("indices"), input("updates")],
+    inputs: &[input("data"), any_input("indices", false), input("updates")],
     dtypes: NUMERIC_WIDE,
     attrs: &[attr("reduction", AttrKind::Str, AttrDefault::Str("none")).since(16)],
     since_opset: 11,
@@ -193,7 +184,11 @@ fn reduction(r: &str, opset: i64) -> Result<&'static str, OpError> {
 
 pub static ONE_HOT: OpSchema = OpSchema {
     op_type: "OneHot",
-    inputs: &[any("indices"), i64_const("depth", false), input("values")],
+    inputs: &[
+        any_input("indices", false),
+        i64_const("depth", false),
+        input("values"),
+    ],
     dtypes: &[DType::F32, DType::I64, DType::I32],
     attrs: &[attr("axis", AttrKind::Int, AttrDefault::Int(-1))],
     since_opset: 11,

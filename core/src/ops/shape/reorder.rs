@@ -7,14 +7,7 @@ use crate::types::{Dim, Shape};
 
 pub static REVERSE_SEQUENCE: OpSchema = OpSchema {
     op_type: "ReverseSequence",
-    inputs: &[
-        input("input"),
-        InputSpec {
-            name: "sequence_lens",
-            optional: false,
-            ty: InTy::Any,
-        },
-    ],
+    inputs: &[input("input"), any_input("sequence_lens", false)],
     dtypes: ALL_DTYPES,
     attrs: &[
         attr("batch_axis", AttrKind::Int, AttrDefault::Int(1)),

@@ -53,18 +53,23 @@ fn length_and_type(cx: &InferCtx) -> Result<(usize, DType), OpError> {
             ));
         }
     };
+    Ok((size, output_type(cx)?))
+}
+
+/// The element type `output_datatype` asks for: f32 or f64.
+fn output_type(cx: &InferCtx) -> Result<DType, OpError> {
     let code = cx.attrs.int("output_datatype");
-    let dtype = dtype_of_code(code)
+    dtype_of_code(code)
         .filter(|d| matches!(d, DType::F32 | DType::F64))
         .ok_or_else(|| {
             OpError::attr(
                 "output_datatype",
                 format!(
-                    "{op} output_datatype = {code}: tinyonnx makes windows of f32 (1) or f64 (11)"
+                    "{} output_datatype = {code}: tinyonnx makes f32 (1) or f64 (11)",
+                    cx.op.op_type
                 ),
             )
-        })?;
-    Ok((size, dtype))
+        })
 }
 
 fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
@@ -179,17 +184,7 @@ fn mel_matrix(cx: &InferCtx) -> Result<(Vec<f64>, DType), OpError> {
         }
     };
     let (low, high) = (hertz(3)?, hertz(4)?);
-    let code = cx.attrs.int("output_datatype");
-    let dtype = dtype_of_code(code)
-        .filter(|d| matches!(d, DType::F32 | DType::F64))
-        .ok_or_else(|| {
-            OpError::attr(
-                "output_datatype",
-                format!(
-                    "MelWeightMatrix output_datatype = {code}: tinyonnx makes f32 (1) or f64 (11)"
-                ),
-            )
-        })?;
+    let dtype = output_type(cx)?;
     let spectrogram = (dft / 2 + 1) as usize;
     let to_mel = |hz: f64| 2595.0 * (hz / 700.0).ln_1p() / 10f64.ln();
     let (lo, hi) = (to_mel(low), to_mel(high));
