@@ -291,6 +291,35 @@ pub mod typed_testing {
     fn round(v: f32) -> f32 {
         libm::roundf(v)
     }
+
+    /// The special value the NaN and infinity checks put at element `i` of every float
+    /// input (NaN twice, +inf and -inf once in each 17), or `None` to keep the seeded
+    /// value. The host tests and the board firmware place them by this one rule.
+    pub const fn special(i: usize) -> Option<f64> {
+        match i % 17 {
+            0 | 9 => Some(f64::NAN),
+            4 => Some(f64::INFINITY),
+            13 => Some(f64::NEG_INFINITY),
+            _ => None,
+        }
+    }
+
+    /// Puts [`special`] values into a float buffer; other element types are unchanged.
+    pub fn with_specials(buf: TensorMut<'_>) {
+        match buf {
+            TensorMut::F32(b) => b.iter_mut().enumerate().for_each(|(i, v)| {
+                if let Some(s) = special(i) {
+                    *v = s as f32;
+                }
+            }),
+            TensorMut::F64(b) => b.iter_mut().enumerate().for_each(|(i, v)| {
+                if let Some(s) = special(i) {
+                    *v = s;
+                }
+            }),
+            _ => {}
+        }
+    }
 }
 
 /// Which port of a model an error is about.

@@ -83,78 +83,9 @@ fn every_operator_case_matches_onnx_runtime() {
     );
 }
 
-/// Operators whose NaN or infinity results differ from ONNX Runtime's on purpose or for
-/// a reason outside the operator's definition; every other float operator must agree.
-const SPECIALS_DIFFER: &[(&str, &str)] = &[
-    (
-        "MaxPool",
-        "ONNX Runtime's result depends on where a NaN is in the window; tinyonnx propagates NaN",
-    ),
-    (
-        "GlobalMaxPool",
-        "ONNX Runtime's result depends on where a NaN is; tinyonnx propagates NaN",
-    ),
-    (
-        "DynamicQuantizeLinear",
-        "an infinite or NaN input has no finite range: ONNX Runtime's zero point then comes from an undefined float-to-integer conversion",
-    ),
-    (
-        "Hardmax",
-        "ONNX Runtime's choice depends on where a NaN is; tinyonnx marks the first NaN, as the ONNX reference (numpy's argmax)",
-    ),
-    (
-        "Resize",
-        "linear and cubic: ONNX Runtime combines neighbours around an infinity differently; tinyonnx weighs every tap, as the ONNX reference does",
-    ),
-    (
-        "LRN",
-        "ONNX Runtime gives NaN at positions whose window holds no NaN or infinity; tinyonnx sums each window as the formula says",
-    ),
-    (
-        "ScatterND",
-        "a max or min reduction onto a NaN in the data: ONNX Runtime keeps the update, tinyonnx NaN",
-    ),
-    (
-        "TopK",
-        "ONNX Runtime's order depends on where a NaN is; tinyonnx orders NaN above every number, as the ONNX reference (numpy's sort)",
-    ),
-    (
-        "ReduceMax",
-        "ONNX Runtime's result depends on where a NaN is; tinyonnx propagates NaN",
-    ),
-    (
-        "ReduceMin",
-        "ONNX Runtime's result depends on where a NaN is; tinyonnx propagates NaN",
-    ),
-    (
-        "Conv",
-        "ONNX Runtime multiplies zero padding by an infinite weight (NaN); tinyonnx skips padding",
-    ),
-    (
-        "LSTM",
-        "ONNX Runtime's recurrent kernels clamp NaN in their activations",
-    ),
-    (
-        "GRU",
-        "ONNX Runtime's recurrent kernels clamp NaN in their activations",
-    ),
-    (
-        "RNN",
-        "ONNX Runtime's recurrent kernels clamp NaN in their activations",
-    ),
-    (
-        "LogSoftmax",
-        "an f64 row holding an infinity: ONNX Runtime gives finite values and -inf, tinyonnx NaN",
-    ),
-    (
-        "ScatterElements",
-        "a max or min reduction onto a NaN in the data: ONNX Runtime keeps the update, tinyonnx NaN",
-    ),
-];
-
 /// NaN and infinities in every float input of every case (`with_specials`): our outputs
 /// against ONNX Runtime's, NaN equal to NaN and each infinity to itself. Prints the
-/// operators whose special values differ; those not in [`SPECIALS_DIFFER`] fail.
+/// operators whose special values differ; those not in [`tinyonnx_tests::SPECIALS_DIFFER`] fail.
 #[test]
 fn nan_and_infinity_as_onnx_runtime() {
     let provider = Provider::from_env().unwrap();
@@ -201,7 +132,10 @@ fn nan_and_infinity_as_onnx_runtime() {
     println!("{checked} cases with NaN and infinities in their float inputs");
     let mut unexpected = Vec::new();
     for (op, cases) in &differ {
-        match SPECIALS_DIFFER.iter().find(|(o, _)| o == op) {
+        match tinyonnx_tests::SPECIALS_DIFFER
+            .iter()
+            .find(|(o, _)| o == op)
+        {
             Some((_, why)) => println!("{op} (known: {why}): {}", cases.join(", ")),
             None => {
                 println!("{op}: {}", cases.join(", "));

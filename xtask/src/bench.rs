@@ -298,5 +298,113 @@ pub fn run_pass(root: &Path, out: &Path, build: &str, only: &[String]) -> Result
     }
     let text = serde_json::to_string_pretty(&rows)? + "\n";
     std::fs::write(out, text).with_context(|| format!("cannot write {}", out.display()))?;
+    let nan = nan_cost(build);
+    let path = out.with_file_name(format!("nan-{build}.json"));
+    std::fs::write(&path, serde_json::to_string_pretty(&nan)? + "\n")
+        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
+}
+
+/// What keeping NaN costs one primitive: ours against the same loop with a comparison
+/// that drops NaN (what the kernels did before they followed ONNX Runtime).
+#[derive(Debug, Serialize)]
+pub struct NanCost {
+    pub primitive: String,
+    pub build: String,
+    pub ours_ns: f64,
+    pub dropping_ns: f64,
+    /// The median of the per-sample ratios ours / dropping.
+    pub ratio: f64,
+}
+
+/// The NaN-keeping primitives of the hot kernels, timed in the loops they run in: Relu
+/// (the unary kernel and every fused Conv/Gemm/MatMul epilogue) over 64 Ki values, and
+/// MaxPool's window max (2x2, stride 2, over a 256 x 256 plane), each against the same
+/// loop with a NaN-dropping comparison, on seeded inputs without NaN; and Relu against
+/// itself, which shows how far apart two equal loops measure on this machine.
+fn nan_cost(build: &str) -> Vec<NanCost> {
+    use tinyonnx::kernels::math::{max_nan, relu};
+    const N: usize = 1 << 16;
+    const S: usize = 256;
+    let mut x = vec![0f32; N];
+    tinyonnx::testing::fill_uniform(7, &mut x, 1.0);
+    let mut y = vec![0f32; N];
+    let mut p = vec![0f32; N / 4];
+    fn pool(p: &mut [f32], x: &[f32], max: impl Fn(f32, f32) -> f32) {
+        for (i, row) in p.chunks_exact_mut(S / 2).enumerate() {
+            let (a, b) = (&x[2 * i * S..][..S], &x[(2 * i + 1) * S..][..S]);
+            for (j, o) in row.iter_mut().enumerate() {
+                *o = max(max(a[2 * j], a[2 * j + 1]), max(b[2 * j], b[2 * j + 1]));
+            }
+        }
+    }
+    let relu_drop = |v: f32| if v > 0.0 { v } else { 0.0 };
+    let max_drop = |m: f32, v: f32| if v > m { v } else { m };
+    let mut rows = Vec::new();
+    let mut time = |name: &str, t: Paired| {
+        println!(
+            "NaN cost, {name:<34} ours {:>9.2} us, NaN-dropping {:>9.2} us, ratio {:.3}",
+            t.a_median / 1e3,
+            t.b_median / 1e3,
+            t.ratio
+        );
+        rows.push(NanCost {
+            primitive: name.to_string(),
+            build: build.to_string(),
+            ours_ns: t.a_median,
+            dropping_ns: t.b_median,
+            ratio: t.ratio,
+        });
+    };
+    let mut y2 = vec![0f32; N];
+    time(
+        "Relu (64 Ki values)",
+        paired_median_ns(
+            || {
+                for (o, &v) in y.iter_mut().zip(black_box(&x)) {
+                    *o = relu(v);
+                }
+                black_box(&y);
+            },
+            || {
+                for (o, &v) in y2.iter_mut().zip(black_box(&x)) {
+                    *o = relu_drop(v);
+                }
+                black_box(&y2);
+            },
+        ),
+    );
+    // The same loop against itself: how far apart two equal loops measure here.
+    time(
+        "control: Relu against itself",
+        paired_median_ns(
+            || {
+                for (o, &v) in y.iter_mut().zip(black_box(&x)) {
+                    *o = relu(v);
+                }
+                black_box(&y);
+            },
+            || {
+                for (o, &v) in y2.iter_mut().zip(black_box(&x)) {
+                    *o = relu(v);
+                }
+                black_box(&y2);
+            },
+        ),
+    );
+    let mut p2 = vec![0f32; N / 4];
+    time(
+        "MaxPool 2x2 max (256 x 256 plane)",
+        paired_median_ns(
+            || {
+                pool(&mut p, black_box(&x), max_nan);
+                black_box(&p);
+            },
+            || {
+                pool(&mut p2, black_box(&x), max_drop);
+                black_box(&p2);
+            },
+        ),
+    );
+    rows
 }

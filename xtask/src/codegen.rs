@@ -1,5 +1,5 @@
 //! `cargo xtask codegen`: regenerates the prost code of `tinyonnx-proto`, and from the
-//! operator registry `SUPPORTED_OPS.md` and the cross-check cases `tests/src/cases.rs`.
+//! operator registry `SUPPORTED_OPS.md` and the cross-check cases `tests/src/cases.rs` and `tests/src/case_models.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -39,6 +39,10 @@ pub fn run(root: &Path) -> Result<()> {
     std::fs::write(&cases, crate::generated::cases_rs())
         .with_context(|| format!("cannot write {}", cases.display()))?;
     println!("wrote {}", cases.display());
+    let models = root.join("tests/src/case_models.rs");
+    std::fs::write(&models, crate::generated::case_models_rs())
+        .with_context(|| format!("cannot write {}", models.display()))?;
+    println!("wrote {}", models.display());
     Ok(())
 }
 

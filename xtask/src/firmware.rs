@@ -633,6 +633,155 @@ pub fn digits_on_m4f(root: &Path) -> Result<(f64, f64, usize)> {
     Ok((acc(&preds), acc(&sklearn), differ))
 }
 
+/// What the NaN and infinity check on the Cortex-M4F found.
+pub struct Specials {
+    /// Cases run (those with a float input).
+    pub cases: usize,
+    /// Cases whose board outputs equal ONNX Runtime's (NaN equal to NaN).
+    pub equal_to_ort: usize,
+    /// Cases that differ from ONNX Runtime for a reason `SPECIALS_DIFFER` gives (each
+    /// still equal to the host), with their operators.
+    pub known: Vec<&'static str>,
+}
+
+/// Every operator case with a float input, run on the Cortex-M4F with NaN, +inf and
+/// -inf in its float inputs (the `specials` firmware) and compared, NaN equal to NaN,
+/// with the host forward pass and with ONNX Runtime on the same inputs. A case that
+/// differs from the host, or from ONNX Runtime for an operator not listed in
+/// `tinyonnx_tests::SPECIALS_DIFFER`, is an error.
+pub fn specials_on_m4f(root: &Path) -> Result<Specials> {
+    let board = BOARDS[0];
+    let dir = root.join(board.dir);
+    let target_dir = root.join("target/firmware").join(board.name);
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.current_dir(&dir)
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "--features",
+            "specials",
+            "--bin",
+            "specials",
+        ]);
+    run(&mut cmd).context("building the NaN and infinity firmware")?;
+    let elf = target_dir.join(board.target).join("release/specials");
+    let out = Command::new("timeout")
+        .arg("600")
+        .args(board.qemu)
+        .args([
+            "-nographic",
+            "-semihosting-config",
+            "enable=on,target=native",
+            "-kernel",
+        ])
+        .arg(&elf)
+        .output()
+        .with_context(|| format!("cannot start {}", board.qemu[0]))?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if !out.status.success() || !stdout.lines().any(|l| l == "done") {
+        bail!("the NaN and infinity firmware failed:\n{stdout}");
+    }
+    // The printed blocks, one per case: `model <name>`, `out <k> ...`, `result ok`.
+    let mut printed: std::collections::HashMap<&str, Vec<&str>> = Default::default();
+    let mut current = None;
+    for line in stdout.lines() {
+        if let Some(name) = line.strip_prefix("model ") {
+            current = Some(name);
+            printed.entry(name).or_default();
+        } else if line == "done" {
+            current = None;
+        } else if let Some(name) = current {
+            printed.entry(name).or_default().push(line);
+        }
+    }
+    let provider = Provider::Cpu;
+    let mut found = Specials {
+        cases: 0,
+        equal_to_ort: 0,
+        known: Vec::new(),
+    };
+    let mut failures = Vec::new();
+    for (op, example) in tinyonnx_tests::cases::CASES {
+        let info = &example.info;
+        if !info.inputs.iter().any(|t| t.dtype.starts_with('f')) {
+            continue;
+        }
+        found.cases += 1;
+        let lines = printed
+            .get(info.name)
+            .with_context(|| format!("the board printed nothing for {}", info.name))?;
+        let mut got: Vec<Values> = info
+            .outputs
+            .iter()
+            .map(|t| Values::zeros(t.dtype, 0))
+            .collect::<Result<_, _>>()
+            .map_err(anyhow::Error::msg)?;
+        for line in lines {
+            let mut words = line.split_whitespace();
+            if words.next() != Some("out") {
+                continue;
+            }
+            let k: usize = words.next().unwrap_or("").parse()?;
+            let v = got.get_mut(k).context("an output the case does not have")?;
+            for w in words {
+                push_token(v, w)?;
+            }
+        }
+        if lines.last() != Some(&"result ok") {
+            let last = lines.last().copied().unwrap_or("nothing");
+            failures.push(format!("{}: the board printed `{last}`", info.name));
+            continue;
+        }
+        let mut inputs = seeded_values(info, 1, 1.0).map_err(anyhow::Error::msg)?;
+        tinyonnx_tests::with_specials(&mut inputs);
+        let host = tinyonnx_tests::run_ours(example, &inputs)
+            .map_err(|e| anyhow::anyhow!("{}: host run: {e}", info.name))?;
+        let apart = |want: &[Values]| {
+            got.iter().zip(want).any(|(g, w)| {
+                g.to_f64().len() != w.to_f64().len()
+                    || tinyonnx_tests::compare_values_nan(g, w).max_scaled > tolerance(g)
+            })
+        };
+        if apart(&host) {
+            failures.push(format!(
+                "{} ({op}): the board differs from the host",
+                info.name
+            ));
+            continue;
+        }
+        let ort = session(example.onnx, provider)
+            .ok()
+            .and_then(|mut sess| run_ort_values(&mut sess, info, &inputs).ok());
+        match ort {
+            // ONNX Runtime has no kernel for the case (the host check says which).
+            None => {}
+            Some(ort) if !apart(&ort) => found.equal_to_ort += 1,
+            Some(_) => match tinyonnx_tests::SPECIALS_DIFFER
+                .iter()
+                .find(|(o, _)| o == op)
+            {
+                Some((o, _)) => found.known.push(o),
+                None => failures.push(format!(
+                    "{} ({op}): the board differs from ONNX Runtime",
+                    info.name
+                )),
+            },
+        }
+    }
+    if !failures.is_empty() {
+        bail!(
+            "NaN and infinity on cortex-m4f, {} of {} cases wrong:\n{}",
+            failures.len(),
+            found.cases,
+            failures.join("\n")
+        );
+    }
+    found.known.dedup();
+    Ok(found)
+}
+
 /// The table header.
 pub fn print_header() {
     println!(
@@ -711,6 +860,15 @@ pub fn run_cli(root: &Path, board: Option<String>, json: Option<PathBuf>) -> Res
                 "the firmware's digits predictions differ from scikit-learn's on {differ} images"
             );
         }
+    }
+    if boards.iter().any(|b| b.name == "cortex-m4f") {
+        let s = specials_on_m4f(root)?;
+        println!(
+            "NaN and infinity on cortex-m4f: {} operator cases with NaN, +inf and -inf in their float inputs, all equal to the host; {} equal to ONNX Runtime, the rest differ as on the host ({}) or have no ONNX Runtime kernel",
+            s.cases,
+            s.equal_to_ort,
+            s.known.join(", ")
+        );
     }
     let failed: Vec<String> = rows
         .iter()

@@ -67,6 +67,14 @@ pub fn relu(x: f32) -> f32 {
     if x < 0.0 { 0.0 } else { x }
 }
 
+/// `max(m, v)` that propagates NaN and keeps it: the max of MaxPool's windows (the ONNX
+/// reference's max; ONNX Runtime's MaxPool gives NaN or not depending on where it is in
+/// the window).
+#[inline(always)]
+pub fn max_nan(m: f32, v: f32) -> f32 {
+    if v > m || v.is_nan() { v } else { m }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;

@@ -1,11 +1,6 @@
 //! Pooling over `[NC, H, W]` planes (1-D runs as height 1).
 
-/// `max(m, v)` that propagates NaN and keeps it (the ONNX reference's max; ONNX
-/// Runtime's MaxPool gives NaN or not depending on where it is in the window).
-#[inline(always)]
-fn max_nan(m: f32, v: f32) -> f32 {
-    if v > m || v.is_nan() { v } else { m }
-}
+use super::math::max_nan;
 
 /// Max over each window; padding never wins, NaN does.
 #[allow(clippy::too_many_arguments)]

@@ -117,20 +117,7 @@ pub fn run<M: Model, B: Board>(
         board.line(format_args!("result error more than {MAX_PORTS} ports"));
         return false;
     }
-    let mut state = SEED;
-    let mut ins: [TensorRef<'_>; MAX_PORTS] = [TensorRef::F32(&[]); MAX_PORTS];
-    let mut rest: &mut [u64] = input;
-    for (k, t) in info.inputs.iter().enumerate() {
-        let mut buf = port(&mut rest, t);
-        state = tinyonnx::typed_testing::fill(state, buf.reborrow(), 1.0);
-        ins[k] = buf.into_ref();
-    }
-    let mut outs: [TensorMut<'_>; MAX_PORTS] = core::array::from_fn(|_| TensorMut::F32(&mut []));
-    let mut rest: &mut [u64] = output;
-    for (k, t) in info.outputs.iter().enumerate() {
-        outs[k] = port(&mut rest, t);
-    }
-
+    let (ins, mut outs) = ports(&info, input, output, false);
     let painted_to = paint(board.stack_pointer(), stack.0);
     tinyonnx_mark();
     let result = M::run(arena, &ins[..info.inputs.len()], &mut outs[..info.outputs.len()]);
@@ -141,6 +128,79 @@ pub fn run<M: Model, B: Board>(
         print_output(board, k, out);
     }
     board.line(format_args!("stack {used}"));
+    report(board, result)
+}
+
+/// The seeded inputs (with [`tinyonnx::typed_testing::with_specials`]'s NaN and
+/// infinities when `specials`) and zeroed outputs of a model, carved from the buffers.
+fn ports<'a>(
+    info: &tinyonnx::ModelInfo,
+    input: &'a mut [u64],
+    output: &'a mut [u64],
+    specials: bool,
+) -> ([TensorRef<'a>; MAX_PORTS], [TensorMut<'a>; MAX_PORTS]) {
+    let mut state = SEED;
+    let mut ins: [TensorRef<'a>; MAX_PORTS] = [TensorRef::F32(&[]); MAX_PORTS];
+    let mut rest: &mut [u64] = input;
+    for (k, t) in info.inputs.iter().enumerate() {
+        let mut buf = port(&mut rest, t);
+        state = tinyonnx::typed_testing::fill(state, buf.reborrow(), 1.0);
+        if specials {
+            tinyonnx::typed_testing::with_specials(buf.reborrow());
+        }
+        ins[k] = buf.into_ref();
+    }
+    let mut outs: [TensorMut<'a>; MAX_PORTS] = core::array::from_fn(|_| TensorMut::F32(&mut []));
+    let mut rest: &mut [u64] = output;
+    for (k, t) in info.outputs.iter().enumerate() {
+        outs[k] = port(&mut rest, t);
+    }
+    (ins, outs)
+}
+
+/// Whether a model has a float input, which the NaN and infinity check needs.
+pub const fn has_float_input(info: &tinyonnx::ModelInfo) -> bool {
+    let mut k = 0;
+    while k < info.inputs.len() {
+        let d = info.inputs[k].dtype.as_bytes();
+        if d.len() == 3 && d[0] == b'f' {
+            return true;
+        }
+        k += 1;
+    }
+    false
+}
+
+/// Runs model `M` once on the seeded inputs with NaN and infinities put in every float
+/// input (the host's NaN check places the same ones) and prints its outputs; a model
+/// whose arena or ports do not fit the buffers reports an error.
+pub fn run_specials<M: Model, B: Board>(
+    board: &mut B,
+    arena: &mut [u8],
+    input: &mut [u64],
+    output: &mut [u64],
+) -> bool {
+    let info = M::INFO;
+    board.line(format_args!("model {}", info.name));
+    if info.inputs.len() > MAX_PORTS
+        || info.outputs.len() > MAX_PORTS
+        || info.input_words() > input.len()
+        || info.output_words() > output.len()
+        || info.arena_bytes > arena.len()
+    {
+        board.line(format_args!("result error the model does not fit the test buffers"));
+        return false;
+    }
+    let (ins, mut outs) = ports(&info, input, output, true);
+    let result = M::run(arena, &ins[..info.inputs.len()], &mut outs[..info.outputs.len()]);
+    for (k, out) in outs[..info.outputs.len()].iter().enumerate() {
+        print_output(board, k, out);
+    }
+    report(board, result)
+}
+
+/// Prints the result line of a run.
+fn report<B: Board>(board: &mut B, result: Result<(), tinyonnx::RunError>) -> bool {
     match result {
         Ok(()) => {
             board.line(format_args!("result ok"));
