@@ -356,41 +356,21 @@ fn nan_cost(build: &str) -> Vec<NanCost> {
             ratio: t.ratio,
         });
     };
+    fn unary(y: &mut [f32], x: &[f32], f: impl Fn(f32) -> f32) {
+        for (o, &v) in y.iter_mut().zip(black_box(x)) {
+            *o = f(v);
+        }
+        black_box(y);
+    }
     let mut y2 = vec![0f32; N];
     time(
         "Relu (64 Ki values)",
-        paired_median_ns(
-            || {
-                for (o, &v) in y.iter_mut().zip(black_box(&x)) {
-                    *o = relu(v);
-                }
-                black_box(&y);
-            },
-            || {
-                for (o, &v) in y2.iter_mut().zip(black_box(&x)) {
-                    *o = relu_drop(v);
-                }
-                black_box(&y2);
-            },
-        ),
+        paired_median_ns(|| unary(&mut y, &x, relu), || unary(&mut y2, &x, relu_drop)),
     );
     // The same loop against itself: how far apart two equal loops measure here.
     time(
         "control: Relu against itself",
-        paired_median_ns(
-            || {
-                for (o, &v) in y.iter_mut().zip(black_box(&x)) {
-                    *o = relu(v);
-                }
-                black_box(&y);
-            },
-            || {
-                for (o, &v) in y2.iter_mut().zip(black_box(&x)) {
-                    *o = relu(v);
-                }
-                black_box(&y2);
-            },
-        ),
+        paired_median_ns(|| unary(&mut y, &x, relu), || unary(&mut y2, &x, relu)),
     );
     let mut p2 = vec![0f32; N / 4];
     time(

@@ -577,6 +577,22 @@ fn run_imported(
     ))
 }
 
+/// Runs a firmware in QEMU without the instruction counter, under a timeout in seconds.
+fn qemu_plain(board: &Board, elf: &Path, seconds: u32) -> Result<std::process::Output> {
+    Command::new("timeout")
+        .arg(seconds.to_string())
+        .args(board.qemu)
+        .args([
+            "-nographic",
+            "-semihosting-config",
+            "enable=on,target=native",
+            "-kernel",
+        ])
+        .arg(elf)
+        .output()
+        .with_context(|| format!("cannot start {}", board.qemu[0]))
+}
+
 /// The digits test split classified by the Cortex-M4F firmware: its accuracy and the
 /// number of predictions that differ from scikit-learn's.
 pub fn digits_on_m4f(root: &Path) -> Result<(f64, f64, usize)> {
@@ -596,17 +612,7 @@ pub fn digits_on_m4f(root: &Path) -> Result<(f64, f64, usize)> {
         .join(board.target)
         .join("release")
         .join(board.bin);
-    let out = Command::new("timeout")
-        .arg("300")
-        .args(board.qemu)
-        .args([
-            "-nographic",
-            "-semihosting-config",
-            "enable=on,target=native",
-            "-kernel",
-        ])
-        .arg(&elf)
-        .output()?;
+    let out = qemu_plain(&board, &elf, 300)?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let preds: Vec<usize> = stdout
         .lines()
@@ -667,18 +673,7 @@ pub fn specials_on_m4f(root: &Path) -> Result<Specials> {
         ]);
     run(&mut cmd).context("building the NaN and infinity firmware")?;
     let elf = target_dir.join(board.target).join("release/specials");
-    let out = Command::new("timeout")
-        .arg("600")
-        .args(board.qemu)
-        .args([
-            "-nographic",
-            "-semihosting-config",
-            "enable=on,target=native",
-            "-kernel",
-        ])
-        .arg(&elf)
-        .output()
-        .with_context(|| format!("cannot start {}", board.qemu[0]))?;
+    let out = qemu_plain(&board, &elf, 600)?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() || !stdout.lines().any(|l| l == "done") {
         bail!("the NaN and infinity firmware failed:\n{stdout}");
