@@ -7,6 +7,17 @@ use crate::types::DType;
 /// Index of a tensor in [`crate::ir::Graph::tensors`].
 pub type TensorId = usize;
 
+/// Bytes of a weight file that hold a tensor's values exactly, as little-endian f32
+/// (an `.npy` or `.safetensors` array loaded unchanged): the generated code can then
+/// have the assembler take them from the file instead of through rustc.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FileSlice {
+    /// Absolute.
+    pub path: std::path::PathBuf,
+    pub offset: u64,
+    pub len: u64,
+}
+
 /// Row-major tensor values known at compile time.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Data {

@@ -13,6 +13,9 @@ pub struct Compiled {
     /// The plan's record: the graph in execution order and how each node runs.
     pub planned: plan::Planned,
     pub onnx: Vec<u8>,
+    /// The weights whose values the generated code takes from their files, and where
+    /// they are in `onnx`.
+    pub streamed: Vec<emit_onnx::Streamed>,
     /// Warnings for the user (unused inputs and weights), with their spans.
     pub warnings: Vec<check::Warning>,
     /// Weight files read, so that the build reruns when one changes.
@@ -23,7 +26,7 @@ impl Compiled {
     /// The model type and its forward pass (what the macro expands to, without the
     /// warnings and the source macro).
     pub fn emit(&self) -> TokenStream {
-        emit_rust::emit(&self.model, &self.planned, &self.onnx)
+        emit_rust::emit(&self.model, &self.planned, &self.onnx, &self.streamed)
     }
 }
 
@@ -136,7 +139,10 @@ fn finish(
         clock = std::time::Instant::now();
     };
     // The ONNX keeps the declared node order; the forward pass may run another.
-    let onnx = emit_onnx::onnx_bytes(&graph);
+    let emit_onnx::Onnx {
+        bytes: onnx,
+        streamed,
+    } = emit_onnx::onnx(&graph);
     lap(&mut t.emit_onnx);
     let planned = plan::plan(graph);
     lap(&mut t.plan);
@@ -145,6 +151,7 @@ fn finish(
             model,
             planned,
             onnx,
+            streamed,
             warnings,
             files,
         },

@@ -99,6 +99,12 @@ fn attribute(name: &str, value: &AttrValue) -> pb::AttributeProto {
 
 /// The model as a `ModelProto`.
 pub fn model_proto(graph: &Graph) -> pb::ModelProto {
+    model_proto_without_data(graph, &[])
+}
+
+/// [`model_proto`] with no `raw_data` in the initializers `skip` (filled in by
+/// [`aligned_layout`] straight from the values).
+fn model_proto_without_data(graph: &Graph, skip: &[TensorId]) -> pb::ModelProto {
     let initializer = graph
         .weights
         .iter()
@@ -115,7 +121,7 @@ pub fn model_proto(graph: &Graph) -> pb::ModelProto {
                     .collect(),
                 data_type: Some(t.ty.dtype.onnx_code()),
                 name: Some(t.name.clone()),
-                raw_data: Some(values.le_bytes()),
+                raw_data: (!skip.contains(&w)).then(|| values.le_bytes()),
                 ..Default::default()
             }
         })
@@ -413,7 +419,160 @@ fn functions(graph: &Graph) -> Functions {
     out
 }
 
-/// The serialized model.
-pub fn onnx_bytes(graph: &Graph) -> Vec<u8> {
-    model_proto(graph).encode_to_vec()
+/// A weight whose values the ONNX bytes hold at `offset` (a multiple of
+/// [`STREAM_ALIGN`]) and that the generated code takes from `file`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Streamed {
+    pub name: String,
+    pub offset: usize,
+    pub file: crate::data::FileSlice,
+}
+
+/// The serialized model and where its streamed weights' values are in it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Onnx {
+    pub bytes: Vec<u8>,
+    pub streamed: Vec<Streamed>,
+}
+
+/// Where streamed values start in the ONNX bytes: the weights' own alignment (a cache
+/// line, as `__export::Aligned`), so the kernels can read them in place.
+pub const STREAM_ALIGN: usize = 64;
+
+/// The serialized model. With weights that [`crate::plan::streamed_weights`] takes from
+/// their files, it is laid out so each one's raw data starts at a multiple of
+/// [`STREAM_ALIGN`]: those initializers come last in the graph, each with a `doc_string`
+/// of spaces before its `raw_data` as padding, and the graph after the model's other
+/// fields (protobuf readers take fields in any order). Other models are prost's bytes.
+pub fn onnx(graph: &Graph) -> Onnx {
+    let ids = crate::plan::streamed_weights(graph);
+    if !ids.is_empty() {
+        // The values go into the bytes once, from the graph (a large weight is not
+        // copied into the message first).
+        if let Some(onnx) = aligned_layout(model_proto_without_data(graph, &ids), graph, &ids) {
+            return onnx;
+        }
+    }
+    // Nothing streamed, or padding that did not settle (never seen): prost's bytes.
+    Onnx {
+        bytes: model_proto(graph).encode_to_vec(),
+        streamed: Vec::new(),
+    }
+}
+
+fn varint_len(v: usize) -> usize {
+    prost::encoding::encoded_len_varint(v as u64)
+}
+
+/// The bytes of `model` with the initializers `ids` last and their raw data aligned.
+fn aligned_layout(mut model: pb::ModelProto, graph: &Graph, ids: &[TensorId]) -> Option<Onnx> {
+    // Field keys (number << 3 | length-delimited).
+    const MODEL_GRAPH: u8 = 7 << 3 | 2;
+    const GRAPH_INITIALIZER: u8 = 5 << 3 | 2;
+    const TENSOR_DOC_STRING: u8 = 12 << 3 | 2;
+    const TENSOR_RAW_DATA: u8 = 9 << 3 | 2;
+    let mut g = model.graph.take()?;
+    let names: Vec<&str> = ids
+        .iter()
+        .map(|&w| graph.tensors[w].name.as_str())
+        .collect();
+    let (last, rest): (Vec<pb::TensorProto>, Vec<pb::TensorProto>) = g
+        .initializer
+        .drain(..)
+        .partition(|t| names.contains(&t.name.as_deref().unwrap_or("")));
+    g.initializer = rest;
+    let head = model.encode_to_vec();
+    let graph_head = g.encode_to_vec();
+    // Each streamed initializer: its other fields, then the padding, then the data
+    // (the values of weight `w`, `len` bytes).
+    let mut parts: Vec<(TensorId, Vec<u8>, usize)> = Vec::new();
+    for mut t in last {
+        t.doc_string = None;
+        let name = t.name.clone().unwrap_or_default();
+        let &w = ids.iter().find(|&&w| graph.tensors[w].name == name)?;
+        let Some(crate::data::Data::F32(v)) = &graph.tensors[w].value else {
+            return None;
+        };
+        parts.push((w, t.encode_to_vec(), 4 * v.len()));
+    }
+    let tensor_len = |i: usize, pad: usize| {
+        let (_, h, d) = &parts[i];
+        h.len() + 2 + pad + 1 + varint_len(*d) + d
+    };
+    let record_len = |i: usize, pad: usize| {
+        let t = tensor_len(i, pad);
+        1 + varint_len(t) + t
+    };
+    // Paddings below STREAM_ALIGN (one-byte lengths) reach every residue; a changed
+    // padding can lengthen a varint before it, so repeat until none changes.
+    let mut pads = vec![0usize; parts.len()];
+    let mut settled = false;
+    for _ in 0..8 {
+        let graph_len = graph_head.len()
+            + (0..parts.len())
+                .map(|i| record_len(i, pads[i]))
+                .sum::<usize>();
+        let mut pos = head.len() + 1 + varint_len(graph_len) + graph_head.len();
+        let mut changed = false;
+        for i in 0..parts.len() {
+            let (_, h, d) = &parts[i];
+            let start = pos
+                + 1
+                + varint_len(tensor_len(i, pads[i]))
+                + h.len()
+                + 2
+                + pads[i]
+                + 1
+                + varint_len(*d);
+            let fix = (STREAM_ALIGN - start % STREAM_ALIGN) % STREAM_ALIGN;
+            if fix != 0 {
+                pads[i] = (pads[i] + fix) % STREAM_ALIGN;
+                changed = true;
+            }
+            pos += record_len(i, pads[i]);
+        }
+        if !changed {
+            settled = true;
+            break;
+        }
+    }
+    if !settled {
+        return None;
+    }
+    let graph_len = graph_head.len()
+        + (0..parts.len())
+            .map(|i| record_len(i, pads[i]))
+            .sum::<usize>();
+    let mut out = head;
+    out.reserve(1 + varint_len(graph_len) + graph_len);
+    out.push(MODEL_GRAPH);
+    prost::encoding::encode_varint(graph_len as u64, &mut out);
+    out.extend_from_slice(&graph_head);
+    let mut streamed = Vec::new();
+    for (i, (w, h, d)) in parts.iter().enumerate() {
+        out.push(GRAPH_INITIALIZER);
+        prost::encoding::encode_varint(tensor_len(i, pads[i]) as u64, &mut out);
+        out.extend_from_slice(h);
+        out.push(TENSOR_DOC_STRING);
+        out.push(pads[i] as u8);
+        out.resize(out.len() + pads[i], b' ');
+        out.push(TENSOR_RAW_DATA);
+        prost::encoding::encode_varint(*d as u64, &mut out);
+        let offset = out.len();
+        if let Some(crate::data::Data::F32(v)) = &graph.tensors[*w].value {
+            out.extend(v.iter().flat_map(|x| x.to_le_bytes()));
+        }
+        if !offset.is_multiple_of(STREAM_ALIGN) || out.len() != offset + d {
+            return None;
+        }
+        streamed.push(Streamed {
+            name: graph.tensors[*w].name.clone(),
+            offset,
+            file: graph.tensors[*w].file.clone()?,
+        });
+    }
+    Some(Onnx {
+        bytes: out,
+        streamed,
+    })
 }

@@ -55,6 +55,8 @@ pub struct Tensor {
     /// The values, when known at compile time: always for weights, and for the outputs
     /// of nodes that fold (`Constant`).
     pub value: Option<Data>,
+    /// For a weight loaded unchanged from an f32 array: the file bytes that are its values.
+    pub file: Option<crate::data::FileSlice>,
 }
 
 /// Where a tensor comes from.

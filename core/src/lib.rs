@@ -89,6 +89,81 @@ mod tests {
         assert_eq!(values, [16_777_217, 123_456_789]);
     }
 
+    /// Weights of 64 KiB or more loaded unchanged from `.npy` and `.safetensors` files
+    /// are streamed: the ONNX bytes hold each one's values at a 64-byte aligned offset,
+    /// equal to the file's bytes there, and still decode as the same model.
+    #[test]
+    fn streamed_weights_sit_aligned_in_a_valid_model() {
+        use tinyonnx_proto::Message;
+        let n = 20_000usize;
+        let values: Vec<u8> = (0..n)
+            .flat_map(|i| (i as f32 * 0.5).to_le_bytes())
+            .collect();
+        let dir = std::env::temp_dir();
+        let npy = dir.join(format!("tinyonnx-stream-{}.npy", std::process::id()));
+        let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({n},), }}");
+        while (10 + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend((header.len() as u16).to_le_bytes());
+        bytes.extend(header.as_bytes());
+        bytes.extend(&values);
+        std::fs::write(&npy, bytes).unwrap();
+        let st = dir.join(format!(
+            "tinyonnx-stream-{}.safetensors",
+            std::process::id()
+        ));
+        // A header whose length is not a multiple of 4: the data starts unaligned.
+        let json = format!(
+            r#"{{"b":{{"dtype":"F32","shape":[{n}],"data_offsets":[0,{}]}}}} "#,
+            4 * n
+        );
+        let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
+        bytes.extend(json.as_bytes());
+        bytes.extend(values.iter().rev());
+        std::fs::write(&st, bytes).unwrap();
+        let (p, q) = (npy.display().to_string(), st.display().to_string());
+        let c = super::compile(quote! {
+            model M {
+                input x: f32[20000];
+                weight a: f32[20000] = load(#p);
+                weight b: f32[20000] = load(#q);
+                weight small: f32[3] = [1.0, 2.0, 3.0];
+                output y = Add(Mul(x, a), b);
+                output z = Add(small, small);
+            }
+        })
+        .unwrap();
+        let names: Vec<&str> = c.streamed.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["a", "b"]);
+        for s in &c.streamed {
+            assert_eq!(s.offset % crate::emit_onnx::STREAM_ALIGN, 0);
+            let file = std::fs::read(&s.file.path).unwrap();
+            let (at, len) = (s.file.offset as usize, s.file.len as usize);
+            assert_eq!(len, 4 * n);
+            assert_eq!(&c.onnx[s.offset..s.offset + len], &file[at..at + len]);
+        }
+        let m = tinyonnx_proto::ModelProto::decode(c.onnx.as_slice()).unwrap();
+        let g = m.graph.as_ref().unwrap();
+        let init = |name: &str| {
+            g.initializer
+                .iter()
+                .find(|t| t.name.as_deref() == Some(name))
+                .unwrap()
+        };
+        assert_eq!(init("a").raw_data.as_deref(), Some(&values[..]));
+        assert_eq!(init("small").raw_data.as_ref().map(Vec::len), Some(12));
+        assert_eq!(g.node.len(), 3);
+        assert_eq!(m.opset_import.len(), 1);
+        // prost's own bytes of the decoded model decode to the same model.
+        let again = tinyonnx_proto::ModelProto::decode(m.encode_to_vec().as_slice()).unwrap();
+        assert_eq!(again, m);
+        std::fs::remove_file(npy).ok();
+        std::fs::remove_file(st).ok();
+    }
+
     #[test]
     fn a_loop_body_is_a_subgraph_planned_in_its_node_region() {
         use tinyonnx_proto::Message;

@@ -21,6 +21,11 @@ pub struct Loaded {
     /// The exact values when the file stores integers (an i64 above 2^24 is not exact
     /// as an f32).
     pub ints: Option<Vec<i64>>,
+    /// Where in the bytes parsed the values' little-endian f32 bytes start, when the
+    /// array is stored as exactly those.
+    raw_f32_at: Option<usize>,
+    /// The file bytes that are the values, for an `.npy` or `.safetensors` array of f32.
+    pub file: Option<crate::data::FileSlice>,
 }
 
 impl Loaded {
@@ -29,6 +34,8 @@ impl Loaded {
             shape,
             values,
             ints: None,
+            raw_f32_at: None,
+            file: None,
         }
     }
 
@@ -37,6 +44,8 @@ impl Loaded {
             shape,
             values: ints.iter().map(|&v| v as f32).collect(),
             ints: Some(ints),
+            raw_f32_at: None,
+            file: None,
         }
     }
 }
@@ -159,7 +168,7 @@ impl Files {
         };
         let bytes = self.read(&full, limit)?;
         let shown = full.display().to_string();
-        match ext.as_str() {
+        let mut loaded = match ext.as_str() {
             "safetensors" => safetensors_tensor(bytes, name, &shown),
             "npy" => {
                 if let Some(n) = name {
@@ -174,7 +183,16 @@ impl Files {
             other => Err(format!(
                 "cannot load weights from a `.{other}` file: use .safetensors, .npy, .npz or .onnx"
             )),
+        }?;
+        // Offsets into the file itself (an .npz member's are into the inflated member).
+        if ["npy", "safetensors"].contains(&ext.as_str()) {
+            loaded.file = loaded.raw_f32_at.map(|at| crate::data::FileSlice {
+                path: full.clone(),
+                offset: at as u64,
+                len: 4 * loaded.values.len() as u64,
+            });
         }
+        Ok(loaded)
     }
 }
 
@@ -261,7 +279,11 @@ fn safetensors_tensor(bytes: &[u8], name: Option<&str>, shown: &str) -> Result<L
             ));
         }
     };
-    Ok(Loaded::floats(shape, values))
+    let mut loaded = Loaded::floats(shape, values);
+    if t.dtype() == Dtype::F32 {
+        loaded.raw_f32_at = Some(data.as_ptr() as usize - bytes.as_ptr() as usize);
+    }
+    Ok(loaded)
 }
 
 /// Parses a NumPy `.npy` array (format versions 1 to 3, C order).
@@ -363,10 +385,13 @@ pub fn npy(bytes: &[u8]) -> Result<Loaded, String> {
             data.len()
         ));
     }
-    let data = data[..numel * size].chunks_exact(size);
+    let values = data[..numel * size].chunks_exact(size);
     Ok(match convert {
-        Convert::Float(f) => Loaded::floats(shape, data.map(f).collect()),
-        Convert::Int(f) => Loaded::ints(shape, data.map(f).collect()),
+        Convert::Float(f) => Loaded {
+            raw_f32_at: (descr == "<f4").then_some(start + header_len),
+            ..Loaded::floats(shape, values.map(f).collect())
+        },
+        Convert::Int(f) => Loaded::ints(shape, values.map(f).collect()),
     })
 }
 

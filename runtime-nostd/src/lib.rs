@@ -593,6 +593,46 @@ pub mod __export {
     #[derive(Debug)]
     pub struct Aligned<const N: usize>(pub [u8; N]);
 
+    /// Views `N` little-endian f32 values at `offset` of a model's ONNX bytes: a weight
+    /// the assembler took from its file, which the ONNX layout places 64-byte aligned.
+    /// Sound for any arguments: a range outside the bytes or a misaligned one panics.
+    #[inline(always)]
+    pub fn onnx_f32<const N: usize>(onnx: &'static [u8], offset: usize) -> &'static [f32; N] {
+        let bytes = N
+            .checked_mul(4)
+            .and_then(|len| onnx.get(offset..)?.get(..len))
+            .expect("a streamed weight lies inside the ONNX bytes");
+        assert!(
+            bytes.as_ptr().align_offset(4) == 0,
+            "a streamed weight is aligned"
+        );
+        // Safety: `bytes` holds exactly `N * 4` bytes (checked above) at a 4-byte aligned
+        // address (asserted), borrowed for 'static; every bit pattern is a valid f32, and
+        // the crate only builds for little-endian targets, as the bytes were written.
+        unsafe { &*bytes.as_ptr().cast::<[f32; N]>() }
+    }
+
+    /// `len` bytes at `offset` of a file's bytes (`include_bytes!`), at compile time; a
+    /// range outside the file is a compile error.
+    pub const fn file_bytes(file: &'static [u8], offset: usize, len: usize) -> &'static [u8] {
+        file.split_at(offset).1.split_at(len).0
+    }
+
+    /// The parts one after another, which must make exactly `N` bytes (at compile time).
+    pub const fn concat<const N: usize>(parts: &[&[u8]]) -> [u8; N] {
+        let mut out = [0u8; N];
+        let (mut at, mut i) = (0, 0);
+        while i < parts.len() {
+            let part = parts[i];
+            let (_, rest) = out.split_at_mut(at);
+            rest.split_at_mut(part.len()).0.copy_from_slice(part);
+            at += part.len();
+            i += 1;
+        }
+        assert!(at == N, "the parts make the declared length");
+        out
+    }
+
     /// Views little-endian weight bytes as `N` f32 values.
     #[inline(always)]
     pub fn weights_f32<const BYTES: usize, const N: usize>(

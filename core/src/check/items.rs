@@ -245,6 +245,7 @@ impl<'m> Checker<'m> {
         };
         let shape: Vec<usize> = ty.shape.0.iter().map(|d| d.fixed().unwrap_or(1)).collect();
         let init = self.subst(init);
+        let mut file = None;
         let data = match (&init, ty.dtype) {
             (Expr::Call(c), dtype) if c.func == "load" => self
                 .load_call(c, &shape, &name.to_string())
@@ -258,7 +259,10 @@ impl<'m> Checker<'m> {
                         c.func.span(),
                         format!("`{name}` is i64 but the file holds non-integer values"),
                     )),
-                    (DType::F32, _) => Ok(Data::F32(l.values)),
+                    (DType::F32, _) => {
+                        file = l.file;
+                        Ok(Data::F32(l.values))
+                    }
                     (other, _) => Err((
                         c.func.span(),
                         format!("`load` reads f32 and i64 weights; declare `{name}` f32 and Cast it to {other}"),
@@ -273,6 +277,7 @@ impl<'m> Checker<'m> {
             Ok(data) => {
                 let full = format!("{}{name}", self.prefix());
                 let id = self.new_tensor(full, ty, TensorKind::Weight, doc, Some(data));
+                self.graph.tensors[id].file = file;
                 self.graph.weights.push(id);
                 self.declared.push((id, name.span(), "weight"));
                 self.bind(name, id);

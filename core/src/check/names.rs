@@ -29,6 +29,7 @@ impl<'m> Checker<'m> {
             kind,
             doc: doc.to_string(),
             value,
+            file: None,
         });
         self.graph.tensors.len() - 1
     }

@@ -7,6 +7,7 @@ mod steps;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
+use crate::emit_onnx::Streamed;
 use crate::ir::{Graph, TensorId};
 use crate::ops::static_data;
 use crate::plan::Planned;
@@ -27,8 +28,120 @@ fn tensor_info(graph: &Graph, id: TensorId) -> TokenStream {
     quote!(::tinyonnx::TensorInfo { name: #name, shape: &[#(#shape),*], dtype: #dtype })
 }
 
+/// Targets whose objects are not ELF, and Miri (which runs no assembly): there the
+/// ONNX bytes of a model with streamed weights are built at compile time from
+/// `include_bytes!` instead of by the assembler.
+fn no_incbin() -> TokenStream {
+    quote!(any(
+        miri,
+        windows,
+        target_vendor = "apple",
+        target_family = "wasm"
+    ))
+}
+
+/// The ONNX bytes as the model's `ONNX` constant, and the items it needs. With streamed
+/// weights, the bytes are a `static` the assembler fills: the literal parts as `.byte`
+/// lines and each streamed weight's values by `.incbin` of its file, so rustc never
+/// holds them (a literal costs it many times its size in memory).
+fn onnx_items(name: &str, onnx: &[u8], streamed: &[Streamed]) -> (TokenStream, TokenStream) {
+    let total = onnx.len();
+    if streamed.is_empty() {
+        let lit = Literal::byte_string(onnx);
+        let konst = quote! {
+            /// The model serialized as ONNX (`ModelProto` bytes).
+            pub const ONNX: &'static [u8] = {
+                const BYTES: &[u8; #total] = #lit;
+                BYTES
+            };
+        };
+        return (TokenStream::new(), konst);
+    }
+    // One symbol per crate, model and contents (weak, so two identical expansions may
+    // meet in one link).
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    std::env::var("CARGO_CRATE_NAME")
+        .unwrap_or_default()
+        .hash(&mut h);
+    name.hash(&mut h);
+    onnx.hash(&mut h);
+    let sym = format!(
+        "__tinyonnx_onnx_{}_{:016x}",
+        name.to_ascii_lowercase(),
+        h.finish()
+    );
+    let sym_ident = Ident::new(&sym, Span::call_site());
+    let mut asm = format!(
+        ".pushsection .rodata.{sym},\"a\"\n.balign {}\n.weak {sym}\n.hidden {sym}\n{sym}:\n",
+        crate::emit_onnx::STREAM_ALIGN
+    );
+    let mut parts = Vec::new();
+    let push_bytes = |asm: &mut String, parts: &mut Vec<TokenStream>, bytes: &[u8]| {
+        for line in bytes.chunks(32) {
+            let values: Vec<String> = line.iter().map(u8::to_string).collect();
+            asm.push_str(&format!(".byte {}\n", values.join(",")));
+        }
+        let lit = Literal::byte_string(bytes);
+        parts.push(quote!(#lit));
+    };
+    let mut at = 0;
+    for s in streamed {
+        push_bytes(&mut asm, &mut parts, &onnx[at..s.offset]);
+        let path = s
+            .file
+            .path
+            .to_str()
+            .expect("streamed paths are text (plan::stream)");
+        // The template's braces are format placeholders; the string's quotes and
+        // backslashes need escapes.
+        let quoted = path
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('{', "{{")
+            .replace('}', "}}");
+        asm.push_str(&format!(
+            ".incbin \"{quoted}\", {}, {}\n",
+            s.file.offset, s.file.len
+        ));
+        let (offset, len) = (s.file.offset as usize, s.file.len as usize);
+        parts.push(quote!(::tinyonnx::__export::file_bytes(include_bytes!(#path), #offset, #len)));
+        at = s.offset + len;
+    }
+    push_bytes(&mut asm, &mut parts, &onnx[at..]);
+    // Exactly `total` bytes even if a file shrank during the build (`.incbin` would
+    // stop short): the static's Rust type promises them.
+    asm.push_str(&format!(
+        ".org {sym}+{total}\n.type {sym},%object\n.size {sym},{total}\n.popsection\n"
+    ));
+    let asm = Literal::string(&asm);
+    let no_incbin = no_incbin();
+    let items = quote! {
+        #[cfg(not(#no_incbin))]
+        ::core::arch::global_asm!(#asm);
+        #[cfg(not(#no_incbin))]
+        unsafe extern "C" {
+            static #sym_ident: [u8; #total];
+        }
+        #[cfg(#no_incbin)]
+        static #sym_ident: ::tinyonnx::__export::Aligned<#total> =
+            ::tinyonnx::__export::Aligned(::tinyonnx::__export::concat::<#total>(&[#(#parts),*]));
+    };
+    let konst = quote! {
+        /// The model serialized as ONNX (`ModelProto` bytes).
+        #[cfg(not(#no_incbin))]
+        // Safety: the `global_asm!` beside the model defines the symbol as exactly these
+        // bytes (`.org` pads to the length) in a read-only section, never written.
+        pub const ONNX: &'static [u8] = unsafe { &*::core::ptr::addr_of!(#sym_ident) };
+        /// The model serialized as ONNX (`ModelProto` bytes).
+        #[cfg(#no_incbin)]
+        pub const ONNX: &'static [u8] = &#sym_ident.0;
+    };
+    (items, konst)
+}
+
 /// The whole expansion of a checked model.
-pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8]) -> TokenStream {
+pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -> TokenStream {
     let graph = &p.graph;
     let (vis, doc) = (&model.vis, model.doc.as_str());
     let name = Ident::new(&graph.name, Span::call_site());
@@ -43,8 +156,7 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8]) -> TokenStream {
         .iter()
         .map(|&w| graph.device_numel(w) * graph.tensors[w].ty.dtype.size())
         .sum();
-    let onnx_lit = Literal::byte_string(onnx);
-    let onnx_len = onnx.len();
+    let (onnx_statics, onnx_const) = onnx_items(name_str, onnx, streamed);
 
     // Weights: aligned static bytes, viewed as typed arrays.
     // Weights the kernels read: aligned static bytes, viewed as typed arrays. Weights
@@ -52,11 +164,17 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8]) -> TokenStream {
     // are not emitted.
     let read = read_weights(p);
     let weights = graph.weights.iter().filter(|w| read.contains(w)).map(|&w| {
-        let data = graph.tensors[w]
-            .value
-            .as_ref()
-            .expect("bug: a weight without values");
-        static_data(&format_ident!("__W{}", w), &format_ident!("__w{}", w), data)
+        let t = &graph.tensors[w];
+        let view = format_ident!("__w{}", w);
+        if let Some(s) = streamed.iter().find(|s| s.name == t.name) {
+            let n = graph.device_numel(w);
+            let offset = s.offset;
+            return quote! {
+                let #view: &'static [f32; #n] = ::tinyonnx::__export::onnx_f32::<#n>(Self::ONNX, #offset);
+            };
+        }
+        let data = t.value.as_ref().expect("bug: a weight without values");
+        static_data(&format_ident!("__W{}", w), &view, data)
     });
     let folded = p.steps.iter().enumerate().filter_map(|(i, step)| {
         let (w, b) = step.folded.as_ref()?;
@@ -135,16 +253,13 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8]) -> TokenStream {
     let type_doc = doc_lines(doc);
 
     quote! {
+        #onnx_statics
         #type_doc
         #[derive(Debug, Clone, Copy, Default)]
         #vis struct #name;
 
         impl #name {
-            /// The model serialized as ONNX (`ModelProto` bytes).
-            pub const ONNX: &'static [u8] = {
-                const BYTES: &[u8; #onnx_len] = #onnx_lit;
-                BYTES
-            };
+            #onnx_const
             /// Bytes of the activation arena [`Self::forward`] needs (planned at compile time).
             pub const ARENA_BYTES: usize = #arena_bytes;
             /// The largest total size of intermediate tensors alive at the same step.

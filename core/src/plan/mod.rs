@@ -2,7 +2,8 @@
 //!
 //! From a checked [`Graph`] it decides the node order ([`schedule`]), each node's kernel
 //! variant (a convolution's Winograd passes), the arena offsets, views, in-place writes
-//! and scratch regions ([`arena`], [`scratch`]), the fused epilogues ([`fuse`]) and the
+//! and scratch regions ([`arena`], [`scratch`]), the fused epilogues ([`fuse`]), the
+//! weights the assembler takes from their files ([`stream`]) and the
 //! plans of the control-flow bodies, each placed in its node's scratch region (a tree
 //! of plans). The result is one value, [`Planned`] ([`record`]): the graph in execution
 //! order and one [`Step`] per node. Emission only reads it.
@@ -16,12 +17,14 @@ pub mod fuse;
 pub mod record;
 pub mod schedule;
 pub mod scratch;
+pub mod stream;
 
 use crate::ir::Graph;
 
 pub use arena::in_arena;
 pub use record::{Planned, Step};
 pub use scratch::scratch_elems;
+pub use stream::streamed_weights;
 
 /// Plans a checked model: order, kernel variants, arena, fusions and bodies.
 pub fn plan(mut graph: Graph) -> Planned {
