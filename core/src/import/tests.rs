@@ -332,3 +332,70 @@ fn external_data_outside_the_models_directory_is_refused() {
         ]
     );
 }
+
+/// External data gets the cases every weight reader has: a range past the file's end, a
+/// range shorter or longer than the dims need, and an element type tinyonnx cannot
+/// read, each an error naming the initializer and the sizes; the exact range loads.
+#[test]
+fn external_data_that_is_short_long_or_of_another_type_is_refused() {
+    let data: Vec<u8> = [1.5f32, -2.0, 3.25]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    file("weights.bin", &data);
+    let with = |offset: &str, length: &str, data_type: i32| {
+        let mut m = pb::ModelProto::decode(
+            model(
+                13,
+                vec![input("x", &[Ok(2)])],
+                vec![node("Add", &["x", "w"], &["y"], vec![])],
+                &["y"],
+            )
+            .as_slice(),
+        )
+        .unwrap();
+        let entry = |k: &str, v: &str| pb::StringStringEntryProto {
+            key: Some(k.into()),
+            value: Some(v.into()),
+        };
+        m.graph.as_mut().unwrap().initializer.push(pb::TensorProto {
+            name: Some("w".into()),
+            dims: vec![2],
+            data_type: Some(data_type),
+            data_location: Some(1),
+            external_data: vec![
+                entry("location", "weights.bin"),
+                entry("offset", offset),
+                entry("length", length),
+            ],
+            ..Default::default()
+        });
+        let name = format!("ext_{offset}_{length}_{data_type}.onnx");
+        import(&file(&name, &m.encode_to_vec()), quote!())
+    };
+    let g = with("4", "8", 1).unwrap();
+    let w = g.weights[0];
+    assert_eq!(
+        g.tensors[w].value,
+        Some(crate::data::Data::F32(vec![-2.0, 3.25]))
+    );
+    let error = |offset: &str, length: &str, data_type: i32| {
+        with(offset, length, data_type).unwrap_err().join("\n")
+    };
+    assert_eq!(
+        error("4", "12", 1),
+        "initializer `w` is external data at bytes 4..16 of weights.bin, which has 12 bytes"
+    );
+    assert_eq!(
+        error("4", "4", 1),
+        "initializer `w` is truncated or corrupt: dims [2] need 8 bytes of raw data, it holds 4"
+    );
+    assert_eq!(
+        error("0", "12", 1),
+        "initializer `w` is truncated or corrupt: dims [2] need 8 bytes of raw data, it holds 12"
+    );
+    assert!(
+        error("4", "8", 8)
+            .starts_with("initializer `w` has element type STRING; tinyonnx reads FLOAT")
+    );
+}
