@@ -117,7 +117,7 @@ pub fn run<M: Model, B: Board>(
         board.line(format_args!("result error more than {MAX_PORTS} ports"));
         return false;
     }
-    let (ins, mut outs) = ports(&info, input, output, false);
+    let (ins, mut outs) = ports::<true>(&info, input, output, false);
     let painted_to = paint(board.stack_pointer(), stack.0);
     tinyonnx_mark();
     let result = M::run(arena, &ins[..info.inputs.len()], &mut outs[..info.outputs.len()]);
@@ -131,9 +131,10 @@ pub fn run<M: Model, B: Board>(
     report(board, result)
 }
 
-/// The seeded inputs (with [`tinyonnx::typed_testing::with_specials`]'s NaN and
-/// infinities when `specials`) and zeroed outputs of a model, carved from the buffers.
-fn ports<'a>(
+/// The inputs (seeded when `SEEDED`, with [`tinyonnx::typed_testing::with_specials`]'s
+/// NaN and infinities when `specials`; zeros otherwise) and zeroed outputs of a model,
+/// carved from the buffers.
+pub fn ports<'a, const SEEDED: bool>(
     info: &tinyonnx::ModelInfo,
     input: &'a mut [u64],
     output: &'a mut [u64],
@@ -142,9 +143,11 @@ fn ports<'a>(
     let mut state = SEED;
     let mut ins: [TensorRef<'a>; MAX_PORTS] = [TensorRef::F32(&[]); MAX_PORTS];
     let mut rest: &mut [u64] = input;
-    for (k, t) in info.inputs.iter().enumerate() {
+    for (k, t) in info.inputs.iter().enumerate().take(MAX_PORTS) {
         let mut buf = port(&mut rest, t);
-        state = tinyonnx::typed_testing::fill(state, buf.reborrow(), 1.0);
+        if SEEDED {
+            state = tinyonnx::typed_testing::fill(state, buf.reborrow(), 1.0);
+        }
         if specials {
             tinyonnx::typed_testing::with_specials(buf.reborrow());
         }
@@ -152,10 +155,28 @@ fn ports<'a>(
     }
     let mut outs: [TensorMut<'a>; MAX_PORTS] = core::array::from_fn(|_| TensorMut::F32(&mut []));
     let mut rest: &mut [u64] = output;
-    for (k, t) in info.outputs.iter().enumerate() {
+    for (k, t) in info.outputs.iter().enumerate().take(MAX_PORTS) {
         outs[k] = port(&mut rest, t);
     }
     (ins, outs)
+}
+
+/// Whether every input and output of a model is f32 (what `Model::run_f32` takes).
+pub const fn all_f32(info: &tinyonnx::ModelInfo) -> bool {
+    let mut k = 0;
+    while k < info.inputs.len() + info.outputs.len() {
+        let t = if k < info.inputs.len() {
+            &info.inputs[k]
+        } else {
+            &info.outputs[k - info.inputs.len()]
+        };
+        let d = t.dtype.as_bytes();
+        if !(d.len() == 3 && d[0] == b'f' && d[1] == b'3' && d[2] == b'2') {
+            return false;
+        }
+        k += 1;
+    }
+    true
 }
 
 /// Whether a model has a float input, which the NaN and infinity check needs.
@@ -191,7 +212,7 @@ pub fn run_specials<M: Model, B: Board>(
         board.line(format_args!("result error the model does not fit the test buffers"));
         return false;
     }
-    let (ins, mut outs) = ports(&info, input, output, true);
+    let (ins, mut outs) = ports::<true>(&info, input, output, true);
     let result = M::run(arena, &ins[..info.inputs.len()], &mut outs[..info.outputs.len()]);
     for (k, out) in outs[..info.outputs.len()].iter().enumerate() {
         print_output(board, k, out);

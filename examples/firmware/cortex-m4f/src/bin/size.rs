@@ -12,17 +12,26 @@ use tinyonnx::Model;
 
 include!(concat!(env!("OUT_DIR"), "/model.rs"));
 
-const INPUTS: usize = <M as Model>::INFO.input_elements();
-const OUTPUTS: usize = <M as Model>::INFO.output_elements();
+/// Whether the model runs through `run_f32` (all ports f32) or `run` (typed ports).
+const ALL_F32: bool = tinyonnx_firmware::all_f32(&<M as Model>::INFO);
+const INPUTS: usize = if ALL_F32 { <M as Model>::INFO.input_elements() } else { 0 };
+const OUTPUTS: usize = if ALL_F32 { <M as Model>::INFO.output_elements() } else { 0 };
+const IN_WORDS: usize = if ALL_F32 { 0 } else { <M as Model>::INFO.input_words() };
+const OUT_WORDS: usize = if ALL_F32 { 0 } else { <M as Model>::INFO.output_words() };
 const ARENA_BYTES: usize = <M as Model>::INFO.arena_bytes;
 const MAX_PORTS: usize = 48;
 
 static mut ARENA: tinyonnx::Arena<ARENA_BYTES> = tinyonnx::Arena::new();
 static mut INPUT: [f32; INPUTS] = [0.0; INPUTS];
 static mut OUTPUT: [f32; OUTPUTS] = [0.0; OUTPUTS];
+static mut IN_TYPED: [u64; IN_WORDS] = [0; IN_WORDS];
+static mut OUT_TYPED: [u64; OUT_WORDS] = [0; OUT_WORDS];
 
 #[entry]
 fn main() -> ! {
+    if !ALL_F32 {
+        run_typed();
+    }
     // Safety: the single thread of the firmware; these are the only references.
     let (arena, input, output) = unsafe {
         (
@@ -50,6 +59,28 @@ fn main() -> ! {
     let n_out = info.outputs.len().min(MAX_PORTS);
     let ok = M::run_f32(arena.as_bytes_mut(), &ins[..n_in], &mut outs[..n_out]).is_ok();
     // Keep the result observable so the forward pass is not optimized away.
+    core::hint::black_box((ok, &outs));
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
+
+/// A model with other element types runs through `run` on zeroed typed ports (with
+/// `run_f32` it would fail at once and the forward pass would be optimized away).
+fn run_typed() -> ! {
+    // Safety: the single thread of the firmware; these are the only references.
+    let (arena, input, output) = unsafe {
+        (
+            &mut *(&raw mut ARENA),
+            &mut *(&raw mut IN_TYPED),
+            &mut *(&raw mut OUT_TYPED),
+        )
+    };
+    let info = M::INFO;
+    let (ins, mut outs) = tinyonnx_firmware::ports::<false>(&info, input, output, false);
+    let n_in = info.inputs.len().min(MAX_PORTS);
+    let n_out = info.outputs.len().min(MAX_PORTS);
+    let ok = M::run(arena.as_bytes_mut(), &ins[..n_in], &mut outs[..n_out]).is_ok();
     core::hint::black_box((ok, &outs));
     loop {
         cortex_m::asm::wfi();
