@@ -300,8 +300,9 @@ fn renames_name_the_inputs_and_outputs_and_unknown_ones_are_errors() {
     );
 }
 
-#[test]
-fn external_data_outside_the_models_directory_is_refused() {
+/// `y = x + w` over two values, `w` an initializer of `data_type` stored as external
+/// data with these `(key, value)` entries.
+fn external_model(data_type: i32, entries: &[(&str, &str)]) -> Vec<u8> {
     let mut m = pb::ModelProto::decode(
         model(
             13,
@@ -312,19 +313,27 @@ fn external_data_outside_the_models_directory_is_refused() {
         .as_slice(),
     )
     .unwrap();
-    let entry = |k: &str, v: &str| pb::StringStringEntryProto {
-        key: Some(k.into()),
-        value: Some(v.into()),
-    };
     m.graph.as_mut().unwrap().initializer.push(pb::TensorProto {
         name: Some("w".into()),
         dims: vec![2],
-        data_type: Some(1),
+        data_type: Some(data_type),
         data_location: Some(1),
-        external_data: vec![entry("location", "../../etc/passwd"), entry("length", "8")],
+        external_data: entries
+            .iter()
+            .map(|(k, v)| pb::StringStringEntryProto {
+                key: Some(k.to_string()),
+                value: Some(v.to_string()),
+            })
+            .collect(),
         ..Default::default()
     });
-    let e = import(&file("escape.onnx", &m.encode_to_vec()), quote!()).unwrap_err();
+    m.encode_to_vec()
+}
+
+#[test]
+fn external_data_outside_the_models_directory_is_refused() {
+    let m = external_model(1, &[("location", "../../etc/passwd"), ("length", "8")]);
+    let e = import(&file("escape.onnx", &m), quote!()).unwrap_err();
     assert_eq!(
         e,
         [
@@ -344,34 +353,13 @@ fn external_data_that_is_short_long_or_of_another_type_is_refused() {
         .collect();
     file("weights.bin", &data);
     let with = |offset: &str, length: &str, data_type: i32| {
-        let mut m = pb::ModelProto::decode(
-            model(
-                13,
-                vec![input("x", &[Ok(2)])],
-                vec![node("Add", &["x", "w"], &["y"], vec![])],
-                &["y"],
-            )
-            .as_slice(),
-        )
-        .unwrap();
-        let entry = |k: &str, v: &str| pb::StringStringEntryProto {
-            key: Some(k.into()),
-            value: Some(v.into()),
-        };
-        m.graph.as_mut().unwrap().initializer.push(pb::TensorProto {
-            name: Some("w".into()),
-            dims: vec![2],
-            data_type: Some(data_type),
-            data_location: Some(1),
-            external_data: vec![
-                entry("location", "weights.bin"),
-                entry("offset", offset),
-                entry("length", length),
-            ],
-            ..Default::default()
-        });
+        let entries = [
+            ("location", "weights.bin"),
+            ("offset", offset),
+            ("length", length),
+        ];
         let name = format!("ext_{offset}_{length}_{data_type}.onnx");
-        import(&file(&name, &m.encode_to_vec()), quote!())
+        import(&file(&name, &external_model(data_type, &entries)), quote!())
     };
     let g = with("4", "8", 1).unwrap();
     let w = g.weights[0];
