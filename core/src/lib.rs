@@ -101,15 +101,7 @@ mod tests {
             .collect();
         let dir = std::env::temp_dir();
         let npy = dir.join(format!("tinyonnx-stream-{}.npy", std::process::id()));
-        let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({n},), }}");
-        while (10 + header.len() + 1) % 64 != 0 {
-            header.push(' ');
-        }
-        header.push('\n');
-        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-        bytes.extend((header.len() as u16).to_le_bytes());
-        bytes.extend(header.as_bytes());
-        bytes.extend(&values);
+        let bytes = crate::weights::tests::npy_bytes("<f4", &format!("({n},)"), &values);
         std::fs::write(&npy, bytes).unwrap();
         let st = dir.join(format!(
             "tinyonnx-stream-{}.safetensors",

@@ -488,10 +488,11 @@ fn onnx_tensor(bytes: &[u8], name: Option<&str>, shown: &str) -> Result<Loaded, 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn npy_bytes(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
+    /// A version-1 `.npy` file (also used by the crate's other tests).
+    pub(crate) fn npy_bytes(descr: &str, shape: &str, data: &[u8]) -> Vec<u8> {
         let mut header =
             format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
         while (10 + header.len() + 1) % 64 != 0 {

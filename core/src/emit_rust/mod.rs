@@ -120,6 +120,8 @@ fn onnx_items(name: &str, onnx: &[u8], streamed: &[Streamed]) -> (TokenStream, T
         #[cfg(not(#no_incbin))]
         ::core::arch::global_asm!(#asm);
         #[cfg(not(#no_incbin))]
+        // Safety: the declaration matches the definition above: `total` bytes (`.org`
+        // pads to it), 64-byte aligned, read-only, so any `[u8; total]` read is valid.
         unsafe extern "C" {
             static #sym_ident: [u8; #total];
         }
