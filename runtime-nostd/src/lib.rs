@@ -676,6 +676,38 @@ pub mod __export {
         Ok(bytes.as_mut_ptr())
     }
 
+    /// The error of an input of the wrong element type. Out of line and cold, so that the
+    /// generated `run` tests one tag per port instead of branching on every variant to
+    /// name the one it got (about 20 instructions on a Cortex-M for a one-port model).
+    #[cold]
+    #[inline(never)]
+    pub fn wrong_input(
+        k: usize,
+        expected: &'static str,
+        got: &crate::TensorRef<'_>,
+    ) -> crate::RunError {
+        crate::RunError::DType {
+            which: crate::Port::Input(k),
+            expected,
+            got: got.dtype(),
+        }
+    }
+
+    /// [`wrong_input`] for an output.
+    #[cold]
+    #[inline(never)]
+    pub fn wrong_output(
+        k: usize,
+        expected: &'static str,
+        got: &crate::TensorMut<'_>,
+    ) -> crate::RunError {
+        crate::RunError::DType {
+            which: crate::Port::Output(k),
+            expected,
+            got: got.dtype(),
+        }
+    }
+
     /// A shared view of `len` elements at byte `offset` of an arena.
     ///
     /// # Safety

@@ -1862,6 +1862,11 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `Gemm`.
+    pub model GemmCase4 { opset = 18; input a: f32[3, 7]; weight b: f32[2, 7] = glorot_uniform(seed = 6); weight c: f32[3, 1] = uniform(low = -0.5, high = 0.5, seed = 7); weight d: f32[7, 1] = glorot_uniform(seed = 8); output y = Gemm(a, b, c, transB = 1, alpha = 0.5, beta = 2.0); output z = Relu(Gemm(a, d)); output w = Gemm(a, d, c); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `MatMul`.
     pub model MatMulCase0 { opset = 18; input a: f32[3, 4]; weight b: f32[4, 5] = glorot_uniform(seed = 1); output y = MatMul(a, b); }
 }
@@ -3603,6 +3608,7 @@ macro_rules! every_case {
             GemmCase1,
             GemmCase2,
             GemmCase3,
+            GemmCase4,
             MatMulCase0,
             MatMulCase1,
             MatMulCase2,

@@ -450,7 +450,7 @@ fn run_typed(graph: &Graph, trace: Option<TokenStream>) -> TokenStream {
                 ::tinyonnx::TensorRef::#v(s) => s
                     .try_into()
                     .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: s.len() })?,
-                other => return ::core::result::Result::Err(::tinyonnx::RunError::DType { which: ::tinyonnx::Port::Input(#k), expected: #name, got: other.dtype() }),
+                ref other => return ::core::result::Result::Err(::tinyonnx::__export::wrong_input(#k, #name, other)),
             };
         }
     });
@@ -467,7 +467,7 @@ fn run_typed(graph: &Graph, trace: Option<TokenStream>) -> TokenStream {
                         .try_into()
                         .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got })?
                 }
-                other => return ::core::result::Result::Err(::tinyonnx::RunError::DType { which: ::tinyonnx::Port::Output(#k), expected: #name, got: other.dtype() }),
+                ref other => return ::core::result::Result::Err(::tinyonnx::__export::wrong_output(#k, #name, other)),
             };
         }
     });

@@ -12,7 +12,8 @@
 //! products, the 256-bit transforms, or the portable ones; `max_pool2d` the AVX-512
 //! 3x3 stride-2 kernel, the rows-first host kernel (three window rows or more) or the
 //! tap-by-tap loop of the boards. `conv2d_avx512` and `gemm_pairs` are also called
-//! directly on the AVX-512 path, whatever the dispatch would pick.
+//! directly on the AVX-512 path, whatever the dispatch would pick. `gemm_dot` has one
+//! variant everywhere (a fused multiply-add on the Arm boards only).
 
 extern crate std;
 
@@ -150,6 +151,49 @@ fn gemm_packed_on_every_path() {
             }
         }
     });
+}
+
+/// `gemm_dot` (one variant on every core: few columns, `B` transposed) for `n` from 1 to
+/// 4, `m` from 1 to 5, `K` from 1 to 17, with and without init and Relu.
+#[test]
+fn gemm_dot_on_every_shape() {
+    fn case<const K: usize>() {
+        let a = values(5 * K, 0.37);
+        let bt = values(4 * K, 0.91);
+        let c: Vec<f32> = (0..20).map(|i| i as f32 * 0.1 - 0.5).collect();
+        for m in 1..=5 {
+            for n in 1..=4 {
+                let relu = n % 2 == 0;
+                let init = (m % 3 != 0).then(|| Strided {
+                    values: &c,
+                    rows: (m % 3 - 1) * n,
+                    cols: 1,
+                });
+                let mut y = std::vec![f32::NAN; m * n];
+                super::dot::gemm_dot::<K>((m, n), &a, &bt, init, &mut y, relu);
+                let mut want = std::vec![0.0f64; m * n];
+                for r in 0..m {
+                    for j in 0..n {
+                        let mut s = init.map_or(0.0, |i| f64::from(c[r * i.rows + j * i.cols]));
+                        for kk in 0..K {
+                            s += f64::from(a[r * K + kk]) * f64::from(bt[j * K + kk]);
+                        }
+                        want[r * n + j] = if relu { s.max(0.0) } else { s };
+                    }
+                }
+                check(
+                    &y,
+                    &want,
+                    Path::Portable,
+                    &std::format!("m={m} K={K} n={n}"),
+                );
+            }
+        }
+    }
+    case::<1>();
+    case::<3>();
+    case::<8>();
+    case::<17>();
 }
 
 /// `B[k, n]` (row-major) in panels of `NR` columns, the last one padded with zeros.

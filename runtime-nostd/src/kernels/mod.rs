@@ -13,6 +13,7 @@ pub mod conv;
 pub mod copy;
 #[cfg(test)]
 mod differential;
+pub mod dot;
 pub mod gemm;
 pub mod lstm;
 pub mod math;

@@ -14,6 +14,7 @@ pub static GEMM: OpSchema = OpSchema {
             "input a: f32[5, 3]; weight b: f32[4, 5] = glorot_uniform(seed = 3); weight c: f32[1] = [0.5]; output y = Gemm(a, b, c, transA = 1, transB = 1, alpha = 0.5, beta = 2.0);",
             "input a: f32[2, 6]; input b: f32[6, 3]; input c: f32[2, 1]; output y = Gemm(a, b, c, beta = -1.0);",
             "input a: f32[1, 20]; weight b: f32[20, 17] = glorot_uniform(seed = 4); weight c: f32[17] = uniform(low = -0.5, high = 0.5, seed = 5); output y = Relu(Gemm(a, b, c));",
+            "input a: f32[3, 7]; weight b: f32[2, 7] = glorot_uniform(seed = 6); weight c: f32[3, 1] = uniform(low = -0.5, high = 0.5, seed = 7); weight d: f32[7, 1] = glorot_uniform(seed = 8); output y = Gemm(a, b, c, transB = 1, alpha = 0.5, beta = 2.0); output z = Relu(Gemm(a, d)); output w = Gemm(a, d, c);",
         ])
     },
     op_type: "Gemm",
@@ -103,11 +104,23 @@ fn dims(cx: &LowerCtx) -> (usize, usize, usize, bool, bool) {
     (m, k, n, ta, tb)
 }
 
-/// The packed path: `B` known at compile time (scaled by alpha and packed into
-/// panels), `A` not transposed, and `C` either absent, known at compile time (scaled by
-/// beta) or used as is (beta = 1). Returns B's packed values and the values of `beta * C`
-/// when they are emitted too.
-fn packed_plan(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
+/// Output columns below which a constant `B` is stored transposed and each output is a
+/// dot product (`kernels::dot`): panels of `PANEL` columns would be mostly padding.
+const DOT_BELOW: usize = 4;
+
+/// How a constant `B` is stored for the kernel.
+enum ConstB {
+    /// Panels of `PANEL` columns (`kernels::packed`).
+    Panels(Vec<f32>),
+    /// `B` transposed: `N` rows of `K` (`kernels::dot`).
+    Rows(Vec<f32>),
+}
+
+/// The constant-`B` path: `B` known at compile time (scaled by alpha, packed into
+/// panels or transposed), `A` not transposed, and `C` either absent, known at compile
+/// time (scaled by beta) or used as is (beta = 1). Returns B's stored values and the
+/// values of `beta * C` when they are emitted too.
+fn packed_plan(cx: &LowerCtx) -> Option<(ConstB, Option<Vec<f32>>)> {
     let (_, k, n, ta, tb) = dims(cx);
     let b = cx.input_consts.get(1).copied().flatten()?.as_f32()?;
     if ta {
@@ -120,20 +133,26 @@ fn packed_plan(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
         None if cx.inputs.get(2).cloned().flatten().is_some() && beta != 1.0 => return None,
         None => None,
     };
-    let at = |kk: usize, j: usize| if tb { b[j * k + kk] } else { b[kk * n + j] };
-    let packed = if alpha == 1.0 {
-        pack_panels(k, n, at)
-    } else {
-        pack_panels(k, n, |kk, j| alpha * at(kk, j))
+    let at = |kk: usize, j: usize| {
+        let v = if tb { b[j * k + kk] } else { b[kk * n + j] };
+        if alpha == 1.0 { v } else { alpha * v }
     };
-    Some((packed, c))
+    let stored = if n < DOT_BELOW {
+        ConstB::Rows(
+            (0..n)
+                .flat_map(|j| (0..k).map(move |kk| at(kk, j)))
+                .collect(),
+        )
+    } else {
+        ConstB::Panels(pack_panels(k, n, at))
+    };
+    Some((stored, c))
 }
 
 fn lower(cx: &LowerCtx) -> TokenStream {
     let (m, k, n, ta, tb) = dims(cx);
     let kernels = kernels();
-    if let Some((packed, c_values)) = packed_plan(cx) {
-        let (b_decl, b_expr) = node_static("bp", packed);
+    if let Some((stored, c_values)) = packed_plan(cx) {
         let a = &cx.input(0).expr;
         let y = &cx.outputs[0].expr;
         let relu = cx.epilogue.relu;
@@ -152,10 +171,25 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             }
             None => (TokenStream::new(), quote!(::core::option::Option::None)),
         };
+        let call = match stored {
+            ConstB::Panels(v) => {
+                let (decl, b) = node_static("bp", v);
+                quote! {
+                    #decl
+                    #kernels::packed::gemm_packed((#m, #k, #n), #a, #k, #b, #init, #y, (#n, 1), #relu);
+                }
+            }
+            ConstB::Rows(v) => {
+                let (decl, b) = node_static("bt", v);
+                quote! {
+                    #decl
+                    #kernels::dot::gemm_dot::<#k>((#m, #n), #a, #b, #init, #y, #relu);
+                }
+            }
+        };
         return quote! {
-            #b_decl
             #c_decl
-            #kernels::packed::gemm_packed((#m, #k, #n), #a, #k, #b_expr, #init, #y, (#n, 1), #relu);
+            #call
         };
     }
     let a = &cx.input(0).expr;

@@ -1,0 +1,87 @@
+//! Matrix products with few output columns against a constant right-hand side.
+//!
+//! With fewer columns than a panel holds, [`super::packed`] would multiply zeros in the
+//! padding (7 of 8 products for a single output). Here `B[K, N]` is stored transposed,
+//! `N` rows of `K` values, so each output is one dot product; `K` is a const parameter,
+//! so for the small models this path exists for the loop unrolls into straight code.
+
+use super::last_index;
+use super::packed::Strided;
+
+/// `y[r * n + j] = act(init(r, j) + sum_k a[r * K + k] * bt[j * K + k])` for `r < m`,
+/// `j < n`: `bt` is `B` transposed (`N` rows of `K`), `init` zero when absent, `act` a
+/// Relu when `relu`.
+///
+/// # Panics
+/// When a slice is shorter than the sizes need (a bug in generated code).
+#[inline(always)]
+pub fn gemm_dot<const K: usize>(
+    (m, n): (usize, usize),
+    a: &[f32],
+    bt: &[f32],
+    init: Option<Strided<'_>>,
+    y: &mut [f32],
+    relu: bool,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    // Whole rows only, counted without multiplying (no overflow for any argument).
+    let rows_of = |len: usize, width: usize| len.checked_div(width).unwrap_or(usize::MAX);
+    assert!(rows_of(a.len(), K) >= m, "gemm_dot: A too short");
+    assert!(rows_of(bt.len(), K) >= n, "gemm_dot: B too short");
+    assert!(rows_of(y.len(), n) >= m, "gemm_dot: Y too short");
+    if let Some(c) = init {
+        assert!(
+            last_index((m, c.rows), (n, c.cols)).is_some_and(|i| i < c.values.len()),
+            "gemm_dot: init too short"
+        );
+    }
+    for r in 0..m {
+        // In bounds by the checks above: `r * K + K <= m * K <= a.len()`.
+        let row: &[f32; K] = a[r * K..r * K + K].try_into().expect("K values");
+        for j in 0..n {
+            let col: &[f32; K] = bt[j * K..j * K + K].try_into().expect("K values");
+            let mut acc = match init {
+                // Not beyond the last index checked above.
+                Some(c) => c.values[r * c.rows + j * c.cols],
+                None => 0.0,
+            };
+            for kk in 0..K {
+                acc += row[kk] * col[kk];
+            }
+            y[r * n + j] = if relu { super::math::relu(acc) } else { acc };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+
+    #[test]
+    fn short_slices_and_huge_strides_are_refused() {
+        let a = [1.0f32; 8];
+        let bt = [1.0f32; 8];
+        let mut y = [0.0f32; 2];
+        let r = std::panic::catch_unwind(|| {
+            let mut y = [0.0f32; 2];
+            gemm_dot::<4>((3, 1), &a, &bt, None, &mut y, false);
+        });
+        assert!(r.is_err(), "three rows of A need 12 values");
+        let r = std::panic::catch_unwind(|| {
+            let mut y = [0.0f32; 2];
+            let c = Strided {
+                values: &[0.0; 2],
+                rows: usize::MAX / 2 + 1,
+                cols: 0,
+            };
+            gemm_dot::<4>((2, 1), &a, &bt, Some(c), &mut y, false);
+        });
+        assert!(r.is_err(), "a wrapping init stride is refused");
+        gemm_dot::<4>((2, 1), &a, &bt, None, &mut y, false);
+        assert_eq!(y, [4.0, 4.0]);
+    }
+}
