@@ -21,10 +21,9 @@ pub struct Board {
     dir: &'static str,
     target: &'static str,
     bin: &'static str,
-    /// A second binary that only runs the model (no printing, halting panic handler),
-    /// whose flash minus the weights is the code size of the forward pass.
-    bare_bin: Option<&'static str>,
     qemu: &'static [&'static str],
+    /// The plugin's cycle model for this core (`cycles=<model>`), where one is published.
+    cycles: Option<&'static str>,
     /// Bytes of flash and RAM, and what the firmware keeps for code and stack: the same
     /// numbers as the board's `src/main.rs`, whose compile-time fit check is the authority.
     flash: usize,
@@ -33,14 +32,18 @@ pub struct Board {
     stack: usize,
 }
 
-/// The three boards of the test suite.
+/// Every board crate has a second binary, `size`, that only runs the model (no printing,
+/// a panic handler that halts): its flash minus the weights is the code size of the
+/// forward pass.
+const BARE_BIN: &str = "size";
+
+/// The boards of the test suite.
 pub const BOARDS: &[Board] = &[
     Board {
         name: "cortex-m4f",
         dir: "examples/firmware/cortex-m4f",
         target: "thumbv7em-none-eabihf",
         bin: "tinyonnx-firmware-m4f",
-        bare_bin: Some("size"),
         qemu: &[
             "qemu-system-arm",
             "-machine",
@@ -48,6 +51,7 @@ pub const BOARDS: &[Board] = &[
             "-cpu",
             "cortex-m4",
         ],
+        cycles: Some("armv7m"),
         flash: 4 << 20,
         ram: 4 << 20,
         code: 64 << 10,
@@ -58,7 +62,6 @@ pub const BOARDS: &[Board] = &[
         dir: "examples/firmware/cortex-m3",
         target: "thumbv7m-none-eabi",
         bin: "tinyonnx-firmware-m3",
-        bare_bin: None,
         qemu: &[
             "qemu-system-arm",
             "-machine",
@@ -66,6 +69,7 @@ pub const BOARDS: &[Board] = &[
             "-cpu",
             "cortex-m3",
         ],
+        cycles: Some("armv7m"),
         flash: 256 << 10,
         ram: 64 << 10,
         code: 32 << 10,
@@ -76,10 +80,40 @@ pub const BOARDS: &[Board] = &[
         dir: "examples/firmware/riscv32",
         target: "riscv32imc-unknown-none-elf",
         bin: "tinyonnx-firmware-riscv32",
-        bare_bin: None,
         qemu: &["qemu-system-riscv32", "-machine", "virt", "-bios", "none"],
+        cycles: None,
         flash: 4 << 20,
         ram: 400 << 10,
+        code: 64 << 10,
+        stack: 32 << 10,
+    },
+    Board {
+        name: "cortex-m33",
+        dir: "examples/firmware/cortex-m33",
+        target: "thumbv8m.main-none-eabihf",
+        bin: "tinyonnx-firmware-m33",
+        qemu: &[
+            "qemu-system-arm",
+            "-machine",
+            "mps2-an505",
+            "-cpu",
+            "cortex-m33",
+        ],
+        cycles: Some("armv7m"),
+        flash: 4 << 20,
+        ram: 4 << 20,
+        code: 64 << 10,
+        stack: 64 << 10,
+    },
+    Board {
+        name: "riscv32f",
+        dir: "examples/firmware/riscv32f",
+        target: "riscv32imafc-unknown-none-elf",
+        bin: "tinyonnx-firmware-riscv32f",
+        qemu: &["qemu-system-riscv32", "-machine", "virt", "-bios", "none"],
+        cycles: None,
+        flash: 4 << 20,
+        ram: 768 << 10,
         code: 64 << 10,
         stack: 32 << 10,
     },
@@ -114,6 +148,9 @@ pub struct Row {
     pub instructions: u64,
     pub macs: u64,
     pub instructions_per_mac: f64,
+    /// Estimated core cycles of the inference (the plugin's model of the core's
+    /// published timings, no wait states); `None` where the board has no model.
+    pub cycles: Option<u64>,
     pub max_abs_diff: f32,
     pub max_abs_diff_vs_host: f32,
 }
@@ -143,6 +180,7 @@ impl Row {
             instructions: report.instructions,
             macs: info.macs,
             instructions_per_mac: report.instructions as f64 / info.macs.max(1) as f64,
+            cycles: report.cycles,
             max_abs_diff: vs_ort,
             max_abs_diff_vs_host: vs_host,
         }
@@ -233,7 +271,8 @@ fn sizes(elf: &Path) -> Result<(u64, u64)> {
             continue;
         };
         match name {
-            ".vector_table" | ".text" | ".rodata" | ".srodata" | ".init" | ".trap" => flash += size,
+            ".vector_table" | ".text" | ".rodata" | ".srodata" | ".init" | ".trap" | ".rwtext"
+            | ".rodata_merge" | ".flash.appdesc" => flash += size,
             ".data" | ".sdata" => {
                 flash += size;
                 ram += size;
@@ -262,6 +301,7 @@ struct Report {
     outputs: Vec<Values>,
     stack: u64,
     instructions: u64,
+    cycles: Option<u64>,
     ok: bool,
     lines: String,
 }
@@ -279,7 +319,10 @@ fn run_qemu(board: &Board, elf: &Path, plugin: &Path, info: &ModelInfo) -> Resul
             "plugin",
         ])
         .arg("-plugin")
-        .arg(format!("{},mark=0x{mark:x}", plugin.display()))
+        .arg(match board.cycles {
+            Some(model) => format!("{},mark=0x{mark:x},cycles={model}", plugin.display()),
+            None => format!("{},mark=0x{mark:x}", plugin.display()),
+        })
         .arg("-kernel")
         .arg(elf);
     let out = cmd
@@ -316,16 +359,14 @@ fn run_qemu(board: &Board, elf: &Path, plugin: &Path, info: &ModelInfo) -> Resul
         }
     }
     if let Some(line) = stderr.lines().find(|l| l.starts_with("icount ")) {
-        let marks: Vec<u64> = line
-            .split("marks=")
-            .nth(1)
-            .unwrap_or("")
-            .split(',')
-            .filter_map(|m| m.trim().parse().ok())
-            .collect();
-        if marks.len() >= 2 {
-            r.instructions = marks[1] - marks[0];
-        }
+        // "icount total=N marks=A,B[ cycles=C,D]": the differences of the first two.
+        let between = |key: &str| {
+            let list = line.split(key).nth(1)?.split(' ').next()?;
+            let marks: Vec<u64> = list.split(',').filter_map(|m| m.trim().parse().ok()).collect();
+            Some(marks.get(1)?.checked_sub(marks[0])?)
+        };
+        r.instructions = between("marks=").unwrap_or(0);
+        r.cycles = between("cycles=");
     }
     r.ok &= out.status.success();
     Ok(r)
@@ -439,13 +480,8 @@ pub fn run_boards(root: &Path, boards: &[Board]) -> Result<Vec<Row>> {
             }
             let elf = build(board, &dir, &target_dir, info.name, false)?;
             let (flash, ram) = sizes(&elf)?;
-            let bare_code = match board.bare_bin {
-                Some(bin) => {
-                    let elf = target_dir.join(board.target).join("release").join(bin);
-                    Some(sizes(&elf)?.0.saturating_sub(info.weights_bytes as u64))
-                }
-                None => None,
-            };
+            let bare = target_dir.join(board.target).join("release").join(BARE_BIN);
+            let bare_code = Some(sizes(&bare)?.0.saturating_sub(info.weights_bytes as u64));
             let report = run_qemu(board, &elf, &plugin, info)?;
 
             // The same seeded inputs on the host: our forward pass and ONNX Runtime.
@@ -575,6 +611,40 @@ fn run_imported(
         &report,
         (vs_ort, f32::NAN),
     ))
+}
+
+/// The board templates of `examples/boards/` (directory, target): firmware crates a user
+/// copies and flashes; the tests only build them.
+pub const TEMPLATES: &[(&str, &str)] = &[
+    ("stm32f4", "thumbv7em-none-eabihf"),
+    ("esp32c3", "riscv32imc-unknown-none-elf"),
+];
+
+/// `cargo fmt --check`, `cargo clippy -D warnings` and a release build of each board
+/// template, in its own directory (for its `.cargo/config.toml`); prints each one's flash.
+pub fn templates(root: &Path) -> Result<()> {
+    setup::targets()?;
+    for (name, target) in TEMPLATES {
+        let dir = root.join("examples/boards").join(name);
+        let target_dir = root.join("target/boards").join(name);
+        let cargo = |args: &[&str]| {
+            run(Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                .current_dir(&dir)
+                .env("CARGO_TARGET_DIR", &target_dir)
+                .args(args))
+            .with_context(|| format!("board template {name}: cargo {}", args.join(" ")))
+        };
+        cargo(&["fmt", "--check"])?;
+        cargo(&["clippy", "--release", "--quiet", "--", "-D", "warnings"])?;
+        cargo(&["build", "--release", "--quiet"])?;
+        let elf = target_dir
+            .join(target)
+            .join("release")
+            .join(format!("tinyonnx-board-{name}"));
+        let (flash, ram) = sizes(&elf)?;
+        println!("board template {name} ({target}): {flash} bytes of flash, {ram} of static RAM");
+    }
+    Ok(())
 }
 
 /// Runs a firmware in QEMU without the instruction counter, under a timeout in seconds.
@@ -780,7 +850,7 @@ pub fn specials_on_m4f(root: &Path) -> Result<Specials> {
 /// The table header.
 pub fn print_header() {
     println!(
-        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>9} {:>8} {:>9} {:>7} {:>11} {:>10} {:>8} {:>10}",
+        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>9} {:>8} {:>9} {:>7} {:>11} {:>11} {:>10} {:>8} {:>10}",
         "board",
         "model",
         "passed",
@@ -791,6 +861,7 @@ pub fn print_header() {
         "arena",
         "stack",
         "instr",
+        "cycles~",
         "MACs",
         "instr/MAC",
         "max diff"
@@ -799,7 +870,7 @@ pub fn print_header() {
 
 fn print_row(r: &Row) {
     println!(
-        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>9} {:>8} {:>9} {:>7} {:>11} {:>10} {:>8.2} {:>10.3e}",
+        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>9} {:>8} {:>9} {:>7} {:>11} {:>11} {:>10} {:>8.2} {:>10.3e}",
         r.board,
         r.model,
         if r.passed { "yes" } else { "NO" },
@@ -810,6 +881,7 @@ fn print_row(r: &Row) {
         r.arena_bytes,
         r.stack_bytes,
         r.instructions,
+        r.cycles.map_or("-".to_string(), |c| c.to_string()),
         r.macs,
         r.instructions_per_mac,
         r.max_abs_diff

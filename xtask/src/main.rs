@@ -65,13 +65,16 @@ enum Command {
     },
     /// Build and run the test firmware of every model that fits each board in QEMU.
     Firmware {
-        /// Only this board (cortex-m4f, cortex-m3, riscv32).
+        /// Only this board (cortex-m4f, cortex-m3, cortex-m33, riscv32, riscv32f).
         #[arg(long)]
         board: Option<String>,
         /// Also write the report as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
+    /// Build the board templates of examples/boards (fmt, clippy, release build; not
+    /// flashed) and print their sizes.
+    Templates,
     /// Host latency of our forward pass against ONNX Runtime, per example model.
     Bench {
         /// Also write the results as JSON.
@@ -259,5 +262,6 @@ fn main() -> Result<()> {
         Command::Bench { json, models } => bench::run(&root, json, &models),
         Command::BenchRun { out, build, models } => bench::run_pass(&root, &out, &build, &models),
         Command::Firmware { board, json } => firmware::run_cli(&root, board, json),
+        Command::Templates => firmware::templates(&root),
     }
 }

@@ -12,6 +12,8 @@ pub const TARGETS: &[&str] = &[
     "thumbv7em-none-eabihf",
     "thumbv7m-none-eabi",
     "riscv32imc-unknown-none-elf",
+    "thumbv8m.main-none-eabihf",
+    "riscv32imafc-unknown-none-elf",
 ];
 /// The ONNX Runtime release the cross-checks use (the `ort` crate's API level).
 pub const ORT_VERSION: &str = "1.31.1";

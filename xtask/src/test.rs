@@ -204,11 +204,15 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
         })?;
     }
     step(
-        "firmware on Cortex-M4F, Cortex-M3 and RISC-V in QEMU",
+        "firmware on Cortex-M4F, Cortex-M3, Cortex-M33, RISC-V (imc) and RISC-V (imafc) in QEMU",
         || {
             let json = root.join("target/firmware/report.json");
             crate::firmware::run_cli(root, None, Some(json))
         },
+    )?;
+    step(
+        "board templates (examples/boards: STM32F4, ESP32-C3) build",
+        || crate::firmware::templates(root),
     )?;
     step("no_std build for thumbv7em-none-eabihf", || {
         run(cargo().current_dir(root).args([

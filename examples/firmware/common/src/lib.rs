@@ -118,11 +118,14 @@ pub fn run<M: Model, B: Board>(
         return false;
     }
     let (ins, mut outs) = ports::<true>(&info, input, output, false);
-    let painted_to = paint(board.stack_pointer(), stack.0);
+    // The inference's own stack: from this frame's stack pointer down to the deepest
+    // word `run` wrote (the harness's frames above are not the model's).
+    let sp = board.stack_pointer();
+    let painted_to = paint(sp, stack.0);
     tinyonnx_mark();
     let result = M::run(arena, &ins[..info.inputs.len()], &mut outs[..info.outputs.len()]);
     tinyonnx_mark();
-    let used = stack.1 - high_water(stack.0, painted_to);
+    let used = sp - high_water(stack.0, painted_to);
 
     for (k, out) in outs[..info.outputs.len()].iter().enumerate() {
         print_output(board, k, out);
@@ -284,13 +287,17 @@ pub fn classify<M: Model, B: Board>(
     true
 }
 
+/// Bytes below the caller's stack pointer left unpainted for `paint`'s own frame (a few
+/// saved registers): stack use under this is reported as this much.
+const PAINT_MARGIN: usize = 64;
+
 /// Fills the free stack below the current frame with a pattern; returns where it stops.
 fn paint(sp: usize, bottom: usize) -> usize {
-    let top = (sp - 256) & !3;
+    let top = (sp - PAINT_MARGIN) & !3;
     let mut p = bottom;
     while p < top {
         // Safety: [bottom, top) is the part of the stack region below the current frame
-        // (256 bytes of margin), which no live data occupies; the addresses are 4-aligned.
+        // (`PAINT_MARGIN` bytes down), which no live data occupies; the addresses are 4-aligned.
         unsafe { core::ptr::write_volatile(p as *mut u32, PAINT) };
         p += 4;
     }

@@ -70,6 +70,10 @@ every_case!(run_all);
 fn main() -> ! {
     let ok = run_all(&mut Semihosting);
     hprintln!("done");
-    debug::exit(if ok { debug::EXIT_SUCCESS } else { debug::EXIT_FAILURE });
+    debug::exit(if ok {
+        debug::EXIT_SUCCESS
+    } else {
+        debug::EXIT_FAILURE
+    });
     loop {}
 }
