@@ -1892,6 +1892,11 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `MatMul`.
+    pub model MatMulCase5 { opset = 18; input a: f32[2, 3, 9]; weight b: f32[9, 3] = glorot_uniform(seed = 4); weight c: f32[3] = uniform(low = -0.5, high = 0.5, seed = 5); weight d: f32[9, 1] = glorot_uniform(seed = 6); output y = Relu(Add(MatMul(a, b), c)); output z = MatMul(a, d); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `Einsum`.
     pub model EinsumCase0 { opset = 18; input a: f32[3, 4]; input b: f32[4, 5]; output y = Einsum(a, b, equation = "ij,jk->ik"); output z = Einsum(a, b, equation = "ij,jk"); output t = Einsum(a, equation = "ij->ji"); }
 }
@@ -3614,6 +3619,7 @@ macro_rules! every_case {
             MatMulCase2,
             MatMulCase3,
             MatMulCase4,
+            MatMulCase5,
             EinsumCase0,
             EinsumCase1,
             EinsumCase2,

@@ -385,6 +385,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("MatMul", example::<MatMulCase2>()),
     ("MatMul", example::<MatMulCase3>()),
     ("MatMul", example::<MatMulCase4>()),
+    ("MatMul", example::<MatMulCase5>()),
     ("Einsum", example::<EinsumCase0>()),
     ("Einsum", example::<EinsumCase1>()),
     ("Einsum", example::<EinsumCase2>()),

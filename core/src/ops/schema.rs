@@ -904,6 +904,64 @@ pub fn pack_panels(k: usize, n: usize, b: impl Fn(usize, usize) -> f32) -> Vec<f
     out
 }
 
+/// Output columns below which a constant `B` is stored transposed and each output is a
+/// dot product (`kernels::dot`): panels of `PANEL` columns would be mostly padding.
+pub const DOT_BELOW: usize = 4;
+
+/// A constant `B[K, N]` (element `(k, j)` from `b`) laid out for its kernel.
+#[derive(Debug)]
+pub enum ConstB {
+    /// Panels of `PANEL` columns (`kernels::packed::gemm_packed`).
+    Panels(Vec<f32>),
+    /// `B` transposed, `N` rows of `K` (`kernels::dot::gemm_dot`).
+    Rows(Vec<f32>),
+}
+
+impl ConstB {
+    /// The layout for `N` columns: rows below [`DOT_BELOW`], panels otherwise.
+    pub fn new(k: usize, n: usize, b: impl Fn(usize, usize) -> f32) -> ConstB {
+        if n < DOT_BELOW {
+            ConstB::Rows(
+                (0..n)
+                    .flat_map(|j| (0..k).map(move |kk| (j, kk)))
+                    .map(|(j, kk)| b(kk, j))
+                    .collect(),
+            )
+        } else {
+            ConstB::Panels(pack_panels(k, n, b))
+        }
+    }
+
+    /// The static and the call of the product `y[rows, N] = act(init + a[rows, K] @ B)`
+    /// (`a` with row stride `K`, `y` row-major).
+    pub fn product(
+        self,
+        (rows, k, n): (usize, usize, usize),
+        a: &TokenStream,
+        init: &TokenStream,
+        y: &TokenStream,
+        relu: bool,
+    ) -> TokenStream {
+        let kernels = kernels();
+        match self {
+            ConstB::Panels(v) => {
+                let (decl, b) = node_static("bp", v);
+                quote::quote! {
+                    #decl
+                    #kernels::packed::gemm_packed((#rows, #k, #n), #a, #k, #b, #init, #y, (#n, 1), #relu);
+                }
+            }
+            ConstB::Rows(v) => {
+                let (decl, b) = node_static("bt", v);
+                quote::quote! {
+                    #decl
+                    #kernels::dot::gemm_dot::<#k>((#rows, #n), #a, #b, #init, #y, #relu);
+                }
+            }
+        }
+    }
+}
+
 /// A `static` in flash holding `values` for one node's kernel, and the expression of
 /// its slice (`&[f32; len]`), for data the lowering lays out itself (packed panels).
 pub fn node_static(tag: &str, values: Vec<f32>) -> (TokenStream, TokenStream) {

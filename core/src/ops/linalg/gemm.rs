@@ -104,18 +104,6 @@ fn dims(cx: &LowerCtx) -> (usize, usize, usize, bool, bool) {
     (m, k, n, ta, tb)
 }
 
-/// Output columns below which a constant `B` is stored transposed and each output is a
-/// dot product (`kernels::dot`): panels of `PANEL` columns would be mostly padding.
-const DOT_BELOW: usize = 4;
-
-/// How a constant `B` is stored for the kernel.
-enum ConstB {
-    /// Panels of `PANEL` columns (`kernels::packed`).
-    Panels(Vec<f32>),
-    /// `B` transposed: `N` rows of `K` (`kernels::dot`).
-    Rows(Vec<f32>),
-}
-
 /// The constant-`B` path: `B` known at compile time (scaled by alpha, packed into
 /// panels or transposed), `A` not transposed, and `C` either absent, known at compile
 /// time (scaled by beta) or used as is (beta = 1). Returns B's stored values and the
@@ -137,16 +125,7 @@ fn packed_plan(cx: &LowerCtx) -> Option<(ConstB, Option<Vec<f32>>)> {
         let v = if tb { b[j * k + kk] } else { b[kk * n + j] };
         if alpha == 1.0 { v } else { alpha * v }
     };
-    let stored = if n < DOT_BELOW {
-        ConstB::Rows(
-            (0..n)
-                .flat_map(|j| (0..k).map(move |kk| at(kk, j)))
-                .collect(),
-        )
-    } else {
-        ConstB::Panels(pack_panels(k, n, at))
-    };
-    Some((stored, c))
+    Some((ConstB::new(k, n, at), c))
 }
 
 fn lower(cx: &LowerCtx) -> TokenStream {
@@ -171,22 +150,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             }
             None => (TokenStream::new(), quote!(::core::option::Option::None)),
         };
-        let call = match stored {
-            ConstB::Panels(v) => {
-                let (decl, b) = node_static("bp", v);
-                quote! {
-                    #decl
-                    #kernels::packed::gemm_packed((#m, #k, #n), #a, #k, #b, #init, #y, (#n, 1), #relu);
-                }
-            }
-            ConstB::Rows(v) => {
-                let (decl, b) = node_static("bt", v);
-                quote! {
-                    #decl
-                    #kernels::dot::gemm_dot::<#k>((#m, #n), #a, #b, #init, #y, #relu);
-                }
-            }
-        };
+        let call = stored.product((m, k, n), a, &init, y, relu);
         return quote! {
             #c_decl
             #call

@@ -14,6 +14,7 @@ pub static MATMUL: OpSchema = OpSchema {
             "input a: f32[2, 1, 3, 4]; input b: f32[3, 4, 2]; output y = MatMul(a, b);",
             "input a: f32[4]; input b: f32[4, 3]; input c: f32[2, 4]; input d: f32[4]; output y = MatMul(a, b); output z = MatMul(c, d);",
             "input a: f32[2, 9]; weight b: f32[9, 10] = glorot_uniform(seed = 2); weight c: f32[10] = uniform(low = -0.5, high = 0.5, seed = 3); output y = Relu(Add(MatMul(a, b), c));",
+            "input a: f32[2, 3, 9]; weight b: f32[9, 3] = glorot_uniform(seed = 4); weight c: f32[3] = uniform(low = -0.5, high = 0.5, seed = 5); weight d: f32[9, 1] = glorot_uniform(seed = 6); output y = Relu(Add(MatMul(a, b), c)); output z = MatMul(a, d);",
         ])
     },
     op_type: "MatMul",
@@ -143,7 +144,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         let values = cx.input_consts[1]
             .and_then(Data::as_f32)
             .expect("checked by packed_rows");
-        let (b_decl, b_expr) = node_static("bp", pack_panels(k, n, |kk, j| values[kk * n + j]));
+        let stored = ConstB::new(k, n, |kk, j| values[kk * n + j]);
         let relu = cx.epilogue.relu;
         let (bias_decl, init) = match cx.epilogue_bias {
             Some(v) => {
@@ -155,10 +156,10 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             }
             None => (TokenStream::new(), quote!(::core::option::Option::None)),
         };
+        let call = stored.product((rows, k, n), a, &init, y, relu);
         return quote! {
-            #b_decl
             #bias_decl
-            #kernels::packed::gemm_packed((#rows, #k, #n), #a, #k, #b_expr, #init, #y, (#n, 1), #relu);
+            #call
         };
     }
     // The fused bias and Relu run after the product.
