@@ -362,8 +362,11 @@ fn run_qemu(board: &Board, elf: &Path, plugin: &Path, info: &ModelInfo) -> Resul
         // "icount total=N marks=A,B[ cycles=C,D]": the differences of the first two.
         let between = |key: &str| {
             let list = line.split(key).nth(1)?.split(' ').next()?;
-            let marks: Vec<u64> = list.split(',').filter_map(|m| m.trim().parse().ok()).collect();
-            Some(marks.get(1)?.checked_sub(marks[0])?)
+            let marks: Vec<u64> = list
+                .split(',')
+                .filter_map(|m| m.trim().parse().ok())
+                .collect();
+            marks.get(1)?.checked_sub(marks[0])
         };
         r.instructions = between("marks=").unwrap_or(0);
         r.cycles = between("cycles=");
@@ -628,10 +631,12 @@ pub fn templates(root: &Path) -> Result<()> {
         let dir = root.join("examples/boards").join(name);
         let target_dir = root.join("target/boards").join(name);
         let cargo = |args: &[&str]| {
-            run(Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-                .current_dir(&dir)
-                .env("CARGO_TARGET_DIR", &target_dir)
-                .args(args))
+            run(
+                Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                    .current_dir(&dir)
+                    .env("CARGO_TARGET_DIR", &target_dir)
+                    .args(args),
+            )
             .with_context(|| format!("board template {name}: cargo {}", args.join(" ")))
         };
         cargo(&["fmt", "--check"])?;
