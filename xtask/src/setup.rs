@@ -153,8 +153,50 @@ fn pip_download(python: &Path, spec: &str, dir: &Path) -> Result<()> {
         .arg(dir))
 }
 
+/// Bytes a full `cargo xtask test` from nothing writes under `target/` (about 20 GB:
+/// the workspace's debug and release builds, Miri's, one firmware target directory per
+/// board, the board templates).
+const FULL_RUN_BYTES: u64 = 22 << 30;
+
+/// Warns when the disk holding `target/` has less room than a full run needs, so that
+/// a build failing later for want of space has its cause on the first page.
+fn check_disk(root: &Path) {
+    let target = root.join("target");
+    let dir = if target.exists() {
+        target
+    } else {
+        root.to_path_buf()
+    };
+    let Ok(out) = output(Command::new("df").args(["-Pk"]).arg(&dir)) else {
+        return;
+    };
+    // `df -P`: a header, then "filesystem blocks used available capacity mount".
+    let free_kb = out
+        .lines()
+        .nth(1)
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|v| v.parse::<u64>().ok());
+    let used = output(Command::new("du").args(["-sk"]).arg(root.join("target")))
+        .ok()
+        .and_then(|o| o.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(0, |kb| kb << 10);
+    if let Some(free) = free_kb.map(|kb| kb << 10)
+        && free + used < FULL_RUN_BYTES
+    {
+        println!(
+            "setup: warning: {:.1} GB free on the disk of target/ ({:.1} GB already there); \
+             a full run from nothing needs about {} GB, builds may fail with \
+             \"No space left on device\"",
+            free as f64 / 1e9,
+            used as f64 / 1e9,
+            FULL_RUN_BYTES >> 30
+        );
+    }
+}
+
 /// Everything, in order.
 pub fn all(root: &Path) -> Result<Tools> {
+    check_disk(root);
     targets()?;
     let python = python(root)?;
     let ort_dylib = onnxruntime(root, &python)?;
