@@ -120,7 +120,12 @@ unsafe fn gemm_checked(
     }
     let mut r0 = 0;
     if cfg!(all(feature = "fma-vfp4", target_arch = "arm")) {
-        // One row at a time through the VFMA routine.
+        // Pairs of rows through the two-row VFMA routine (16 accumulators), the last
+        // odd row through the one-row routine.
+        while r0 + 2 <= m {
+            rows::<2, 1>(r0, (k, n, a, a_rs, bp, init), y, (y_rs, y_cs), relu);
+            r0 += 2;
+        }
         while r0 < m {
             rows::<1, 1>(r0, (k, n, a, a_rs, bp, init), y, (y_rs, y_cs), relu);
             r0 += 1;
@@ -411,6 +416,22 @@ unsafe fn tile<const R: usize, const Q: usize>(
     panels: &[f32],
     acc: &mut [[[f32; NR]; Q]; R],
 ) {
+    #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+    if R == 2 && Q == 1 {
+        // Safety: as this function's contract (rows 0 and 1 of `a` hold `k` values
+        // each); the routine reads `k * NR` floats of `panels` and reads and writes the
+        // `2 * NR` accumulators, row 0's then row 1's, as `acc` lays them out.
+        unsafe {
+            super::arch::arm::tinyonnx_panel8x2_vfma(
+                a,
+                a.add(a_rs),
+                panels.as_ptr(),
+                acc.as_mut_ptr().cast(),
+                k as u32,
+            )
+        };
+        return;
+    }
     #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
     if R == 1 && Q == 1 {
         // Safety: as this function's contract; the routine reads `k` floats of `a`,
