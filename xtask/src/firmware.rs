@@ -551,7 +551,7 @@ fn build(
     model: &str,
     imported: bool,
 ) -> Result<PathBuf> {
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut cmd = setup::cargo();
     cmd.current_dir(dir)
         .env("TINYONNX_MODEL", model)
         .env("CARGO_TARGET_DIR", target_dir)
@@ -631,12 +631,10 @@ pub fn templates(root: &Path) -> Result<()> {
         let dir = root.join("examples/boards").join(name);
         let target_dir = root.join("target/boards").join(name);
         let cargo = |args: &[&str]| {
-            run(
-                Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-                    .current_dir(&dir)
-                    .env("CARGO_TARGET_DIR", &target_dir)
-                    .args(args),
-            )
+            run(setup::cargo()
+                .current_dir(&dir)
+                .env("CARGO_TARGET_DIR", &target_dir)
+                .args(args))
             .with_context(|| format!("board template {name}: cargo {}", args.join(" ")))
         };
         cargo(&["fmt", "--check"])?;
@@ -674,14 +672,12 @@ pub fn digits_on_m4f(root: &Path) -> Result<(f64, f64, usize)> {
     let board = BOARDS[0];
     let dir = root.join(board.dir);
     let target_dir = root.join("target/firmware").join(board.name);
-    run(
-        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .current_dir(&dir)
-            .env("TINYONNX_MODEL", "Digits")
-            .env("TINYONNX_DATASET", "data/digits/x_test.npy")
-            .env("CARGO_TARGET_DIR", &target_dir)
-            .args(["build", "--release", "--quiet"]),
-    )
+    run(setup::cargo()
+        .current_dir(&dir)
+        .env("TINYONNX_MODEL", "Digits")
+        .env("TINYONNX_DATASET", "data/digits/x_test.npy")
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .args(["build", "--release", "--quiet"]))
     .context("building the digits classifier firmware")?;
     let elf = target_dir
         .join(board.target)
@@ -734,7 +730,7 @@ pub fn specials_on_m4f(root: &Path) -> Result<Specials> {
     let board = BOARDS[0];
     let dir = root.join(board.dir);
     let target_dir = root.join("target/firmware").join(board.name);
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut cmd = setup::cargo();
     cmd.current_dir(&dir)
         .env("CARGO_TARGET_DIR", &target_dir)
         .args([

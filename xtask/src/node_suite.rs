@@ -382,7 +382,7 @@ fn statuses(root: &Path) -> Result<(Vec<Case>, BTreeMap<String, Status>)> {
         cases.len()
     );
     let manifest = root.join("tests/node-suite/Cargo.toml");
-    let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let output = crate::setup::cargo()
         .current_dir(root)
         .arg("run")
         .arg("--quiet")

@@ -54,6 +54,11 @@ fn output(cmd: &mut Command) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// The cargo that runs the xtask (`CARGO`), or the one on the path.
+pub fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
 /// Adds the missing rustup targets.
 pub fn targets() -> Result<()> {
     let installed = output(Command::new("rustup").args(["target", "list", "--installed"]))

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 
-use crate::setup::{self, run};
+use crate::setup::{self, cargo, run};
 
 /// Whether this machine has an NVIDIA GPU the CUDA provider could use.
 fn gpu_present() -> bool {
@@ -15,10 +15,6 @@ fn gpu_present() -> bool {
             .arg("-L")
             .output()
             .is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
-}
-
-fn cargo() -> Command {
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
 }
 
 fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {

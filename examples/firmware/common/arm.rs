@@ -17,6 +17,8 @@ impl tinyonnx_firmware::Board for Semihosting {
     }
 }
 
+// Safety: symbols cortex-m-rt's linker script defines; only their addresses are taken, never
+// their contents read.
 unsafe extern "C" {
     static _stack_start: u32;
     static __sheap: u32;

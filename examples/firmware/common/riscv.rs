@@ -19,6 +19,8 @@ impl tinyonnx_firmware::Board for Semihosting {
     }
 }
 
+// Safety: symbols riscv-rt's linker script defines; only their addresses are taken, never
+// their contents read.
 unsafe extern "C" {
     static _stack_start: u32;
     static __estack: u32;

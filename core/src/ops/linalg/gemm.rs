@@ -29,7 +29,7 @@ pub static GEMM: OpSchema = OpSchema {
     lower,
     macs,
     packs: |cx| {
-        if packed_plan(cx).is_some() {
+        if const_b_plan(cx).is_some() {
             vec![1, 2]
         } else {
             Vec::new()
@@ -108,7 +108,7 @@ fn dims(cx: &LowerCtx) -> (usize, usize, usize, bool, bool) {
 /// panels or transposed), `A` not transposed, and `C` either absent, known at compile
 /// time (scaled by beta) or used as is (beta = 1). Returns B's stored values and the
 /// values of `beta * C` when they are emitted too.
-fn packed_plan(cx: &LowerCtx) -> Option<(ConstB, Option<Vec<f32>>)> {
+fn const_b_plan(cx: &LowerCtx) -> Option<(ConstB, Option<Vec<f32>>)> {
     let (_, k, n, ta, tb) = dims(cx);
     let b = cx.input_consts.get(1).copied().flatten()?.as_f32()?;
     if ta {
@@ -131,7 +131,7 @@ fn packed_plan(cx: &LowerCtx) -> Option<(ConstB, Option<Vec<f32>>)> {
 fn lower(cx: &LowerCtx) -> TokenStream {
     let (m, k, n, ta, tb) = dims(cx);
     let kernels = kernels();
-    if let Some((stored, c_values)) = packed_plan(cx) {
+    if let Some((stored, c_values)) = const_b_plan(cx) {
         let a = &cx.input(0).expr;
         let y = &cx.outputs[0].expr;
         let relu = cx.epilogue.relu;

@@ -2,6 +2,9 @@
 //! VFPv4 or later and single precision (Cortex-M4F, M7, M33 with FPU; the `fma-vfp4`
 //! feature).
 
+// Safety: the declaration matches the routine this file assembles below (its
+// arguments in the AAPCS-VFP registers named there, nothing returned); callers uphold the
+// pointer contract stated at each call.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 unsafe extern "C" {
     pub(crate) fn tinyonnx_axpy_vfma(n: u32, a: f32, x: *const f32, y: *mut f32);
@@ -46,6 +49,9 @@ core::arch::global_asm!(
     ".size tinyonnx_axpy_vfma, . - tinyonnx_axpy_vfma",
 );
 
+// Safety: the declaration matches the routine this file assembles below (its
+// arguments in the AAPCS-VFP registers named there, nothing returned); callers uphold the
+// pointer contract stated at each call.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 unsafe extern "C" {
     pub(crate) fn tinyonnx_panel8_vfma(a: *const f32, panel: *const f32, acc: *mut f32, k: u32);
@@ -88,6 +94,9 @@ core::arch::global_asm!(
     ".size tinyonnx_panel8_vfma, . - tinyonnx_panel8_vfma",
 );
 
+// Safety: the declaration matches the routine this file assembles below (its
+// arguments in the AAPCS-VFP registers named there, nothing returned); callers uphold the
+// pointer contract stated at each call.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 unsafe extern "C" {
     pub(crate) fn tinyonnx_panel8x2_vfma(
