@@ -1,6 +1,6 @@
 //! ONNX `LSTM`. Gate order in W, R and B is i, o, f, c; peepholes P are i, o, f.
 
-use super::unary::{UnaryOp, unary_inplace};
+use super::unary::UnaryOp;
 
 /// Run-time flags of one LSTM node.
 #[derive(Debug, Clone, Copy)]
@@ -127,7 +127,7 @@ pub fn lstm<
             for bt in 0..BATCH {
                 let out = ((t * DIRS + d) * BATCH + bt) * HIDDEN;
                 gate_update::<F, G, H, HIDDEN>(
-                    &mut gates[bt * g4..(bt + 1) * g4],
+                    &gates[bt * g4..(bt + 1) * g4],
                     &mut c[bt * HIDDEN..(bt + 1) * HIDDEN],
                     &mut h[bt * HIDDEN..(bt + 1) * HIDDEN],
                     &mut y[out..out + HIDDEN],
@@ -146,7 +146,7 @@ pub fn lstm<
 /// does; the arithmetic is the same, so the results are too.
 #[inline(always)]
 fn gate_update<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize>(
-    gb: &mut [f32],
+    gb: &[f32],
     cb: &mut [f32],
     hb: &mut [f32],
     yb: &mut [f32],
@@ -169,7 +169,7 @@ fn gate_update<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize>(
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,fma")]
 unsafe fn gate_update_avx<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize>(
-    gb: &mut [f32],
+    gb: &[f32],
     cb: &mut [f32],
     hb: &mut [f32],
     yb: &mut [f32],
@@ -179,63 +179,79 @@ unsafe fn gate_update_avx<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usiz
     gate_body::<F, G, H, HIDDEN>(gb, cb, hb, yb, pd, opts);
 }
 
-/// Whole gate vectors at a time (the activations vectorize); peepholes read the previous
-/// cell state for i and f, the new one for o.
+/// One pass over the cells: each reads its four gates and its cell state once and writes
+/// the new states (separate passes per gate cost a load and a store a value each, as
+/// much as an activation on a Cortex-M). Peepholes read the previous cell state for i
+/// and f, the new one for o. The common LSTM (no peephole, clip or coupled gate) takes
+/// a copy of the loop without their tests.
 #[inline(always)]
 fn gate_body<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize>(
-    gb: &mut [f32],
+    gb: &[f32],
     cb: &mut [f32],
     hb: &mut [f32],
     yb: &mut [f32],
     pd: Option<&[f32]>,
     opts: Options,
 ) {
-    let clip = |v: &mut [f32]| {
-        v.iter_mut()
-            .for_each(|x| *x = x.clamp(-opts.clip, opts.clip))
-    };
+    if pd.is_none() && opts.clip == f32::INFINITY && !opts.input_forget {
+        cells::<F, G, H, HIDDEN, true>(gb, cb, hb, yb, None, opts);
+    } else {
+        cells::<F, G, H, HIDDEN, false>(gb, cb, hb, yb, pd, opts);
+    }
+}
+
+#[inline(always)]
+fn cells<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize, const PLAIN: bool>(
+    gb: &[f32],
+    cb: &mut [f32],
+    hb: &mut [f32],
+    yb: &mut [f32],
+    pd: Option<&[f32]>,
+    opts: Options,
+) {
     let (gb, cb, hb, yb) = (
-        &mut gb[..4 * HIDDEN],
+        &gb[..4 * HIDDEN],
         &mut cb[..HIDDEN],
         &mut hb[..HIDDEN],
         &mut yb[..HIDDEN],
     );
-    let (gi, rest) = gb.split_at_mut(HIDDEN);
-    let (go, rest) = rest.split_at_mut(HIDDEN);
-    let (gf, gc) = rest.split_at_mut(HIDDEN);
-    if let Some(pd) = pd {
-        for j in 0..HIDDEN {
-            gi[j] += pd[j] * cb[j];
-            gf[j] += pd[2 * HIDDEN + j] * cb[j];
-        }
-    }
-    clip(gi);
-    clip(gf);
-    clip(gc);
-    unary_inplace::<F>(gi);
-    if opts.input_forget {
-        for (f, &i) in gf.iter_mut().zip(gi.iter()) {
-            *f = 1.0 - i;
-        }
+    let pd = if PLAIN {
+        None
     } else {
-        unary_inplace::<F>(gf);
-    }
-    unary_inplace::<G>(gc);
-    for j in 0..HIDDEN {
-        cb[j] = gf[j] * cb[j] + gi[j] * gc[j];
-    }
-    if let Some(pd) = pd {
-        for j in 0..HIDDEN {
-            go[j] += pd[HIDDEN + j] * cb[j];
+        pd.map(|p| &p[..3 * HIDDEN])
+    };
+    let clip = |v: f32| {
+        if PLAIN {
+            v
+        } else {
+            v.clamp(-opts.clip, opts.clip)
         }
-    }
-    clip(go);
-    unary_inplace::<F>(go);
-    gc.copy_from_slice(cb);
-    unary_inplace::<H>(gc);
+    };
     for j in 0..HIDDEN {
-        let hv = go[j] * gc[j];
-        hb[j] = hv;
-        yb[j] = hv;
+        let c_prev = cb[j];
+        let (mut i, mut o, mut f, g) = (
+            gb[j],
+            gb[HIDDEN + j],
+            gb[2 * HIDDEN + j],
+            gb[3 * HIDDEN + j],
+        );
+        if let Some(pd) = pd {
+            i += pd[j] * c_prev;
+            f += pd[2 * HIDDEN + j] * c_prev;
+        }
+        let i = F::apply(clip(i));
+        let f = if !PLAIN && opts.input_forget {
+            1.0 - i
+        } else {
+            F::apply(clip(f))
+        };
+        let c = f * c_prev + i * G::apply(clip(g));
+        cb[j] = c;
+        if let Some(pd) = pd {
+            o += pd[HIDDEN + j] * c;
+        }
+        let h = F::apply(clip(o)) * H::apply(c);
+        hb[j] = h;
+        yb[j] = h;
     }
 }

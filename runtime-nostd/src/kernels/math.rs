@@ -1,9 +1,9 @@
 //! Branch-free single-precision `exp`, `sigmoid` and `tanh` that the compiler can
-//! vectorize (libm's are scalar calls with branches, which dominated the LSTM). Range
-//! reduction `x = n ln2 + r` with `|r| <= ln2 / 2`, a degree-7 polynomial for `e^r`
-//! (the Cephes `expf` coefficients) and the exponent set from bits. Accuracy against
-//! libm is pinned by the tests below: relative 3e-7 for `exp`, absolute 3e-7 for
-//! `sigmoid` and `tanh`.
+//! vectorize (libm's are scalar calls with branches, which dominated the LSTM). `exp`:
+//! range reduction `x = n ln2 + r` with `|r| <= ln2 / 2`, a degree-7 polynomial for
+//! `e^r` (the Cephes `expf` coefficients) and the exponent set from bits. `tanh` and
+//! `sigmoid`: one rational function. Accuracy against libm is pinned by the tests
+//! below.
 
 const LOG2E: f32 = core::f32::consts::LOG2_E;
 /// ln 2 split in two so `n * LN2_HI` is exact for the `n` that occur.
@@ -30,34 +30,75 @@ pub fn exp(x: f32) -> f32 {
     e * f32::from_bits(((bits + 127) as u32) << 23)
 }
 
-/// `1 / (1 + e^-x)`.
-#[inline(always)]
-pub fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + exp(-x))
-}
+/// `tanh(x) ~ x P(x^2) / Q(x^2)` on `[-9, 9]` (where `tanh` is 1 in f32): `P` and `Q`
+/// from low degree up. The coefficients are a fit made here (relative error of
+/// `tanh(x) / x` minimized on `[0, 9]` by least squares with Lawson reweighting;
+/// `xtask/fit/tanh.py`).
+const TANH_P: [f32; 6] = [
+    1.0,
+    0.129_224_64,
+    2.924_094_4e-3,
+    9.295_069_5e-6,
+    -1.285_318_5e-8,
+    1.841_636_9e-11,
+];
+const TANH_Q: [f32; 4] = [1.0, 0.462_557_64, 2.377_720_4e-2, 2.285_419_9e-4];
 
-/// `tanh(x)`: an odd polynomial below 0.625 in magnitude (the Cephes `tanhf`
-/// coefficients), `1 - 2 / (e^2|x| + 1)` with the sign of `x` above.
+/// The same function for `sigmoid(x) - 1/2 = tanh(x / 2) / 2`, on `[-18, 18]`: the
+/// coefficients scaled by powers of two, so exactly those of `tanh` at `x / 2`.
+const SIGMOID_P: [f32; 6] = [
+    TANH_P[0] / 4.0,
+    TANH_P[1] / 16.0,
+    TANH_P[2] / 64.0,
+    TANH_P[3] / 256.0,
+    TANH_P[4] / 1024.0,
+    TANH_P[5] / 4096.0,
+];
+const SIGMOID_Q: [f32; 4] = [
+    TANH_Q[0],
+    TANH_Q[1] / 4.0,
+    TANH_Q[2] / 16.0,
+    TANH_Q[3] / 64.0,
+];
+
+/// `x P(x^2) / Q(x^2)` on `x` clamped to `[-lim, lim]`. The powers of `x^2` first and
+/// then the sums: each term is one multiply-accumulate into the running sum (on a
+/// Cortex-M, Horner's form also has to copy each coefficient into the accumulator).
+/// Comparisons leave NaN as it is.
 #[inline(always)]
-pub fn tanh(x: f32) -> f32 {
-    let a = x.abs();
-    let z = x * x;
-    let small =
-        ((((-5.704_988_7e-3 * z + 2.063_909e-2) * z - 5.373_971_6e-2) * z + 1.333_144_2e-1) * z
-            - 3.333_328e-1)
-            * z
-            * x
-            + x;
-    let large = 1.0 - 2.0 / (exp(2.0 * a.min(9.1)) + 1.0);
-    let large = if x < 0.0 { -large } else { large };
-    // NaN fails both comparisons and comes back as itself, as in ONNX Runtime.
-    if a < 0.625 {
-        small
-    } else if a >= 0.625 {
-        large
+fn odd_rational(x: f32, lim: f32, p: &[f32; 6], q: &[f32; 4]) -> f32 {
+    let x = if x > lim {
+        lim
+    } else if x < -lim {
+        -lim
     } else {
         x
-    }
+    };
+    let z = x * x;
+    let z2 = z * z;
+    let z3 = z2 * z;
+    let z4 = z2 * z2;
+    let z5 = z4 * z;
+    let num = p[0] + p[1] * z + p[2] * z2 + p[3] * z3 + p[4] * z4 + p[5] * z5;
+    let den = q[0] + q[1] * z + q[2] * z2 + q[3] * z3;
+    x * num / den
+}
+
+/// `1 / (1 + e^-x)`, as `1/2 + tanh(x / 2) / 2` with its own scaled coefficients: no
+/// exponent bits, one division, absolute error about 2e-7. Below about -16 the result
+/// is a multiple of 3e-8 rather than the tiny value itself (as ONNX Runtime's rational
+/// logistic).
+#[inline(always)]
+pub fn sigmoid(x: f32) -> f32 {
+    0.5 + odd_rational(x, 18.0, &SIGMOID_P, &SIGMOID_Q)
+}
+
+/// `tanh(x)`: one rational function and a clamp, no branch else, so the LSTM's five
+/// gate activations a cell stay cheap on a Cortex-M. The tests below pin its f32 error:
+/// absolute 4.5e-7, relative 4e-7 below 0.625 in magnitude, `|tanh| <= 1 + 3e-7`.
+#[inline(always)]
+pub fn tanh(x: f32) -> f32 {
+    odd_rational(x, 9.0, &TANH_P, &TANH_Q)
 }
 
 /// `max(x, 0)` that keeps NaN (ONNX Runtime's Relu; `f32::max` would give 0): the
@@ -103,24 +144,32 @@ mod tests {
 
     #[test]
     fn sigmoid_and_tanh_match_libm() {
-        let (mut ws, mut wt, mut wt_rel) = (0.0f32, 0.0f32, 0.0f32);
+        let (mut ws, mut wt, mut wt_rel, mut top) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
         for x in sweep(-30.0, 30.0, 600_000) {
             ws = ws.max((sigmoid(x) - 1.0 / (1.0 + libm::expf(-x))).abs());
             let want = libm::tanhf(x);
             wt = wt.max((tanh(x) - want).abs());
+            top = top.max(tanh(x).abs());
             if x.abs() < 0.625 && want != 0.0 {
                 wt_rel = wt_rel.max(((tanh(x) - want) / want).abs());
             }
         }
         std::eprintln!(
-            "sigmoid: {ws:e} absolute; tanh: {wt:e} absolute, {wt_rel:e} relative near 0"
+            "sigmoid: {ws:e} absolute; tanh: {wt:e} absolute, {wt_rel:e} relative near 0, \
+             largest {top}"
         );
         assert!(ws < 3e-7, "sigmoid absolute error {ws}");
-        assert!(wt < 3e-7, "tanh absolute error {wt}");
-        // Near zero the polynomial keeps relative accuracy too.
-        assert!(wt_rel < 3e-7, "tanh relative error near 0: {wt_rel}");
+        assert!(wt < 4.5e-7, "tanh absolute error {wt}");
+        // Near zero the approximation keeps relative accuracy too.
+        assert!(wt_rel < 4e-7, "tanh relative error near 0: {wt_rel}");
+        assert!(top <= 1.000_000_3, "tanh reaches {top}");
         assert_eq!(tanh(1e-30), 1e-30);
         assert_eq!(tanh(100.0), 1.0);
         assert_eq!(tanh(-100.0), -1.0);
+        assert_eq!(tanh(f32::INFINITY), 1.0);
+        assert_eq!(sigmoid(f32::NEG_INFINITY), 0.0);
+        assert_eq!(sigmoid(f32::INFINITY), 1.0);
+        assert_eq!(sigmoid(0.0), 0.5);
+        assert!(tanh(f32::NAN).is_nan() && sigmoid(f32::NAN).is_nan());
     }
 }
