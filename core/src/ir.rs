@@ -34,14 +34,17 @@ pub struct Graph {
 }
 
 /// When a 3x3 stride-1 convolution runs as Winograd F(2x2, 3x3) (fewer products,
-/// more scratch), the model's `winograd = auto | always | never;`.
+/// more scratch, and its kernel stored transformed: 16 values for every 9), the model's
+/// `winograd = auto | always | never;`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Winograd {
     /// Wherever the arena does not grow.
-    #[default]
     Auto,
     /// Wherever the convolution allows it.
     Always,
+    /// Nowhere: the weights stay as declared (the default, so a model stores no
+    /// transformed copy its author did not ask for).
+    #[default]
     Never,
 }
 

@@ -253,8 +253,9 @@ mod tests {
         // The 1x1 convolution's 256 KB output sets the arena; the 3x3 one after the
         // pooling has room for its Winograd scratch.
         let pooled = |setting| pooled_convs(setting, 8, 64, 4);
-        let (auto, never) = (pooled(quote!()), pooled(quote!(winograd = never;)));
+        let (auto, never) = (pooled(quote!(winograd = auto;)), pooled(quote!()));
         assert_eq!(winograd_nodes(&auto), ["Conv"]);
+        // No setting is `never`: no transformed kernel the author did not ask for.
         assert!(winograd_nodes(&never).is_empty());
         assert_eq!(auto.planned.arena_bytes, never.planned.arena_bytes);
         // A lone 3x3 convolution: its Winograd scratch would grow the arena.
@@ -269,7 +270,7 @@ mod tests {
             })
             .unwrap()
         };
-        let auto = lone(quote!());
+        let auto = lone(quote!(winograd = auto;));
         assert!(winograd_nodes(&auto).is_empty());
         let always = lone(quote!(winograd = always;));
         assert_eq!(winograd_nodes(&always), ["Conv"]);
@@ -285,7 +286,7 @@ mod tests {
                 .map(|s| s.winograd)
                 .collect::<Vec<_>>()
         };
-        let (auto, never) = (halved(quote!()), halved(quote!(winograd = never;)));
+        let (auto, never) = (halved(quote!(winograd = auto;)), halved(quote!()));
         assert_eq!(rows(&auto), [0, 0, 1]);
         assert_eq!(auto.planned.arena_bytes, never.planned.arena_bytes);
         let always = halved(quote!(winograd = always;));

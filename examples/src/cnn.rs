@@ -1,7 +1,7 @@
 use tinyonnx::onnx_model;
 
-/// The CNN of this module with a `winograd` setting (`auto` keeps the arena of the
-/// im2col kernels; `always` trades arena for speed).
+/// The CNN of this module with a `winograd` setting (`never` stores the weights as
+/// declared; `always` trades arena and a transformed kernel for speed).
 macro_rules! cnn {
     ($(#[$doc:meta])* $name:ident, $winograd:ident) => {
         onnx_model! {
@@ -37,11 +37,10 @@ macro_rules! cnn {
 cnn!(
     /// CIFAR-style CNN: three blocks Conv 3x3 pad 1 -> BatchNormalization -> Relu ->
     /// MaxPool 2x2 stride 2 (32, 64, 128 channels), then Flatten -> Gemm 2048 -> 256 ->
-    /// Relu -> Gemm 256 -> 10 -> Softmax. Under `winograd = auto` its arena stays that
-    /// of the im2col kernels: the third convolution runs as one-row Winograd passes in
-    /// it where the CPU has no AVX-512, the others keep im2col.
+    /// Relu -> Gemm 256 -> 10 -> Softmax. Its convolutions run as im2col products (the
+    /// direct kernel where the CPU has AVX-512), on the weights as declared.
     Cnn,
-    auto
+    never
 );
 
 cnn!(

@@ -6,6 +6,9 @@ onnx_model! {
     /// shortcut), 128; GlobalAveragePool -> Flatten -> Gemm 128 -> 10 -> Softmax.
     pub model ResNet {
         opset = 17;
+        // Its 3x3 convolutions as Winograd wherever the arena allows: a transformed
+        // kernel (16/9 of their weights) for 2.25x fewer products.
+        winograd = auto;
         input x: f32[batch, 3, 224, 224];
 
         block conv_bn(x, ch, k, stride = 1, pad = 0, seed = 0) {

@@ -165,6 +165,36 @@ pub mod winograd {
     }
 }
 
+/// The stack an inference may take below its caller's frame (`Model::run`, its
+/// `forward`, the kernels and what they call), as each model's `INFO.stack_bytes`
+/// states it. A budget the kernels are written to, not a figure derived from their
+/// code: the firmware test measures every model on every board and fails above it, so
+/// a kernel that comes to need more has to say so here.
+pub mod stack {
+    use super::NR;
+
+    /// Every model, on every core: the frames of `run` and `forward` and of the kernel
+    /// running, whose accumulator tiles live in registers or in a few panels' worth of
+    /// memory. (Cores with a floating-point unit keep float values in registers and
+    /// take about two thirds of this; soft-float cores and RISC-V save more registers
+    /// a call.)
+    pub const BASE: usize = 1536;
+
+    /// Per input and output of the model: its pointer, passed to the forward pass on
+    /// the stack and kept in its frame.
+    pub const PORT: usize = 8;
+
+    /// More for a Winograd convolution: its 16 input-window lanes, the transformed rows
+    /// and the output rows of a panel of tiles, 32 lanes of `NR` floats.
+    pub const WINOGRAD: usize = 32 * NR * 4;
+
+    /// The budget of a model with `ports` inputs and outputs, with or without a
+    /// Winograd convolution.
+    pub const fn bound(ports: usize, winograd: bool) -> usize {
+        BASE + PORT * ports + if winograd { WINOGRAD } else { 0 }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -146,6 +146,9 @@ pub struct ModelInfo {
     pub arena_bytes: usize,
     /// The largest total size of intermediate tensors alive at the same step.
     pub arena_lower_bound_bytes: usize,
+    /// The stack budget of one inference below its caller's frame, which the firmware
+    /// test holds every board to (`tinyonnx_layout::stack`).
+    pub stack_bytes: usize,
 }
 
 impl ModelInfo {

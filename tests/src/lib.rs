@@ -831,6 +831,7 @@ pub fn info_of(c: &tinyonnx_core::driver::Compiled) -> ModelInfo {
         macs: tinyonnx_core::emit_rust::macs(p),
         arena_bytes: p.arena_bytes,
         arena_lower_bound_bytes: p.lower_bound_bytes,
+        stack_bytes: p.stack_bytes,
     }
 }
 

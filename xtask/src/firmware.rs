@@ -145,6 +145,8 @@ pub struct Row {
     pub ram_bytes: u64,
     pub arena_bytes: usize,
     pub stack_bytes: u64,
+    /// The stack budget the model states (`INFO.stack_bytes`); above it the row fails.
+    pub stack_budget: usize,
     pub instructions: u64,
     pub macs: u64,
     pub instructions_per_mac: f64,
@@ -177,6 +179,7 @@ impl Row {
             ram_bytes: ram,
             arena_bytes: info.arena_bytes,
             stack_bytes: report.stack,
+            stack_budget: info.stack_bytes,
             instructions: report.instructions,
             macs: info.macs,
             instructions_per_mac: report.instructions as f64 / info.macs.max(1) as f64,
@@ -520,7 +523,7 @@ pub fn run_boards(root: &Path, boards: &[Board]) -> Result<Vec<Row>> {
                 vs_ort = vs_ort.max(o);
                 vs_host = vs_host.max(h);
             }
-            let passed = complete && within;
+            let passed = complete && within && within_stack(&report, info);
             if !passed {
                 println!(
                     "FAILED {} on {}; the firmware printed:\n{}",
@@ -569,6 +572,18 @@ fn build(
 
 /// Builds and runs the firmware of an imported model; its outputs are compared with
 /// ONNX Runtime on the original file (the host forward pass is the tests' business).
+/// Whether the inference kept to the stack budget its model states, saying so if not.
+fn within_stack(report: &Report, info: &ModelInfo) -> bool {
+    let ok = report.stack <= info.stack_bytes as u64;
+    if !ok {
+        println!(
+            "{}: {} bytes of stack, above the {} its INFO.stack_bytes states",
+            info.name, report.stack, info.stack_bytes
+        );
+    }
+    ok
+}
+
 fn run_imported(
     board: &Board,
     dir: &Path,
@@ -598,6 +613,7 @@ fn run_imported(
         passed &= d <= tolerance(got);
         vs_ort = vs_ort.max(d);
     }
+    passed &= within_stack(&report, info);
     if !passed {
         println!(
             "FAILED {} on {}; the firmware printed:\n{}",
@@ -851,7 +867,7 @@ pub fn specials_on_m4f(root: &Path) -> Result<Specials> {
 /// The table header.
 pub fn print_header() {
     println!(
-        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>9} {:>8} {:>9} {:>7} {:>11} {:>11} {:>10} {:>8} {:>10}",
+        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>9} {:>8} {:>9} {:>11} {:>11} {:>11} {:>10} {:>8} {:>10}",
         "board",
         "model",
         "passed",
@@ -860,7 +876,7 @@ pub fn print_header() {
         "bare code",
         "RAM",
         "arena",
-        "stack",
+        "stack/budget",
         "instr",
         "cycles~",
         "MACs",
@@ -871,7 +887,7 @@ pub fn print_header() {
 
 fn print_row(r: &Row) {
     println!(
-        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>9} {:>8} {:>9} {:>7} {:>11} {:>11} {:>10} {:>8.2} {:>10.3e}",
+        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>9} {:>8} {:>9} {:>11} {:>11} {:>11} {:>10} {:>8.2} {:>10.3e}",
         r.board,
         r.model,
         if r.passed { "yes" } else { "NO" },
@@ -880,7 +896,7 @@ fn print_row(r: &Row) {
         r.bare_code_bytes.map_or("-".to_string(), |b| b.to_string()),
         r.ram_bytes,
         r.arena_bytes,
-        r.stack_bytes,
+        format!("{}/{}", r.stack_bytes, r.stack_budget),
         r.instructions,
         r.cycles.map_or("-".to_string(), |c| c.to_string()),
         r.macs,

@@ -66,7 +66,7 @@ impl<'m> Checker<'m> {
                         other => {
                             self.error(
                                 value.span(),
-                                format!("unknown winograd setting `{other}`: expected `auto` (where the arena does not grow), `always` or `never`"),
+                                format!("unknown winograd setting `{other}`: expected `never` (the default), `auto` (where the arena does not grow) or `always`"),
                             );
                             continue;
                         }
@@ -441,7 +441,10 @@ mod tests {
         });
         assert_eq!(e.len(), 1);
         assert!(e[0].starts_with("unknown winograd setting `fast`"), "{e:?}");
-        assert!(e[0].contains("`always` or `never`"), "{e:?}");
+        assert!(
+            e[0].contains("`never` (the default)") && e[0].contains("`always`"),
+            "{e:?}"
+        );
     }
 
     #[test]

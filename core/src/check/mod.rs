@@ -77,7 +77,7 @@ impl Checker<'_> {
                 model_version: None,
                 domain: None,
                 metadata: Vec::new(),
-                winograd: Winograd::Auto,
+                winograd: Winograd::Never,
                 instances: Vec::new(),
                 device_dims: BTreeMap::new(),
                 tensors: Vec::new(),

@@ -150,6 +150,7 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
     let name_str = &graph.name;
     let arena_bytes = p.arena_bytes;
     let lower_bound = p.lower_bound_bytes;
+    let stack_bytes = p.stack_bytes;
     let params = graph.params();
     let nodes = graph.nodes.len();
     let total_macs = macs(p);
@@ -266,6 +267,9 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
             pub const ARENA_BYTES: usize = #arena_bytes;
             /// The largest total size of intermediate tensors alive at the same step.
             pub const ARENA_LOWER_BOUND_BYTES: usize = #lower_bound;
+            /// The stack budget of one inference below the caller's frame (see
+            /// `tinyonnx_layout::stack`); the firmware test holds every board to it.
+            pub const STACK_BYTES: usize = #stack_bytes;
             /// Number of weight values.
             pub const PARAMS: usize = #params;
             /// Bytes of weight data in `static` memory.
@@ -285,6 +289,7 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
                 macs: #total_macs,
                 arena_bytes: #arena_bytes,
                 arena_lower_bound_bytes: #lower_bound,
+                stack_bytes: #stack_bytes,
             };
 
             /// A zeroed arena of the planned size.

@@ -48,6 +48,9 @@ pub struct Planned {
     pub lower_bound_bytes: usize,
     /// One step per node of `graph`, in order.
     pub steps: Vec<Step>,
+    /// The stack budget of the forward pass (`tinyonnx_layout::stack`), bodies
+    /// included.
+    pub stack_bytes: usize,
 }
 
 /// The record of a graph whose order, arena and fusions are decided.
@@ -76,14 +79,27 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
                 None => Vec::new(),
             },
         })
-        .collect();
+        .collect::<Vec<_>>();
+    let stack_bytes = stack_bytes(graph.inputs.len() + graph.outputs.len(), &steps);
     Planned {
         graph,
         offsets: arena.offsets,
         arena_bytes: arena.arena_bytes,
         lower_bound_bytes: arena.lower_bound_bytes,
         steps,
+        stack_bytes,
     }
+}
+
+/// The stack budget of a graph with `ports` inputs and outputs and these steps: a
+/// Winograd convolution's extra if one of them (or of their bodies) runs as one.
+fn stack_bytes(ports: usize, steps: &[Step]) -> usize {
+    fn winograd(steps: &[Step]) -> bool {
+        steps
+            .iter()
+            .any(|s| s.winograd > 0 || s.bodies.iter().any(|b| winograd(&b.steps)))
+    }
+    tinyonnx_layout::stack::bound(ports, winograd(steps))
 }
 
 /// The bodies of a control-flow node whose region starts at byte `base` of the outer

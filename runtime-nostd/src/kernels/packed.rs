@@ -118,20 +118,14 @@ unsafe fn gemm_checked(
         core::hint::assert_unchecked(m > 0 && n > 0);
         core::hint::assert_unchecked(last_index((m, y_rs), (n, y_cs)).is_some_and(|i| i < y.len()));
     }
-    let mut r0 = 0;
-    if cfg!(all(feature = "fma-vfp4", target_arch = "arm")) {
-        // Pairs of rows through the two-row VFMA routine (16 accumulators), the last
-        // odd row through the one-row routine.
-        while r0 + 2 <= m {
-            rows::<2, 1>(r0, (k, n, a, a_rs, bp, init), y, (y_rs, y_cs), relu);
-            r0 += 2;
-        }
-        while r0 < m {
-            rows::<1, 1>(r0, (k, n, a, a_rs, bp, init), y, (y_rs, y_cs), relu);
-            r0 += 1;
-        }
+    #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+    {
+        // Safety: this function's contract.
+        unsafe { rows_vfma((m, k, n), (a, a_rs), bp, init, y, (y_rs, y_cs), relu) };
         return;
     }
+    #[allow(unreachable_code)]
+    let mut r0 = 0;
     // Row blocks of MR, then 4, 2 and 1 rows; with AVX (at compile or run time) two
     // panels a block, or four for two rows: 8 or 16 accumulators of 8 floats.
     #[cfg(target_arch = "x86_64")]
@@ -200,6 +194,101 @@ unsafe fn gemm_checked(
     }
 }
 
+/// Eight zeros: the start of every panel of a product without an init.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+static ZERO_PANEL: [f32; NR] = [0.0; NR];
+
+/// [`gemm_checked`] on a core with VFPv4 (the Cortex-M4F and M33 boards): pairs of rows,
+/// then the last odd one. Where the output is row-major and the init is none or one
+/// row of values (a Gemm's bias, an LSTM's gates), the whole panels go through the
+/// routines that loop over panels themselves and store each panel's results as runs
+/// (about a dozen instructions a panel besides the products, where a block through
+/// [`rows`] costs two hundred); the rest (a partial last panel, a convolution's
+/// transposed output, a per-row init) through [`rows`].
+///
+/// # Safety
+/// As [`gemm_checked`].
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn rows_vfma(
+    (m, k, n): (usize, usize, usize),
+    (a, a_rs): (&[f32], usize),
+    bp: &[f32],
+    init: Option<Strided<'_>>,
+    y: &mut [f32],
+    (y_rs, y_cs): (usize, usize),
+    relu: bool,
+) {
+    use super::arch::arm::{tinyonnx_rows8_vfma, tinyonnx_rows8x2_vfma};
+    let start = match init {
+        None => Some((ZERO_PANEL.as_ptr(), 0)),
+        Some(c) if c.rows == 0 && c.cols == 1 => Some((c.values.as_ptr(), 4 * NR as u32)),
+        Some(_) => None,
+    };
+    let whole = if y_cs == 1 { n / NR } else { 0 };
+    let (start, step, p0) = match start {
+        Some((s, step)) if whole > 0 => (s, step, whole),
+        _ => (ZERO_PANEL.as_ptr(), 0, 0),
+    };
+    let args = (k, n, a, a_rs, bp, init);
+    let ap = a.as_ptr();
+    let clamp = |y: &mut [f32], r: usize| {
+        if relu && p0 > 0 {
+            let row = &mut y[r * y_rs..r * y_rs + p0 * NR];
+            row.iter_mut().for_each(|v| *v = super::math::relu(*v));
+        }
+    };
+    let mut r0 = 0;
+    while r0 + 2 <= m {
+        if p0 > 0 {
+            let yp = y.as_mut_ptr();
+            // Safety: rows `r0`, `r0 + 1 < m` of `a` hold `k` values each; the first
+            // `p0 * k * NR` values of `bp` are the whole panels; `start` holds `p0 * NR`
+            // values when it steps (an init row `gemm_packed` checked: columns below
+            // `n`), eight when not; output rows `r0`, `r0 + 1` hold `p0 * NR <= n`
+            // values from their starts (`y_cs` = 1), inside the length `gemm_packed`
+            // asserted.
+            unsafe {
+                tinyonnx_rows8x2_vfma(
+                    ap.add(r0 * a_rs),
+                    ap.add((r0 + 1) * a_rs),
+                    bp.as_ptr(),
+                    start,
+                    step,
+                    yp.add(r0 * y_rs),
+                    yp.add((r0 + 1) * y_rs),
+                    k as u32,
+                    p0 as u32,
+                )
+            };
+            clamp(y, r0);
+            clamp(y, r0 + 1);
+        }
+        rows_from::<2, 1>(r0, p0, args, y, (y_rs, y_cs), relu);
+        r0 += 2;
+    }
+    if r0 < m {
+        if p0 > 0 {
+            let yp = y.as_mut_ptr();
+            // Safety: as above, for the one row `r0 < m`.
+            unsafe {
+                tinyonnx_rows8_vfma(
+                    ap.add(r0 * a_rs),
+                    bp.as_ptr(),
+                    start,
+                    step,
+                    yp.add(r0 * y_rs),
+                    k as u32,
+                    p0 as u32,
+                )
+            };
+            clamp(y, r0);
+        }
+        rows_from::<1, 1>(r0, p0, args, y, (y_rs, y_cs), relu);
+    }
+}
+
 /// The operands every row block shares: `k`, `n`, `A`, its row stride, packed `B` and
 /// the accumulator init.
 type Args<'a> = (
@@ -256,8 +345,22 @@ fn rows<const R: usize, const Q: usize>(
     out: (usize, usize),
     relu: bool,
 ) {
+    rows_from::<R, Q>(r0, 0, args, y, out, relu);
+}
+
+/// [`rows`] from panel `p0` on.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn rows_from<const R: usize, const Q: usize>(
+    r0: usize,
+    p0: usize,
+    args: Args<'_>,
+    y: &mut [f32],
+    out: (usize, usize),
+    relu: bool,
+) {
     let panels = args.1.div_ceil(NR);
-    let mut p = 0;
+    let mut p = p0;
     while p < panels {
         if p + Q <= panels {
             block::<R, Q>(r0, p, args, y, out, relu);
