@@ -44,23 +44,6 @@ const TANH_P: [f32; 6] = [
 ];
 const TANH_Q: [f32; 4] = [1.0, 0.462_557_64, 2.377_720_4e-2, 2.285_419_9e-4];
 
-/// The same function for `sigmoid(x) - 1/2 = tanh(x / 2) / 2`, on `[-18, 18]`: the
-/// coefficients scaled by powers of two, so exactly those of `tanh` at `x / 2`.
-const SIGMOID_P: [f32; 6] = [
-    TANH_P[0] / 4.0,
-    TANH_P[1] / 16.0,
-    TANH_P[2] / 64.0,
-    TANH_P[3] / 256.0,
-    TANH_P[4] / 1024.0,
-    TANH_P[5] / 4096.0,
-];
-const SIGMOID_Q: [f32; 4] = [
-    TANH_Q[0],
-    TANH_Q[1] / 4.0,
-    TANH_Q[2] / 16.0,
-    TANH_Q[3] / 64.0,
-];
-
 /// `x P(x^2) / Q(x^2)` on `x` clamped to `[-lim, lim]`. The powers of `x^2` first and
 /// then the sums: each term is one multiply-accumulate into the running sum (on a
 /// Cortex-M, Horner's form also has to copy each coefficient into the accumulator).
@@ -84,13 +67,14 @@ fn odd_rational(x: f32, lim: f32, p: &[f32; 6], q: &[f32; 4]) -> f32 {
     x * num / den
 }
 
-/// `1 / (1 + e^-x)`, as `1/2 + tanh(x / 2) / 2` with its own scaled coefficients: no
-/// exponent bits, one division, absolute error about 2e-7. Below about -16 the result
-/// is a multiple of 3e-8 rather than the tiny value itself (as ONNX Runtime's rational
-/// logistic).
+/// `1 / (1 + e^-x)`, as `1/2 + tanh(x / 2) / 2`: no exponent bits, one division,
+/// absolute error about 2e-7. Below about -16 the result is a multiple of 3e-8 rather
+/// than the tiny value itself (as ONNX Runtime's rational logistic). Sharing `tanh`'s
+/// coefficients keeps an LSTM cell's five activations in the registers of a Cortex-M
+/// (a second set for the sigmoid cost reloads from memory every cell).
 #[inline(always)]
 pub fn sigmoid(x: f32) -> f32 {
-    0.5 + odd_rational(x, 18.0, &SIGMOID_P, &SIGMOID_Q)
+    0.5 + 0.5 * tanh(0.5 * x)
 }
 
 /// `tanh(x)`: one rational function and a clamp, no branch else, so the LSTM's five

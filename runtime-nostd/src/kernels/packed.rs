@@ -255,6 +255,7 @@ unsafe fn rows_vfma(
                     ap.add((r0 + 1) * a_rs),
                     bp.as_ptr(),
                     start,
+                    start,
                     step,
                     yp.add(r0 * y_rs),
                     yp.add((r0 + 1) * y_rs),
@@ -533,31 +534,35 @@ unsafe fn tile<const R: usize, const Q: usize>(
 ) {
     #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
     if R == 2 && Q == 1 {
+        // One panel of the two-row routine, each row of `acc` its start and its
+        // destination.
+        let acc: *mut f32 = acc.as_mut_ptr().cast();
         // Safety: as this function's contract (rows 0 and 1 of `a` hold `k` values
         // each); the routine reads `k * NR` floats of `panels` and reads and writes the
         // `2 * NR` accumulators, row 0's then row 1's, as `acc` lays them out.
         unsafe {
-            super::arch::arm::tinyonnx_panel8x2_vfma(
+            super::arch::arm::tinyonnx_rows8x2_vfma(
                 a,
                 a.add(a_rs),
                 panels.as_ptr(),
-                acc.as_mut_ptr().cast(),
+                acc,
+                acc.add(NR),
+                0,
+                acc,
+                acc.add(NR),
                 k as u32,
+                1,
             )
         };
         return;
     }
     #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
     if R == 1 && Q == 1 {
+        let acc: *mut f32 = acc.as_mut_ptr().cast();
         // Safety: as this function's contract; the routine reads `k` floats of `a`,
         // `k * NR` of `panels`, reads and writes the `NR` accumulators.
         unsafe {
-            super::arch::arm::tinyonnx_panel8_vfma(
-                a,
-                panels.as_ptr(),
-                acc.as_mut_ptr().cast(),
-                k as u32,
-            )
+            super::arch::arm::tinyonnx_rows8_vfma(a, panels.as_ptr(), acc, 0, acc, k as u32, 1)
         };
         return;
     }

@@ -50,200 +50,6 @@ core::arch::global_asm!(
 );
 
 // Safety: the declaration matches the routine this file assembles below (its
-// arguments in the AAPCS-VFP registers named there, nothing returned); callers uphold the
-// pointer contract stated at each call.
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-unsafe extern "C" {
-    pub(crate) fn tinyonnx_panel8_vfma(a: *const f32, panel: *const f32, acc: *mut f32, k: u32);
-}
-
-// AAPCS-VFP: a in r0, panel in r1, acc in r2, k in r3. Eight accumulators in s0-s7,
-// four values of A in s8-s11, one panel row in s16-s23 (callee-saved, so pushed). Four
-// steps of k a pass: one load of four values of A, then per step one load of eight
-// panel values and eight fused multiply-adds, and the loop: 39 instructions for 32
-// multiply-accumulates (12 for 8 one step at a time, as the last k % 4 steps go).
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-core::arch::global_asm!(
-    ".syntax unified",
-    ".thumb",
-    ".fpu fpv4-sp-d16",
-    ".section .text.tinyonnx_panel8_vfma,\"ax\",%progbits",
-    ".global tinyonnx_panel8_vfma",
-    ".type tinyonnx_panel8_vfma,%function",
-    ".thumb_func",
-    "tinyonnx_panel8_vfma:",
-    "    vpush {{s16-s23}}",
-    "    vldmia r2, {{s0-s7}}",
-    "    subs r3, #4",
-    "    blo 3f",
-    "1:",
-    "    vldmia r0!, {{s8-s11}}",
-    "    vldmia r1!, {{s16-s23}}",
-    "    vfma.f32 s0, s8, s16",
-    "    vfma.f32 s1, s8, s17",
-    "    vfma.f32 s2, s8, s18",
-    "    vfma.f32 s3, s8, s19",
-    "    vfma.f32 s4, s8, s20",
-    "    vfma.f32 s5, s8, s21",
-    "    vfma.f32 s6, s8, s22",
-    "    vfma.f32 s7, s8, s23",
-    "    vldmia r1!, {{s16-s23}}",
-    "    vfma.f32 s0, s9, s16",
-    "    vfma.f32 s1, s9, s17",
-    "    vfma.f32 s2, s9, s18",
-    "    vfma.f32 s3, s9, s19",
-    "    vfma.f32 s4, s9, s20",
-    "    vfma.f32 s5, s9, s21",
-    "    vfma.f32 s6, s9, s22",
-    "    vfma.f32 s7, s9, s23",
-    "    vldmia r1!, {{s16-s23}}",
-    "    vfma.f32 s0, s10, s16",
-    "    vfma.f32 s1, s10, s17",
-    "    vfma.f32 s2, s10, s18",
-    "    vfma.f32 s3, s10, s19",
-    "    vfma.f32 s4, s10, s20",
-    "    vfma.f32 s5, s10, s21",
-    "    vfma.f32 s6, s10, s22",
-    "    vfma.f32 s7, s10, s23",
-    "    vldmia r1!, {{s16-s23}}",
-    "    vfma.f32 s0, s11, s16",
-    "    vfma.f32 s1, s11, s17",
-    "    vfma.f32 s2, s11, s18",
-    "    vfma.f32 s3, s11, s19",
-    "    vfma.f32 s4, s11, s20",
-    "    vfma.f32 s5, s11, s21",
-    "    vfma.f32 s6, s11, s22",
-    "    vfma.f32 s7, s11, s23",
-    "    subs r3, #4",
-    "    bhs 1b",
-    "3:",
-    "    adds r3, #4",
-    "    beq 2f",
-    "4:",
-    "    vldmia r0!, {{s8}}",
-    "    vldmia r1!, {{s16-s23}}",
-    "    vfma.f32 s0, s8, s16",
-    "    vfma.f32 s1, s8, s17",
-    "    vfma.f32 s2, s8, s18",
-    "    vfma.f32 s3, s8, s19",
-    "    vfma.f32 s4, s8, s20",
-    "    vfma.f32 s5, s8, s21",
-    "    vfma.f32 s6, s8, s22",
-    "    vfma.f32 s7, s8, s23",
-    "    subs r3, #1",
-    "    bne 4b",
-    "2:",
-    "    vstmia r2, {{s0-s7}}",
-    "    vpop {{s16-s23}}",
-    "    bx lr",
-    ".size tinyonnx_panel8_vfma, . - tinyonnx_panel8_vfma",
-);
-
-// Safety: the declaration matches the routine this file assembles below (its
-// arguments in the AAPCS-VFP registers named there, nothing returned); callers uphold the
-// pointer contract stated at each call.
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-unsafe extern "C" {
-    pub(crate) fn tinyonnx_panel8x2_vfma(
-        a0: *const f32,
-        a1: *const f32,
-        panel: *const f32,
-        acc: *mut f32,
-        k: u32,
-    );
-}
-
-// Two rows of A against one panel. AAPCS-VFP: a0 in r0, a1 in r1, panel in r2, acc in
-// r3, k on the stack. Sixteen accumulators in s0-s15 (row 0's eight, then row 1's), two
-// values of each row of A in s16-s17 and s18-s19, one panel row in s24-s31 (s16-s31
-// are callee-saved, so pushed). Two steps of k a pass: one load of two values per row
-// of A, then per step one load of eight panel values and sixteen fused multiply-adds,
-// and the loop: 38 instructions for 32 multiply-accumulates (21 for 16 when k is odd,
-// for the last step).
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-core::arch::global_asm!(
-    ".syntax unified",
-    ".thumb",
-    ".fpu fpv4-sp-d16",
-    ".section .text.tinyonnx_panel8x2_vfma,\"ax\",%progbits",
-    ".global tinyonnx_panel8x2_vfma",
-    ".type tinyonnx_panel8x2_vfma,%function",
-    ".thumb_func",
-    "tinyonnx_panel8x2_vfma:",
-    "    ldr r12, [sp]",
-    "    vpush {{s16-s31}}",
-    "    vldmia r3, {{s0-s15}}",
-    "    subs r12, #2",
-    "    blo 3f",
-    "1:",
-    "    vldmia r0!, {{s16-s17}}",
-    "    vldmia r1!, {{s18-s19}}",
-    "    vldmia r2!, {{s24-s31}}",
-    "    vfma.f32 s0, s16, s24",
-    "    vfma.f32 s1, s16, s25",
-    "    vfma.f32 s2, s16, s26",
-    "    vfma.f32 s3, s16, s27",
-    "    vfma.f32 s4, s16, s28",
-    "    vfma.f32 s5, s16, s29",
-    "    vfma.f32 s6, s16, s30",
-    "    vfma.f32 s7, s16, s31",
-    "    vfma.f32 s8, s18, s24",
-    "    vfma.f32 s9, s18, s25",
-    "    vfma.f32 s10, s18, s26",
-    "    vfma.f32 s11, s18, s27",
-    "    vfma.f32 s12, s18, s28",
-    "    vfma.f32 s13, s18, s29",
-    "    vfma.f32 s14, s18, s30",
-    "    vfma.f32 s15, s18, s31",
-    "    vldmia r2!, {{s24-s31}}",
-    "    vfma.f32 s0, s17, s24",
-    "    vfma.f32 s1, s17, s25",
-    "    vfma.f32 s2, s17, s26",
-    "    vfma.f32 s3, s17, s27",
-    "    vfma.f32 s4, s17, s28",
-    "    vfma.f32 s5, s17, s29",
-    "    vfma.f32 s6, s17, s30",
-    "    vfma.f32 s7, s17, s31",
-    "    vfma.f32 s8, s19, s24",
-    "    vfma.f32 s9, s19, s25",
-    "    vfma.f32 s10, s19, s26",
-    "    vfma.f32 s11, s19, s27",
-    "    vfma.f32 s12, s19, s28",
-    "    vfma.f32 s13, s19, s29",
-    "    vfma.f32 s14, s19, s30",
-    "    vfma.f32 s15, s19, s31",
-    "    subs r12, #2",
-    "    bhs 1b",
-    "3:",
-    "    adds r12, #2",
-    "    beq 2f",
-    "    vldmia r0!, {{s16}}",
-    "    vldmia r1!, {{s18}}",
-    "    vldmia r2!, {{s24-s31}}",
-    "    vfma.f32 s0, s16, s24",
-    "    vfma.f32 s1, s16, s25",
-    "    vfma.f32 s2, s16, s26",
-    "    vfma.f32 s3, s16, s27",
-    "    vfma.f32 s4, s16, s28",
-    "    vfma.f32 s5, s16, s29",
-    "    vfma.f32 s6, s16, s30",
-    "    vfma.f32 s7, s16, s31",
-    "    vfma.f32 s8, s18, s24",
-    "    vfma.f32 s9, s18, s25",
-    "    vfma.f32 s10, s18, s26",
-    "    vfma.f32 s11, s18, s27",
-    "    vfma.f32 s12, s18, s28",
-    "    vfma.f32 s13, s18, s29",
-    "    vfma.f32 s14, s18, s30",
-    "    vfma.f32 s15, s18, s31",
-    "2:",
-    "    vstmia r3, {{s0-s15}}",
-    "    vpop {{s16-s31}}",
-    "    bx lr",
-    ".size tinyonnx_panel8x2_vfma, . - tinyonnx_panel8x2_vfma",
-);
-
-// Safety: the declaration matches the routine this file assembles below (its
 // arguments in the AAPCS-VFP registers and stack slots named there, nothing returned);
 // callers uphold the pointer contract stated at each call.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
@@ -259,10 +65,14 @@ unsafe extern "C" {
     );
 }
 
-// One row of A against `count` whole panels, each panel's eight results stored as one
-// run: [`tinyonnx_panel8_vfma`] with the panel loop inside. AAPCS-VFP: a in r0, panels
-// in r1, start in r2, start_step in r3 (bytes: 32 or 0, as for the two-row routine); on
-// the stack y, k, count.
+// One row of A against `count` whole panels: eight accumulators in s0-s7, four values
+// of A in s8-s11, one panel row in s16-s23 (callee-saved, so pushed). Per panel the row
+// starts from the eight values at `start` (advanced by `start_step` bytes, 32 or 0)
+// and ends as a run of eight at `y`. Four steps of k a pass: one load of four values
+// of A, then per step one load of eight panel values and eight fused multiply-adds,
+// and the loop: 39 instructions for 32 multiply-accumulates (12 for 8 one step at a
+// time, as the last k % 4 steps go). AAPCS-VFP: a in r0, panels in r1, start in r2,
+// start_step in r3; on the stack y, k, count.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 core::arch::global_asm!(
     ".syntax unified",
@@ -364,7 +174,8 @@ unsafe extern "C" {
         a0: *const f32,
         a1: *const f32,
         panels: *const f32,
-        start: *const f32,
+        start0: *const f32,
+        start1: *const f32,
         start_step: u32,
         y0: *mut f32,
         y1: *mut f32,
@@ -373,13 +184,19 @@ unsafe extern "C" {
     );
 }
 
-// Two rows of A against `count` whole panels, each panel's sixteen results stored as
-// two runs of eight: the panel loop of [`tinyonnx_panel8x2_vfma`] moved inside, so a
-// panel costs about twelve instructions besides its products instead of a call and
-// the accumulators' trip through memory. AAPCS-VFP: a0 in r0, a1 in r1, panels in r2,
-// start in r3; on the stack start_step (bytes: 32 for a row of start values, 0 to
-// repeat one panel's), y0, y1, k, count. Both rows of a panel start from the eight
-// values at `start`; the panels follow each other (a panel's k rows of eight).
+// Two rows of A against `count` whole panels, sixteen accumulators in s0-s15 (row 0's
+// eight, then row 1's), four values of each row of A in s16-s19 and s20-s23, one panel
+// row in s24-s31: all 32 registers (s16-s31 and r4-r11 are callee-saved, so pushed). Per panel the rows
+// start from the eight values at `start0` and `start1` (each then advanced by
+// `start_step` bytes: 32 for a row of start values such as a bias, 0 to repeat them)
+// and end as runs of eight at `y0` and `y1` (each advanced by 32 bytes); the panels
+// follow each other (a panel's k rows of eight). Four steps of k a pass: one load of
+// four values per row of A, then per step one load of eight panel values and sixteen
+// fused multiply-adds, and the loop: 72 instructions for 64 multiply-accumulates (21
+// for 16 one step at a time, as the last k % 4 steps go); about a dozen more a panel. AAPCS-VFP: a0 in r0,
+// a1 in r1, panels in r2, start0 in r3; on the stack start1, start_step, y0, y1, k,
+// count. With `count` 1 and the accumulators of one block as start and destination, it
+// is the block's tile.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 core::arch::global_asm!(
     ".syntax unified",
@@ -393,26 +210,28 @@ core::arch::global_asm!(
     "    push {{r4-r11}}",
     "    vpush {{s16-s31}}",
     // 32 bytes of core registers and 64 of float ones above the arguments.
-    "    ldr r10, [sp, #96]",
-    "    ldr r6, [sp, #100]",
-    "    ldr r7, [sp, #104]",
-    "    ldr r8, [sp, #108]",
-    "    ldr r9, [sp, #112]",
+    "    ldr r11, [sp, #96]",
+    "    ldr r10, [sp, #100]",
+    "    ldr r6, [sp, #104]",
+    "    ldr r7, [sp, #108]",
+    "    ldr r8, [sp, #112]",
+    "    ldr r9, [sp, #116]",
     "    mov r4, r0",
     "    mov r5, r1",
     "    cmp r9, #0",
     "    beq 9f",
     "5:",
     "    vldmia r3, {{s0-s7}}",
-    "    vldmia r3, {{s8-s15}}",
+    "    vldmia r11, {{s8-s15}}",
     "    add r3, r10",
+    "    add r11, r10",
     "    mov r0, r4",
     "    mov r1, r5",
-    "    subs r12, r8, #2",
+    "    subs r12, r8, #4",
     "    blo 3f",
     "1:",
-    "    vldmia r0!, {{s16-s17}}",
-    "    vldmia r1!, {{s18-s19}}",
+    "    vldmia r0!, {{s16-s19}}",
+    "    vldmia r1!, {{s20-s23}}",
     "    vldmia r2!, {{s24-s31}}",
     "    vfma.f32 s0, s16, s24",
     "    vfma.f32 s1, s16, s25",
@@ -422,14 +241,14 @@ core::arch::global_asm!(
     "    vfma.f32 s5, s16, s29",
     "    vfma.f32 s6, s16, s30",
     "    vfma.f32 s7, s16, s31",
-    "    vfma.f32 s8, s18, s24",
-    "    vfma.f32 s9, s18, s25",
-    "    vfma.f32 s10, s18, s26",
-    "    vfma.f32 s11, s18, s27",
-    "    vfma.f32 s12, s18, s28",
-    "    vfma.f32 s13, s18, s29",
-    "    vfma.f32 s14, s18, s30",
-    "    vfma.f32 s15, s18, s31",
+    "    vfma.f32 s8, s20, s24",
+    "    vfma.f32 s9, s20, s25",
+    "    vfma.f32 s10, s20, s26",
+    "    vfma.f32 s11, s20, s27",
+    "    vfma.f32 s12, s20, s28",
+    "    vfma.f32 s13, s20, s29",
+    "    vfma.f32 s14, s20, s30",
+    "    vfma.f32 s15, s20, s31",
     "    vldmia r2!, {{s24-s31}}",
     "    vfma.f32 s0, s17, s24",
     "    vfma.f32 s1, s17, s25",
@@ -439,21 +258,56 @@ core::arch::global_asm!(
     "    vfma.f32 s5, s17, s29",
     "    vfma.f32 s6, s17, s30",
     "    vfma.f32 s7, s17, s31",
-    "    vfma.f32 s8, s19, s24",
-    "    vfma.f32 s9, s19, s25",
-    "    vfma.f32 s10, s19, s26",
-    "    vfma.f32 s11, s19, s27",
-    "    vfma.f32 s12, s19, s28",
-    "    vfma.f32 s13, s19, s29",
-    "    vfma.f32 s14, s19, s30",
-    "    vfma.f32 s15, s19, s31",
-    "    subs r12, #2",
+    "    vfma.f32 s8, s21, s24",
+    "    vfma.f32 s9, s21, s25",
+    "    vfma.f32 s10, s21, s26",
+    "    vfma.f32 s11, s21, s27",
+    "    vfma.f32 s12, s21, s28",
+    "    vfma.f32 s13, s21, s29",
+    "    vfma.f32 s14, s21, s30",
+    "    vfma.f32 s15, s21, s31",
+    "    vldmia r2!, {{s24-s31}}",
+    "    vfma.f32 s0, s18, s24",
+    "    vfma.f32 s1, s18, s25",
+    "    vfma.f32 s2, s18, s26",
+    "    vfma.f32 s3, s18, s27",
+    "    vfma.f32 s4, s18, s28",
+    "    vfma.f32 s5, s18, s29",
+    "    vfma.f32 s6, s18, s30",
+    "    vfma.f32 s7, s18, s31",
+    "    vfma.f32 s8, s22, s24",
+    "    vfma.f32 s9, s22, s25",
+    "    vfma.f32 s10, s22, s26",
+    "    vfma.f32 s11, s22, s27",
+    "    vfma.f32 s12, s22, s28",
+    "    vfma.f32 s13, s22, s29",
+    "    vfma.f32 s14, s22, s30",
+    "    vfma.f32 s15, s22, s31",
+    "    vldmia r2!, {{s24-s31}}",
+    "    vfma.f32 s0, s19, s24",
+    "    vfma.f32 s1, s19, s25",
+    "    vfma.f32 s2, s19, s26",
+    "    vfma.f32 s3, s19, s27",
+    "    vfma.f32 s4, s19, s28",
+    "    vfma.f32 s5, s19, s29",
+    "    vfma.f32 s6, s19, s30",
+    "    vfma.f32 s7, s19, s31",
+    "    vfma.f32 s8, s23, s24",
+    "    vfma.f32 s9, s23, s25",
+    "    vfma.f32 s10, s23, s26",
+    "    vfma.f32 s11, s23, s27",
+    "    vfma.f32 s12, s23, s28",
+    "    vfma.f32 s13, s23, s29",
+    "    vfma.f32 s14, s23, s30",
+    "    vfma.f32 s15, s23, s31",
+    "    subs r12, #4",
     "    bhs 1b",
     "3:",
-    "    adds r12, #2",
+    "    adds r12, #4",
     "    beq 2f",
+    "4:",
     "    vldmia r0!, {{s16}}",
-    "    vldmia r1!, {{s18}}",
+    "    vldmia r1!, {{s20}}",
     "    vldmia r2!, {{s24-s31}}",
     "    vfma.f32 s0, s16, s24",
     "    vfma.f32 s1, s16, s25",
@@ -463,14 +317,16 @@ core::arch::global_asm!(
     "    vfma.f32 s5, s16, s29",
     "    vfma.f32 s6, s16, s30",
     "    vfma.f32 s7, s16, s31",
-    "    vfma.f32 s8, s18, s24",
-    "    vfma.f32 s9, s18, s25",
-    "    vfma.f32 s10, s18, s26",
-    "    vfma.f32 s11, s18, s27",
-    "    vfma.f32 s12, s18, s28",
-    "    vfma.f32 s13, s18, s29",
-    "    vfma.f32 s14, s18, s30",
-    "    vfma.f32 s15, s18, s31",
+    "    vfma.f32 s8, s20, s24",
+    "    vfma.f32 s9, s20, s25",
+    "    vfma.f32 s10, s20, s26",
+    "    vfma.f32 s11, s20, s27",
+    "    vfma.f32 s12, s20, s28",
+    "    vfma.f32 s13, s20, s29",
+    "    vfma.f32 s14, s20, s30",
+    "    vfma.f32 s15, s20, s31",
+    "    subs r12, #1",
+    "    bne 4b",
     "2:",
     "    vstmia r6!, {{s0-s7}}",
     "    vstmia r7!, {{s8-s15}}",
