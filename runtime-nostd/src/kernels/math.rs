@@ -47,7 +47,9 @@ const TANH_Q: [f32; 4] = [1.0, 0.462_557_64, 2.377_720_4e-2, 2.285_419_9e-4];
 /// `x P(x^2) / Q(x^2)` on `x` clamped to `[-lim, lim]`. The powers of `x^2` first and
 /// then the sums: each term is one multiply-accumulate into the running sum (on a
 /// Cortex-M, Horner's form also has to copy each coefficient into the accumulator).
-/// Comparisons leave NaN as it is.
+/// Comparisons leave NaN as it is. A function of its own though `tanh` is its one
+/// caller: written inline there, the same arithmetic compiled to 1.3 % more
+/// instructions in the Cortex-M4F's LSTM.
 #[inline(always)]
 fn odd_rational(x: f32, lim: f32, p: &[f32; 6], q: &[f32; 4]) -> f32 {
     let x = if x > lim {

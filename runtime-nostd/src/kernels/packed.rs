@@ -221,22 +221,21 @@ unsafe fn rows_vfma(
     relu: bool,
 ) {
     use super::arch::arm::{tinyonnx_rows8_vfma, tinyonnx_rows8x2_vfma};
-    let start = match init {
-        None => Some((ZERO_PANEL.as_ptr(), 0)),
-        Some(c) if c.rows == 0 && c.cols == 1 => Some((c.values.as_ptr(), 4 * NR as u32)),
-        Some(_) => None,
-    };
-    let whole = if y_cs == 1 { n / NR } else { 0 };
-    let (start, step, p0) = match start {
-        Some((s, step)) if whole > 0 => (s, step, whole),
-        _ => (ZERO_PANEL.as_ptr(), 0, 0),
+    // The routines' start (and its step in bytes) and the panels they take: the whole
+    // ones where each output row is a run and the init one row of values or none.
+    let (start, step, p0) = match init {
+        _ if y_cs != 1 => (ZERO_PANEL.as_ptr(), 0, 0),
+        None => (ZERO_PANEL.as_ptr(), 0, n / NR),
+        Some(c) if c.rows == 0 && c.cols == 1 => (c.values.as_ptr(), 4 * NR as u32, n / NR),
+        Some(_) => (ZERO_PANEL.as_ptr(), 0, 0),
     };
     let args = (k, n, a, a_rs, bp, init);
     let ap = a.as_ptr();
-    let clamp = |y: &mut [f32], r: usize| {
-        if relu && p0 > 0 {
-            let row = &mut y[r * y_rs..r * y_rs + p0 * NR];
-            row.iter_mut().for_each(|v| *v = super::math::relu(*v));
+    // The routines store without an activation: the Relu over what they wrote.
+    let relu_run = |y: &mut [f32], r: usize| {
+        if relu {
+            let run = &mut y[r * y_rs..r * y_rs + p0 * NR];
+            run.iter_mut().for_each(|v| *v = super::math::relu(*v));
         }
     };
     let mut r0 = 0;
@@ -263,8 +262,8 @@ unsafe fn rows_vfma(
                     p0 as u32,
                 )
             };
-            clamp(y, r0);
-            clamp(y, r0 + 1);
+            relu_run(y, r0);
+            relu_run(y, r0 + 1);
         }
         rows_from::<2, 1>(r0, p0, args, y, (y_rs, y_cs), relu);
         r0 += 2;
@@ -284,7 +283,7 @@ unsafe fn rows_vfma(
                     p0 as u32,
                 )
             };
-            clamp(y, r0);
+            relu_run(y, r0);
         }
         rows_from::<1, 1>(r0, p0, args, y, (y_rs, y_cs), relu);
     }
