@@ -644,4 +644,67 @@ mod tests {
             .collect();
         assert_eq!(names, ["big", "s", "m1", "m2", "m3", "y"]);
     }
+
+    /// A QDQ product (DequantizeLinear on both operands, MatMul, QuantizeLinear) runs
+    /// as one QLinearMatMul on the 8-bit values, per tensor and with the weight per
+    /// column; a dequantized value another node also reads keeps its DequantizeLinear,
+    /// and an output quantized per axis (no QLinearMatMul form) stays in float.
+    #[test]
+    fn qdq_products_run_as_integer_products() {
+        let ops = |c: &super::Compiled| -> Vec<&str> {
+            c.planned.graph.nodes.iter().map(|n| n.op.op_type).collect()
+        };
+        let c = super::compile(quote! {
+            model M {
+                input x: i8[2, 4];
+                weight w: i8[4, 3] = [1, -2, 3, 4, 5, -6, 7, 8, 9, -10, 11, 12];
+                weight wc: i8[4, 3] = [1, -2, 3, 4, 5, -6, 7, 8, 9, -10, 11, 12];
+                weight sc: f32[3] = [0.1, 0.2, 0.3];
+                weight zc: i8[3] = [0, 1, -1];
+                let a = DequantizeLinear(x, Constant(value_float = 0.5), Cast(Constant(value_int = 3), to = i8));
+                let b = DequantizeLinear(w, Constant(value_float = 0.25), Cast(Constant(value_int = 0), to = i8));
+                let bc = DequantizeLinear(wc, sc, zc, axis = 1);
+                output y = QuantizeLinear(MatMul(a, b), Constant(value_float = 0.75), Cast(Constant(value_int = -4), to = i8));
+                output z = QuantizeLinear(MatMul(a, bc), Constant(value_float = 0.75), Cast(Constant(value_int = 1), to = i8));
+            }
+        })
+        .unwrap();
+        let o = ops(&c);
+        assert_eq!(
+            o.iter().filter(|&&op| op == "QLinearMatMul").count(),
+            2,
+            "{o:?}"
+        );
+        assert!(
+            !o.iter()
+                .any(|op| op.ends_with("QuantizeLinear") || *op == "MatMul"),
+            "{o:?}"
+        );
+        let c = super::compile(quote! {
+            model M {
+                input x: i8[2, 4];
+                weight w: i8[4, 3] = [1, -2, 3, 4, 5, -6, 7, 8, 9, -10, 11, 12];
+                weight sy: f32[3] = [0.5, 0.75, 1.0];
+                weight zy: i8[3] = [0, 0, 0];
+                let a = DequantizeLinear(x, Constant(value_float = 0.5), Cast(Constant(value_int = 3), to = i8));
+                let b = DequantizeLinear(w, Constant(value_float = 0.25), Cast(Constant(value_int = 0), to = i8));
+                output y = QuantizeLinear(MatMul(a, b), Constant(value_float = 0.75), Cast(Constant(value_int = -4), to = i8));
+                output also = Relu(a);
+                output z = QuantizeLinear(MatMul(a, b), sy, zy, axis = 1);
+            }
+        })
+        .unwrap();
+        let o = ops(&c);
+        assert_eq!(
+            o.iter().filter(|&&op| op == "QLinearMatMul").count(),
+            1,
+            "{o:?}"
+        );
+        assert_eq!(
+            o.iter().filter(|&&op| op == "DequantizeLinear").count(),
+            2,
+            "{o:?}"
+        );
+        assert_eq!(o.iter().filter(|&&op| op == "MatMul").count(), 1, "{o:?}");
+    }
 }

@@ -3067,6 +3067,17 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `QLinearMatMul`.
+    pub model QLinearMatMulCase2 { opset = 18; input x: i8[3, 8]; input u: u8[2, 8]; weight w: i8[8, 5] = [3, -7, 12, 40, -63, 5, 0, 9, -1, 22, 17, -30, 8, 60, -2, 1, 33, -45, 6, 14, -9, 27, 2, -18, 50, 11, -5, 38, -60, 4, 7, -26, 19, 0, -12, 44, 3, -8, 25, -33];
+             let a = DequantizeLinear(x, Constant(value_float = 0.02), Cast(Constant(value_int = 3), to = i8));
+             let b = DequantizeLinear(w, Constant(value_float = 0.01), Cast(Constant(value_int = 0), to = i8));
+             output y = QuantizeLinear(MatMul(a, b), Constant(value_float = 0.05), Cast(Constant(value_int = -2), to = i8));
+             let c = DequantizeLinear(w, Constant(value_floats = [0.01, 0.02, 0.005, 0.03, 0.01]), Cast(Constant(value_ints = [0, 0, 0, 0, 0]), to = i8), axis = 1);
+             let d = DequantizeLinear(u, Constant(value_float = 0.04), Cast(Constant(value_int = 128), to = u8));
+             output z = QuantizeLinear(MatMul(d, c), Constant(value_float = 0.1), Cast(Constant(value_int = 100), to = u8)); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `Resize`.
     pub model ResizeCase0 { opset = 18; input x: f32[1, 2, 3, 4]; output a = Resize(x, _, Constant(value_floats = [1.0, 1.0, 2.0, 1.5])); output b = Resize(x, _, Constant(value_floats = [1.0, 1.0, 0.6, 0.5]), nearest_mode = "round_prefer_ceil"); output c = Resize(x, _, _, [1, 2, 7, 9], nearest_mode = "floor", coordinate_transformation_mode = "asymmetric"); output d = Resize(x, _, _, [1, 2, 5, 3], nearest_mode = "ceil", coordinate_transformation_mode = "align_corners"); }
 }
@@ -3854,6 +3865,7 @@ macro_rules! every_case {
             MatMulIntegerCase2,
             QLinearMatMulCase0,
             QLinearMatMulCase1,
+            QLinearMatMulCase2,
             ResizeCase0,
             ResizeCase1,
             ResizeCase2,

@@ -620,6 +620,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("MatMulInteger", example::<MatMulIntegerCase2>()),
     ("QLinearMatMul", example::<QLinearMatMulCase0>()),
     ("QLinearMatMul", example::<QLinearMatMulCase1>()),
+    ("QLinearMatMul", example::<QLinearMatMulCase2>()),
     ("Resize", example::<ResizeCase0>()),
     ("Resize", example::<ResizeCase1>()),
     ("Resize", example::<ResizeCase2>()),

@@ -430,6 +430,21 @@ pub const IMPORTED: &[(&str, &str, &str)] = &[
         "target/xtask/models/sklearn_digits_mlp.onnx",
         "shapes(X = [1, 64])",
     ),
+    (
+        "SklearnDigitsQdq",
+        "target/xtask/models/sklearn_digits_mlp_qdq.onnx",
+        "shapes(X = [1, 64])",
+    ),
+    (
+        "SklearnDigitsQdqPerChannel",
+        "target/xtask/models/sklearn_digits_mlp_qdq_pc.onnx",
+        "shapes(X = [1, 64])",
+    ),
+    (
+        "SklearnDigitsDynamic",
+        "target/xtask/models/sklearn_digits_mlp_dynamic.onnx",
+        "shapes(X = [1, 64])",
+    ),
 ];
 
 /// What the firmware of an imported model is compared with: its `ModelInfo` (made

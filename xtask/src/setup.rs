@@ -239,11 +239,19 @@ pub const REAL_MODELS: &[(&str, &str, &str, &str)] = &[
     ),
 ];
 
-/// scikit-learn and skl2onnx, pinned: `xtask/py/sklearn_models.py` converts with them.
+/// scikit-learn and skl2onnx, pinned: `xtask/py/sklearn_models.py` converts with them
+/// (and quantizes with the Python package of the ONNX Runtime the tests run,
+/// [`ORT_VERSION`]).
 pub const SKLEARN: &[&str] = &["scikit-learn==1.9.1", "skl2onnx==1.20.0"];
 
 /// The models `xtask/py/sklearn_models.py` writes.
-pub const SKLEARN_MODELS: &[&str] = &["sklearn_breast_cancer_mlp.onnx", "sklearn_digits_mlp.onnx"];
+pub const SKLEARN_MODELS: &[&str] = &[
+    "sklearn_breast_cancer_mlp.onnx",
+    "sklearn_digits_mlp.onnx",
+    "sklearn_digits_mlp_qdq.onnx",
+    "sklearn_digits_mlp_qdq_pc.onnx",
+    "sklearn_digits_mlp_dynamic.onnx",
+];
 
 /// Downloads the wheels of [`REAL_MODELS`] and extracts their model files into
 /// `target/xtask/models/`, checking each file's SHA-256, and converts the scikit-learn
@@ -252,13 +260,18 @@ pub fn real_models(root: &Path, python: &Path) -> Result<()> {
     let dir = root.join("target/xtask/models");
     std::fs::create_dir_all(&dir)?;
     if SKLEARN_MODELS.iter().any(|m| !dir.join(m).exists()) {
-        let probe = "import sklearn, skl2onnx, sys; sys.exit(0 if (sklearn.__version__, skl2onnx.__version__) == ('1.9.1', '1.20.0') else 1)";
+        let probe = format!(
+            "import sklearn, skl2onnx, onnxruntime, sys; sys.exit(0 if (sklearn.__version__, skl2onnx.__version__, onnxruntime.__version__) == ('1.9.1', '1.20.0', '{ORT_VERSION}') else 1)"
+        );
         let ready = Command::new(python)
-            .args(["-c", probe])
+            .args(["-c", &probe])
             .output()
             .is_ok_and(|o| o.status.success());
         if !ready {
-            println!("setup: pip install {}", SKLEARN.join(" "));
+            println!(
+                "setup: pip install {} onnxruntime=={ORT_VERSION}",
+                SKLEARN.join(" ")
+            );
             run(Command::new(python)
                 .args([
                     "-m",
@@ -268,7 +281,8 @@ pub fn real_models(root: &Path, python: &Path) -> Result<()> {
                     "--disable-pip-version-check",
                 ])
                 .args(SKLEARN)
-                .arg(format!("onnx=={ONNX_VERSION}")))?;
+                .arg(format!("onnx=={ONNX_VERSION}"))
+                .arg(format!("onnxruntime=={ORT_VERSION}")))?;
         }
         run(Command::new(python)
             .arg(root.join("xtask/py/sklearn_models.py"))

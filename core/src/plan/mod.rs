@@ -1,6 +1,7 @@
 //! The plan: every decision about how the forward pass runs, made once, in one place.
 //!
-//! From a checked [`Graph`] it decides the node order ([`schedule`]), each node's kernel
+//! From a checked [`Graph`] it decides which quantized groups run as integer kernels
+//! ([`qdq`]), the node order ([`schedule`]), each node's kernel
 //! variant (a convolution's Winograd passes), the arena offsets, views, in-place writes
 //! and scratch regions ([`arena`], [`scratch`]), the fused epilogues ([`fuse`]), the
 //! weights the assembler takes from their files ([`stream`]) and the
@@ -9,11 +10,12 @@
 //! order and one [`Step`] per node. Emission only reads it.
 //!
 //! This stage reads `ir`, `ops`, `data` and `types`; nothing below it imports it, and
-//! its own files import one way: `record` -> `fuse`, `scratch` -> `arena`;
+//! its own files import one way (`qdq` imports none of them): `record` -> `fuse`, `scratch` -> `arena`;
 //! `schedule` -> `scratch`, `arena`.
 
 pub mod arena;
 pub mod fuse;
+pub mod qdq;
 pub mod record;
 pub mod schedule;
 pub mod scratch;
@@ -28,6 +30,7 @@ pub use stream::streamed_weights;
 
 /// Plans a checked model: order, kernel variants, arena, fusions and bodies.
 pub fn plan(mut graph: Graph) -> Planned {
+    qdq::integer_groups(&mut graph);
     let (arena, winograd) = schedule::schedule(&mut graph);
     let fused = fuse::fuse(&graph, &arena);
     record::assemble(graph, arena, &winograd, fused)

@@ -60,6 +60,14 @@ fn zero_at<Q: Quant>(zp: &[Q], c: usize) -> i32 {
 #[inline]
 pub fn quantize<Q: Quant>(x: &[f32], y: &mut [Q], scale: &[f32], zp: &[Q], inner: usize) {
     let channels = scale.len().max(1);
+    if channels == 1 {
+        // Per tensor: no channel to find for each element.
+        let (s, z) = (scale[0], zero_at(zp, 0));
+        for (o, &v) in y.iter_mut().zip(x) {
+            *o = requantize(v / s, z);
+        }
+        return;
+    }
     for (i, (o, &v)) in y.iter_mut().zip(x).enumerate() {
         let c = (i / inner.max(1)) % channels;
         *o = requantize(v / scale[c.min(scale.len() - 1)], zero_at(zp, c));
@@ -76,14 +84,27 @@ pub fn dequantize<Q: Copy + Into<i64>>(
     inner: usize,
 ) {
     let channels = scale.len().max(1);
+    let per_tensor = channels == 1 && zp.len() <= 1;
     for (i, (o, &v)) in y.iter_mut().zip(x).enumerate() {
-        let c = (i / inner.max(1)) % channels;
+        let c = if per_tensor {
+            0
+        } else {
+            (i / inner.max(1)) % channels
+        };
         let z: i64 = match zp.len() {
             0 => 0,
             1 => zp[0].into(),
             _ => zp[c].into(),
         };
-        *o = (v.into() - z) as f32 * scale[c.min(scale.len() - 1)];
+        // In i32 when the difference fits (every 8- and 16-bit input): a 64-bit
+        // conversion is a library call on 32-bit cores; both round the same.
+        let d = v.into() - z;
+        let d = if d as i32 as i64 == d {
+            d as i32 as f32
+        } else {
+            d as f32
+        };
+        *o = d * scale[c.min(scale.len() - 1)];
     }
 }
 
@@ -129,9 +150,17 @@ pub struct Product {
     pub b_batched: bool,
 }
 
-/// Every `(A - a_zp) x (B - b_zp)` dot product in i32, handed to `write(index, column,
-/// value)`; `a_zp` per row of A or one value, `b_zp` per column of B or one value, either
-/// empty for 0.
+/// Columns of B one pass of [`products`] keeps sums for (in registers on a Cortex-M).
+const COLS: usize = 8;
+
+/// Every `(A - a_zp) x (B - b_zp)` dot product in i32 (wrapping, as ONNX Runtime's
+/// int32 sums), handed to `write(index, column, value)`; `a_zp` per row of A or one
+/// value, `b_zp` per column of B or one value, either empty for 0.
+///
+/// For a block of up to [`COLS`] columns, each row of A walks down B's rows once:
+/// `x' = a - a_zp` is formed once per element of A and multiplied with B's raw values,
+/// and B's zero point comes off at the end, `sum(x' (w - zb)) = sum(x' w) - zb sum(x')`,
+/// so the inner step is one multiply-add.
 #[inline]
 fn products<A: Quant, B: Quant>(
     a: &[A],
@@ -150,20 +179,61 @@ fn products<A: Quant, B: Quant>(
     } = s;
     for p in 0..batch {
         let (ab, bb, yb) = (p * m * k, if b_batched { p * k * n } else { 0 }, p * m * n);
-        for i in 0..m {
-            let za = zero_at(a_zp, i);
-            for j in 0..n {
-                let zb = zero_at(b_zp, j);
-                let mut acc = 0i32;
-                for t in 0..k {
-                    let x = a[ab + i * k + t].widen() - za;
-                    let w = b[bb + t * n + j].widen() - zb;
-                    acc = acc.wrapping_add(x * w);
+        let (Some(a), Some(b)) = (a.get(ab..ab + m * k), b.get(bb..bb + k * n)) else {
+            return;
+        };
+        for j0 in (0..n).step_by(COLS) {
+            let w = COLS.min(n - j0);
+            for (i, row) in a.chunks_exact(k.max(1)).enumerate().take(m) {
+                let za = zero_at(a_zp, i);
+                let (acc, sum) = if w == COLS {
+                    block::<A, B, COLS>(row, &b[j0..], n, za)
+                } else {
+                    let mut acc = [0i32; COLS];
+                    let mut sum = 0i32;
+                    for (t, &x) in row.iter().enumerate() {
+                        let x = x.widen() - za;
+                        sum = sum.wrapping_add(x);
+                        let brow = &b[t * n + j0..t * n + j0 + w];
+                        for (c, &v) in acc.iter_mut().zip(brow) {
+                            *c = c.wrapping_add(x.wrapping_mul(v.widen()));
+                        }
+                    }
+                    (acc, sum)
+                };
+                for (c, &v) in acc.iter().enumerate().take(w) {
+                    let j = j0 + c;
+                    let zb = zero_at(b_zp, j);
+                    write(yb + i * n + j, j, v.wrapping_sub(zb.wrapping_mul(sum)));
                 }
-                write(yb + i * n + j, j, acc);
             }
         }
     }
+}
+
+/// `W` columns of one row of A times B (`b` starting at the block's first column, rows
+/// `n` apart): the sums with A's zero point off, and the sum of A's row with it off.
+/// `W` constant, so the sums stay in registers.
+#[inline(always)]
+fn block<A: Quant, B: Quant, const W: usize>(
+    row: &[A],
+    b: &[B],
+    n: usize,
+    za: i32,
+) -> ([i32; W], i32) {
+    let mut acc = [0i32; W];
+    let mut sum = 0i32;
+    for (t, &x) in row.iter().enumerate() {
+        let x = x.widen() - za;
+        sum = sum.wrapping_add(x);
+        let Some(brow) = b.get(t * n..t * n + W) else {
+            break;
+        };
+        for c in 0..W {
+            acc[c] = acc[c].wrapping_add(x.wrapping_mul(brow[c].widen()));
+        }
+    }
+    (acc, sum)
 }
 
 /// `MatMulInteger`: the products in i32.
@@ -202,4 +272,54 @@ pub fn qlinear_matmul<A: Quant, B: Quant, Q: Quant>(
         };
         y[at] = requantize(v as f32 * m, y_zp);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The blocked sums against the definition, over widths that leave a partial block,
+    /// zero points per column and per tensor, shared and batched B.
+    #[test]
+    fn integer_products_equal_the_definition() {
+        let mut state = 7u32;
+        let mut next = move || {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (state >> 24) as u8
+        };
+        for (batch, m, k, n, b_batched) in [
+            (1, 1, 64, 32, false),
+            (2, 3, 7, 19, true),
+            (1, 2, 5, 8, false),
+            (3, 1, 1, 3, false),
+        ] {
+            let a: [u8; 512] = core::array::from_fn(|_| next());
+            let b: [i8; 2048] = core::array::from_fn(|_| next() as i8);
+            let b_zp: [i8; 32] = core::array::from_fn(|_| next() as i8);
+            let a_zp = [next()];
+            let s = Product {
+                batch,
+                m,
+                k,
+                n,
+                b_batched,
+            };
+            let mut y = [0i32; 256];
+            matmul_integer(&a, &b, &mut y, &a_zp, &b_zp[..n], s);
+            for p in 0..batch {
+                let bb = if b_batched { p * k * n } else { 0 };
+                for i in 0..m {
+                    for j in 0..n {
+                        let want: i32 = (0..k)
+                            .map(|t| {
+                                (a[p * m * k + i * k + t] as i32 - a_zp[0] as i32)
+                                    * (b[bb + t * n + j] as i32 - b_zp[j] as i32)
+                            })
+                            .sum();
+                        assert_eq!(y[p * m * n + i * n + j], want, "{s:?} ({p}, {i}, {j})");
+                    }
+                }
+            }
+        }
+    }
 }

@@ -63,6 +63,33 @@ tinyonnx::onnx_model! {
 }
 
 tinyonnx::onnx_model! {
+    /// The digits pipeline quantized by ONNX Runtime's `quantize_static` in QDQ format:
+    /// int8 activations and weights, one scale per tensor, calibrated on 200 training
+    /// images (`xtask/py/sklearn_models.py`).
+    pub model SklearnDigitsQdq = import(
+        "../../target/xtask/models/sklearn_digits_mlp_qdq.onnx",
+        shapes(X = [1, 64]),
+    );
+}
+
+tinyonnx::onnx_model! {
+    /// The same in QDQ with uint8 activations and int8 weights per output channel.
+    pub model SklearnDigitsQdqPerChannel = import(
+        "../../target/xtask/models/sklearn_digits_mlp_qdq_pc.onnx",
+        shapes(X = [1, 64]),
+    );
+}
+
+tinyonnx::onnx_model! {
+    /// The same by `quantize_dynamic`: int8 weights, activations quantized at run time
+    /// (DynamicQuantizeLinear, MatMulInteger).
+    pub model SklearnDigitsDynamic = import(
+        "../../target/xtask/models/sklearn_digits_mlp_dynamic.onnx",
+        shapes(X = [1, 64]),
+    );
+}
+
+tinyonnx::onnx_model! {
     /// A head written in the DSL: which of the classifier's two classes wins.
     pub model Upright {
         opset = 13;
@@ -105,5 +132,22 @@ pub const MODELS: &[(Example, &str)] = &[
     (
         example::<SklearnDigits>(),
         "../../target/xtask/models/sklearn_digits_mlp.onnx",
+    ),
+];
+
+/// The quantized models, with the file each was imported from: their outputs are held to
+/// the quantized contract (`tests/quantized.rs`) instead of the float tolerance.
+pub const QUANTIZED: &[(Example, &str)] = &[
+    (
+        example::<SklearnDigitsQdq>(),
+        "../../target/xtask/models/sklearn_digits_mlp_qdq.onnx",
+    ),
+    (
+        example::<SklearnDigitsQdqPerChannel>(),
+        "../../target/xtask/models/sklearn_digits_mlp_qdq_pc.onnx",
+    ),
+    (
+        example::<SklearnDigitsDynamic>(),
+        "../../target/xtask/models/sklearn_digits_mlp_dynamic.onnx",
     ),
 ];

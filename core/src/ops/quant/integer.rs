@@ -111,6 +111,15 @@ pub static QLINEAR_MATMUL: OpSchema = OpSchema {
         cases(&[
             "input a: u8[3, 4]; input b: u8[4, 5]; output y = QLinearMatMul(a, Constant(value_float = 0.05), Cast(Constant(value_int = 8), to = u8), b, Constant(value_float = 0.1), Cast(Constant(value_int = 3), to = u8), Constant(value_float = 0.2), Cast(Constant(value_int = 100), to = u8));",
             "input a: i8[2, 3, 4]; input b: i8[4, 3]; output y = QLinearMatMul(a, Constant(value_float = 0.5), Cast(Constant(value_int = 1), to = i8), b, Constant(value_floats = [0.25, 0.5, 0.125]), Cast(Constant(value_ints = [0, -1, 2]), to = i8), Constant(value_float = 0.75), Cast(Constant(value_int = -4), to = i8));",
+            // QDQ products, which the plan runs as this operator (weights under 64 in
+            // magnitude: ONNX Runtime's x86-64 kernel saturates larger pairs).
+            "input x: i8[3, 8]; input u: u8[2, 8]; weight w: i8[8, 5] = [3, -7, 12, 40, -63, 5, 0, 9, -1, 22, 17, -30, 8, 60, -2, 1, 33, -45, 6, 14, -9, 27, 2, -18, 50, 11, -5, 38, -60, 4, 7, -26, 19, 0, -12, 44, 3, -8, 25, -33];
+             let a = DequantizeLinear(x, Constant(value_float = 0.02), Cast(Constant(value_int = 3), to = i8));
+             let b = DequantizeLinear(w, Constant(value_float = 0.01), Cast(Constant(value_int = 0), to = i8));
+             output y = QuantizeLinear(MatMul(a, b), Constant(value_float = 0.05), Cast(Constant(value_int = -2), to = i8));
+             let c = DequantizeLinear(w, Constant(value_floats = [0.01, 0.02, 0.005, 0.03, 0.01]), Cast(Constant(value_ints = [0, 0, 0, 0, 0]), to = i8), axis = 1);
+             let d = DequantizeLinear(u, Constant(value_float = 0.04), Cast(Constant(value_int = 128), to = u8));
+             output z = QuantizeLinear(MatMul(d, c), Constant(value_float = 0.1), Cast(Constant(value_int = 100), to = u8));",
         ])
     },
     ..BASE
