@@ -165,6 +165,32 @@ pub mod winograd {
     }
 }
 
+/// A constant 8-bit `B[K, N]` of an integer product, in the order the Arm DSP
+/// instructions take it: `ceil(N / PANEL)` panels; in a panel, `ceil(K / 4)` groups of
+/// four rows; in a group, for each of the panel's columns, its four values of those rows
+/// in one 32-bit word (one load, then `SXTB16` twice gives the pairs of rows 0 and 2
+/// and rows 1 and 3 for `SMLAD`). Missing rows and columns hold zeros. Counted in
+/// bytes (one per value).
+pub mod q8 {
+    /// Columns of one panel: the sums of a panel stay in four registers.
+    pub const PANEL: usize = 4;
+
+    /// Groups of four rows in a panel.
+    pub const fn groups(k: usize) -> usize {
+        k.div_ceil(4)
+    }
+
+    /// Bytes of the packed `[k, n]` operand.
+    pub const fn packed_len(k: usize, n: usize) -> usize {
+        n.div_ceil(PANEL) * groups(k) * 4 * PANEL
+    }
+
+    /// Where element `(row, col)` of `B[k, ..]` goes.
+    pub const fn index(k: usize, row: usize, col: usize) -> usize {
+        (col / PANEL) * groups(k) * 4 * PANEL + (row / 4) * 4 * PANEL + (col % PANEL) * 4 + row % 4
+    }
+}
+
 /// The stack an inference may take below its caller's frame (`Model::run`, its
 /// `forward`, the kernels and what they call), as each model's `INFO.stack_bytes`
 /// states it. A budget the kernels are written to, not a figure derived from their
@@ -198,6 +224,22 @@ pub mod stack {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn q8_packing_places_every_element_once() {
+        let (k, n) = (7, 6);
+        let mut seen = [false; q8::packed_len(7, 6)];
+        assert_eq!(seen.len(), 2 * 2 * 16);
+        for row in 0..k {
+            for col in 0..n {
+                let at = q8::index(k, row, col);
+                assert!(!seen[at], "({row}, {col})");
+                seen[at] = true;
+            }
+        }
+        // Column 5, rows 4..8: second panel, second group, second column of the panel.
+        assert_eq!(q8::index(k, 4, 5), 32 + 16 + 4);
+    }
 
     #[test]
     fn packed_lengths_round_up_to_whole_panels() {

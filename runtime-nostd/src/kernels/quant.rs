@@ -4,6 +4,8 @@
 //! clamped to the range left by the zero point (NaN to its low end), then rounded to
 //! nearest, ties to even.
 
+use tinyonnx_layout::q8;
+
 /// An integer type values are quantized to.
 pub trait Quant: Copy {
     /// The smallest value.
@@ -14,6 +16,10 @@ pub trait Quant: Copy {
     fn widen(self) -> i32;
     /// `v`, which lies in `LOW..=HIGH`.
     fn narrow(v: i32) -> Self;
+    /// A signed byte (`i8`): the DSP routines take it as it is.
+    const SIGNED_BYTE: bool = Self::LOW == -128 && Self::HIGH == 127;
+    /// An unsigned byte (`u8`).
+    const UNSIGNED_BYTE: bool = Self::LOW == 0 && Self::HIGH == 255;
 }
 
 macro_rules! quant {
@@ -41,7 +47,17 @@ fn requantize<Q: Quant>(v: f32, zp: i32) -> Q {
     let (lo, hi) = ((Q::LOW - zp) as f32, (Q::HIGH - zp) as f32);
     let v = if v > lo { v } else { lo };
     let v = if v < hi { v } else { hi };
-    Q::narrow(libm::rintf(v) as i32 + zp)
+    Q::narrow(round_even(v) + zp)
+}
+
+/// `v` rounded to the nearest integer, ties to even, for `|v| < 2^22` (every clamped
+/// value above: at most 65,535 from 0): adding 1.5 * 2^23 leaves a float whose unit is
+/// 1, so the addition itself rounds (to even, the default mode), and the low bits of the
+/// sum are the integer. A few instructions where `rintf` is a library routine.
+#[inline(always)]
+fn round_even(v: f32) -> i32 {
+    const MAGIC: f32 = 12_582_912.0;
+    (v + MAGIC).to_bits() as i32 - MAGIC.to_bits() as i32
 }
 
 /// The zero point of channel `c` (`zp` empty: 0; one value: per tensor).
@@ -236,6 +252,108 @@ fn block<A: Quant, B: Quant, const W: usize>(
     (acc, sum)
 }
 
+/// The sums of one panel of [`q8`] columns over `row` (the activations, their zero
+/// point not taken off) and the panel's groups.
+#[inline(always)]
+fn panel_sums<A: Quant, B: Quant>(row: &[A], panel: &[B]) -> [i32; q8::PANEL] {
+    let mut acc = [0i32; q8::PANEL];
+    let done = dsp_groups(row, panel, &mut acc);
+    let (x, w) = (
+        row.get(done * 4..).unwrap_or_default(),
+        panel.get(done * 4 * q8::PANEL..).unwrap_or_default(),
+    );
+    for (x, w) in x.chunks(4).zip(w.chunks_exact(4 * q8::PANEL)) {
+        for (c, a) in acc.iter_mut().enumerate() {
+            for (q, &v) in x.iter().enumerate() {
+                *a = a.wrapping_add(v.widen().wrapping_mul(w[c * 4 + q].widen()));
+            }
+        }
+    }
+    acc
+}
+
+/// The whole groups of four rows the DSP routine sums into `acc`, when the core has it
+/// and the types and the panel's alignment suit it; returns how many (0: none).
+#[cfg(all(feature = "dsp", target_arch = "arm"))]
+#[inline(always)]
+fn dsp_groups<A: Quant, B: Quant>(row: &[A], panel: &[B], acc: &mut [i32; q8::PANEL]) -> usize {
+    let full = row.len() / 4;
+    if !(B::SIGNED_BYTE && (A::SIGNED_BYTE || A::UNSIGNED_BYTE))
+        || !(panel.as_ptr() as usize).is_multiple_of(4)
+        || panel.len() < full * 4 * q8::PANEL
+        || full == 0
+    {
+        return 0;
+    }
+    use super::arch::arm::dsp;
+    let w = panel.as_ptr().cast::<i8>();
+    // Safety: the routine reads `4 * full` bytes from `row` (whose length is at least
+    // that) at any alignment and `16 * full` bytes from `panel` (checked above, as is
+    // the 4-byte alignment its LDRD needs), and writes the four sums of `acc`; A and B
+    // are one-byte integers, as checked above, so the casts keep every byte's meaning.
+    unsafe {
+        if A::SIGNED_BYTE {
+            dsp::tinyonnx_q8x4_s8(row.as_ptr().cast(), w, full as u32, acc.as_mut_ptr());
+        } else {
+            dsp::tinyonnx_q8x4_u8(row.as_ptr().cast(), w, full as u32, acc.as_mut_ptr());
+        }
+    }
+    full
+}
+
+#[cfg(not(all(feature = "dsp", target_arch = "arm")))]
+#[inline(always)]
+fn dsp_groups<A: Quant, B: Quant>(_: &[A], _: &[B], _: &mut [i32; q8::PANEL]) -> usize {
+    0
+}
+
+/// `QLinearMatMul` with a constant B packed by `tinyonnx_layout::q8` (`bp`), `rows` rows
+/// of A `[rows, k]` into `y [rows, n]`: `colsum[j]` is the sum of B's column `j` as
+/// stored, so the zero points come off once per output,
+/// `sum((x - za)(w - zb)) = sum(xw) - za sum(w) - zb sum(x) + k za zb`;
+/// requantized as [`qlinear_matmul`].
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn qlinear_matmul_q8<A: Quant, B: Quant, Q: Quant>(
+    a: &[A],
+    (rows, k, n): (usize, usize, usize),
+    bp: &[B],
+    colsum: &[i32],
+    (a_zp, b_zp): (i32, &[B]),
+    multiplier: &[f32],
+    y_zp: i32,
+    y: &mut [Q],
+) {
+    let panel_len = q8::groups(k) * 4 * q8::PANEL;
+    for (row, out) in a
+        .chunks_exact(k.max(1))
+        .zip(y.chunks_exact_mut(n))
+        .take(rows)
+    {
+        let rowsum = row.iter().fold(0i32, |s, v| s.wrapping_add(v.widen()));
+        for (p, panel) in bp.chunks_exact(panel_len).enumerate() {
+            let acc = panel_sums(row, panel);
+            for (c, &v) in acc.iter().enumerate() {
+                let j = p * q8::PANEL + c;
+                let (Some(o), Some(&cs)) = (out.get_mut(j), colsum.get(j)) else {
+                    break;
+                };
+                let zb = zero_at(b_zp, j);
+                let v = v
+                    .wrapping_sub(a_zp.wrapping_mul(cs))
+                    .wrapping_sub(zb.wrapping_mul(rowsum))
+                    .wrapping_add((k as i32).wrapping_mul(a_zp).wrapping_mul(zb));
+                let m = if multiplier.len() == 1 {
+                    multiplier[0]
+                } else {
+                    multiplier[j]
+                };
+                *o = requantize(v as f32 * m, y_zp);
+            }
+        }
+    }
+}
+
 /// `MatMulInteger`: the products in i32.
 #[inline]
 pub fn matmul_integer<A: Quant, B: Quant>(
@@ -280,6 +398,18 @@ mod tests {
 
     /// The blocked sums against the definition, over widths that leave a partial block,
     /// zero points per column and per tensor, shared and batched B.
+    /// The magic-number rounding against libm's `rintf` over the clamped range, ties
+    /// and values near them included.
+    #[test]
+    fn rounding_equals_rint() {
+        for i in (-140_000..140_000).step_by(97).chain(-300..300) {
+            for d in [0.0f32, 0.25, 0.5, 0.499_999_97, 0.500_000_06, 0.75] {
+                let v = i as f32 * 0.5 + d;
+                assert_eq!(round_even(v), libm::rintf(v) as i32, "{v}");
+            }
+        }
+    }
+
     #[test]
     fn integer_products_equal_the_definition() {
         let mut state = 7u32;

@@ -97,11 +97,23 @@ pub static QLINEAR_MATMUL: OpSchema = OpSchema {
         let p = product(cx, 0, 3);
         let kernels = kernels();
         // The multiplier per column of B as ONNX Runtime forms it: a_scale * b_scale / y_scale.
-        quote! {
+        let multiplier = quote! {
             let mut multiplier = [0.0f32; #nb];
             for (j, m) in multiplier.iter_mut().enumerate() {
                 *m = (#sa)[0] * (#sb)[j] / (#sy)[0];
             }
+        };
+        if let Some(packed) = packed_b(cx) {
+            let rows = cx.input(0).numel() / cx.input(0).shape.last().copied().unwrap_or(1).max(1);
+            let k = cx.input(3).shape[0];
+            return quote! {
+                #packed
+                #multiplier
+                #kernels::quant::qlinear_matmul_q8(#a, (#rows, #k, #n), &__BQ8.0, &__COLSUM, ((#za)[0] as i32, #zb), &multiplier, (#zy)[0] as i32, #y);
+            };
+        }
+        quote! {
+            #multiplier
             let _ = #n;
             #kernels::quant::qlinear_matmul(#a, #b, #y, #za, #zb, &multiplier, (#zy)[0] as i32, #p);
         }
@@ -124,6 +136,49 @@ pub static QLINEAR_MATMUL: OpSchema = OpSchema {
     },
     ..BASE
 };
+
+/// A constant 2-D B of `QLinearMatMul` in the order of `tinyonnx_layout::q8` (statics
+/// `__BQ8`, aligned for the DSP routine's word loads, and `__COLSUM`, the sum of each
+/// column), when B is constant and shared by every product.
+fn packed_b(cx: &LowerCtx) -> Option<TokenStream> {
+    let b = cx.input(3);
+    let values = cx.input_consts[3]?.to_f64();
+    let [k, n] = b.shape[..] else {
+        return None;
+    };
+    let len = tinyonnx_layout::q8::packed_len(k, n);
+    let mut packed = vec![0i32; len];
+    let mut colsum = vec![0i32; n];
+    for row in 0..k {
+        for col in 0..n {
+            let v = values[row * n + col] as i32;
+            packed[tinyonnx_layout::q8::index(k, row, col)] = v;
+            colsum[col] += v;
+        }
+    }
+    let elem = match b.dtype {
+        DType::I8 => quote!(i8),
+        DType::U8 => quote!(u8),
+        _ => return None,
+    };
+    let lits = packed.iter().map(|&v| match b.dtype {
+        DType::I8 => {
+            let v = v as i8;
+            quote!(#v)
+        }
+        _ => {
+            let v = v as u8;
+            quote!(#v)
+        }
+    });
+    Some(quote! {
+        #[repr(C, align(8))]
+        struct __Q8([#elem; #len]);
+        static __BQ8: __Q8 = __Q8([#(#lits),*]);
+        static __COLSUM: [i32; #n] = [#(#colsum),*];
+        const _: () = assert!(#len == ::tinyonnx::layout::q8::packed_len(#k, #n));
+    })
+}
 
 /// The output shape of `input(a) x input(b)`: A `[..., M, K]`, B `[K, N]` or
 /// `[..., K, N]` with A's batch dimensions.

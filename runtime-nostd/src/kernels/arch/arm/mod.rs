@@ -1,6 +1,9 @@
 //! Arm: the hand-written `VFMA.F32` loops of the Gemm and Conv kernels, for FPUs with
 //! VFPv4 or later and single precision (Cortex-M4F, M7, M33 with FPU; the `fma-vfp4`
-//! feature).
+//! feature); `dsp.rs`: the `SMLAD` loop of the 8-bit products (the `dsp` feature).
+
+#[cfg(feature = "dsp")]
+pub(crate) mod dsp;
 
 // Safety: the declaration matches the routine this file assembles below (its
 // arguments in the AAPCS-VFP registers named there, nothing returned); callers uphold the

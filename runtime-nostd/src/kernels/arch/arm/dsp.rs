@@ -1,0 +1,72 @@
+//! The 8-bit integer product's inner loop for cores with the DSP extension (Cortex-M4,
+//! M7, M33 with DSP; the `dsp` feature): `SMLAD` adds two 16 x 16-bit products a cycle,
+//! on operands `SXTB16`/`UXTB16` widen from bytes two at a time.
+//!
+//! One call runs a panel of four columns of a `tinyonnx_layout::q8` packed operand
+//! over `groups` groups of four rows: per group, one load of four activations, two
+//! widenings, two `LDRD`s of the four columns' words, eight widenings and eight
+//! `SMLAD`s (21 instructions and the loop's two for 16 multiply-accumulates).
+
+// Safety: the declarations match the routines this file assembles below (arguments in
+// r0-r3 as named there, nothing returned); callers uphold the pointer contract stated at
+// each call.
+unsafe extern "C" {
+    /// `acc[c] += sum over the groups' rows r of x[r] * w[r][c]`, x signed bytes.
+    /// `x`: `4 * groups` readable bytes (any alignment); `w`: `16 * groups` readable
+    /// bytes at a 4-byte aligned address; `acc`: four writable `i32`.
+    pub(crate) fn tinyonnx_q8x4_s8(x: *const i8, w: *const i8, groups: u32, acc: *mut i32);
+    /// [`tinyonnx_q8x4_s8`] with `x` unsigned bytes.
+    pub(crate) fn tinyonnx_q8x4_u8(x: *const u8, w: *const i8, groups: u32, acc: *mut i32);
+}
+
+/// One routine: `$name`, widening the activations with `$widen`.
+macro_rules! q8x4 {
+    ($name:literal, $widen:literal) => {
+        core::arch::global_asm!(
+            ".syntax unified",
+            ".thumb",
+            concat!(".section .text.", $name, ",\"ax\",%progbits"),
+            concat!(".global ", $name),
+            concat!(".type ", $name, ",%function"),
+            ".thumb_func",
+            concat!($name, ":"),
+            // r0 = x, r1 = w, r2 = groups, r3 = acc; sums in r4-r7.
+            "    push {{r4-r11}}",
+            "    ldm r3, {{r4-r7}}",
+            "    cmp r2, #0",
+            "    beq 2f",
+            "1:",
+            "    ldr r8, [r0], #4",
+            concat!("    ", $widen, " r9, r8"),
+            concat!("    ", $widen, " r8, r8, ror #8"),
+            "    ldrd r10, r11, [r1], #8",
+            "    sxtb16 r12, r10",
+            "    sxtb16 r10, r10, ror #8",
+            "    smlad r4, r9, r12, r4",
+            "    smlad r4, r8, r10, r4",
+            "    sxtb16 r12, r11",
+            "    sxtb16 r11, r11, ror #8",
+            "    smlad r5, r9, r12, r5",
+            "    smlad r5, r8, r11, r5",
+            "    ldrd r10, r11, [r1], #8",
+            "    sxtb16 r12, r10",
+            "    sxtb16 r10, r10, ror #8",
+            "    smlad r6, r9, r12, r6",
+            "    smlad r6, r8, r10, r6",
+            "    sxtb16 r12, r11",
+            "    sxtb16 r11, r11, ror #8",
+            "    smlad r7, r9, r12, r7",
+            "    smlad r7, r8, r11, r7",
+            "    subs r2, #1",
+            "    bne 1b",
+            "2:",
+            "    stm r3, {{r4-r7}}",
+            "    pop {{r4-r11}}",
+            "    bx lr",
+            concat!(".size ", $name, ", . - ", $name),
+        );
+    };
+}
+
+q8x4!("tinyonnx_q8x4_s8", "sxtb16");
+q8x4!("tinyonnx_q8x4_u8", "uxtb16");
