@@ -25,6 +25,10 @@ macro_rules! q8x4 {
         core::arch::global_asm!(
             ".syntax unified",
             ".thumb",
+            // Armv8-M Mainline has the DSP instructions only as an extension, which the
+            // assembler takes from the architecture that always has them (the same
+            // Thumb-2 encodings).
+            ".arch armv7e-m",
             concat!(".section .text.", $name, ",\"ax\",%progbits"),
             concat!(".global ", $name),
             concat!(".type ", $name, ",%function"),
