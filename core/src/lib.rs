@@ -706,5 +706,33 @@ mod tests {
             "{o:?}"
         );
         assert_eq!(o.iter().filter(|&&op| op == "MatMul").count(), 1, "{o:?}");
+        // A QDQ Gemm as PyTorch's Linear exports it (B [N, K], transB) with its bias as
+        // int32 sums of scale a_scale * b_scale: one QGemm; with another bias scale, or
+        // beta 2, it stays in float.
+        let gemm = |bias_scale: f32, beta: f32| {
+            super::compile(quote! {
+                model M {
+                    input x: i8[1, 4];
+                    weight w: i8[3, 4] = [1, -2, 3, 4, 5, -6, 7, 8, 9, -10, 11, 12];
+                    weight c: i32[3] = [100, -200, 300];
+                    let a = DequantizeLinear(x, Constant(value_float = 0.5), Cast(Constant(value_int = 3), to = i8));
+                    let b = DequantizeLinear(w, Constant(value_float = 0.25), Cast(Constant(value_int = 0), to = i8));
+                    let bias = DequantizeLinear(c, Constant(value_floats = [#bias_scale]), Cast(Constant(value_int = 0), to = i32));
+                    output y = QuantizeLinear(Gemm(a, b, bias, transB = 1, beta = #beta), Constant(value_float = 0.75), Cast(Constant(value_int = -4), to = i8));
+                }
+            })
+            .unwrap()
+        };
+        let o = ops(&gemm(0.125, 1.0));
+        assert_eq!(o.iter().filter(|&&op| op == "QGemm").count(), 1, "{o:?}");
+        assert!(
+            !o.iter()
+                .any(|op| op.ends_with("QuantizeLinear") || *op == "Gemm"),
+            "{o:?}"
+        );
+        for (s, beta) in [(0.25, 1.0), (0.125, 2.0)] {
+            let o = ops(&gemm(s, beta));
+            assert!(o.contains(&"Gemm") && !o.contains(&"QGemm"), "{o:?}");
+        }
     }
 }

@@ -3078,6 +3078,16 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `QLinearMatMul`.
+    pub model QLinearMatMulCase3 { opset = 18; input x: i8[2, 8]; weight w: i8[5, 8] = [3, -7, 12, 40, -63, 5, 0, 9, -1, 22, 17, -30, 8, 60, -2, 1, 33, -45, 6, 14, -9, 27, 2, -18, 50, 11, -5, 38, -60, 4, 7, -26, 19, 0, -12, 44, 3, -8, 25, -33]; weight c: i32[5] = [100, -2000, 30, 0, 777];
+             let a = DequantizeLinear(x, Constant(value_float = 0.0625), Cast(Constant(value_int = 3), to = i8));
+             let b = DequantizeLinear(w, Constant(value_float = 0.0078125), Cast(Constant(value_int = 0), to = i8));
+             let bias = DequantizeLinear(c, Constant(value_float = 0.00048828125), Cast(Constant(value_int = 0), to = i32));
+             output y = QuantizeLinear(Gemm(a, b, bias, transB = 1), Constant(value_float = 0.125), Cast(Constant(value_int = -2), to = i8));
+             output z = QuantizeLinear(Gemm(a, b, transB = 1, alpha = 0.5), Constant(value_float = 0.0625), Cast(Constant(value_int = 5), to = i8)); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `Resize`.
     pub model ResizeCase0 { opset = 18; input x: f32[1, 2, 3, 4]; output a = Resize(x, _, Constant(value_floats = [1.0, 1.0, 2.0, 1.5])); output b = Resize(x, _, Constant(value_floats = [1.0, 1.0, 0.6, 0.5]), nearest_mode = "round_prefer_ceil"); output c = Resize(x, _, _, [1, 2, 7, 9], nearest_mode = "floor", coordinate_transformation_mode = "asymmetric"); output d = Resize(x, _, _, [1, 2, 5, 3], nearest_mode = "ceil", coordinate_transformation_mode = "align_corners"); }
 }
@@ -3866,6 +3876,7 @@ macro_rules! every_case {
             QLinearMatMulCase0,
             QLinearMatMulCase1,
             QLinearMatMulCase2,
+            QLinearMatMulCase3,
             ResizeCase0,
             ResizeCase1,
             ResizeCase2,

@@ -621,6 +621,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("QLinearMatMul", example::<QLinearMatMulCase0>()),
     ("QLinearMatMul", example::<QLinearMatMulCase1>()),
     ("QLinearMatMul", example::<QLinearMatMulCase2>()),
+    ("QLinearMatMul", example::<QLinearMatMulCase3>()),
     ("Resize", example::<ResizeCase0>()),
     ("Resize", example::<ResizeCase1>()),
     ("Resize", example::<ResizeCase2>()),

@@ -105,3 +105,56 @@ write(
     "sklearn_digits_mlp_dynamic",
     lambda p: quantize_dynamic(src, p, weight_type=QuantType.QInt8, reduce_range=True),
 )
+
+# The MLP shape CMSIS-NN's int8 figures are measured on (784-256-128-10, Relu, as
+# PyTorch exports `nn.Linear`: Gemm with transB = 1), with seeded weights, quantized
+# static in QDQ (int8 per tensor, 7-bit weights as above), calibrated on seeded inputs
+# in [0, 1): a benchmark of the integer kernels against ONNX Runtime, not a trained model.
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+rng = np.random.default_rng(784)
+nodes, inits, prev = [], [], "x"
+for i, (k, n) in enumerate([(784, 256), (256, 128), (128, 10)]):
+    w = (rng.standard_normal((n, k)) / np.sqrt(k)).astype(np.float32)
+    b = (0.1 * rng.standard_normal(n)).astype(np.float32)
+    inits += [numpy_helper.from_array(w, f"fc{i}.weight"), numpy_helper.from_array(b, f"fc{i}.bias")]
+    nodes.append(helper.make_node("Gemm", [prev, f"fc{i}.weight", f"fc{i}.bias"], [f"fc{i}"], transB=1))
+    prev = f"fc{i}"
+    if n != 10:
+        nodes.append(helper.make_node("Relu", [prev], [f"relu{i}"]))
+        prev = f"relu{i}"
+graph = helper.make_graph(
+    nodes,
+    "mlp",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 784])],
+    [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 10])],
+    inits,
+)
+mlp = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+mlp_src = os.path.join(out, "mlp_784_256_128_10.onnx")
+with open(mlp_src + ".partial", "wb") as f:
+    f.write(mlp.SerializeToString())
+os.replace(mlp_src + ".partial", mlp_src)
+calibration = rng.random((64, 784), dtype=np.float32)
+
+
+class MlpCalibration(CalibrationDataReader):
+    def __init__(self):
+        self.rows = iter([{"x": calibration[i : i + 1]} for i in range(len(calibration))])
+
+    def get_next(self):
+        return next(self.rows, None)
+
+
+write(
+    "mlp_784_256_128_10_qdq",
+    lambda p: quantize_static(
+        mlp_src,
+        p,
+        MlpCalibration(),
+        quant_format=QuantFormat.QDQ,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+        reduce_range=True,
+    ),
+)

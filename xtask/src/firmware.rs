@@ -445,6 +445,11 @@ pub const IMPORTED: &[(&str, &str, &str)] = &[
         "target/xtask/models/sklearn_digits_mlp_dynamic.onnx",
         "shapes(X = [1, 64])",
     ),
+    (
+        "MlpQdq",
+        "target/xtask/models/mlp_784_256_128_10_qdq.onnx",
+        "",
+    ),
 ];
 
 /// What the firmware of an imported model is compared with: its `ModelInfo` (made

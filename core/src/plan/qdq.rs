@@ -1,19 +1,22 @@
-//! Quantized groups: a `MatMul` whose operands both come from `DequantizeLinear` and
-//! whose only reader is a `QuantizeLinear` runs as one `QLinearMatMul` on the 8-bit
+//! Quantized groups: a `MatMul` or `Gemm` whose operands come from `DequantizeLinear`
+//! and whose only reader is a `QuantizeLinear` runs as one integer product on the 8-bit
 //! values (int32 sums, one requantization), the way ONNX Runtime executes the same QDQ
-//! file. Decided first, on the graph the ONNX was written from: the ONNX keeps the QDQ
-//! nodes; the forward pass never holds the float operands or the float product, and a
-//! constant operand stays 8-bit in flash.
+//! file (as `QLinearMatMul` and `com.microsoft.QGemm`). Decided first, on the graph the
+//! ONNX was written from: the ONNX keeps the QDQ nodes; the forward pass never holds
+//! the float operands or the float product, and a constant operand stays 8-bit in
+//! flash.
 //!
-//! A group is taken when the float path and the integer one are the same function up
-//! to rounding: the activation and the output quantized per tensor, the weight per
-//! tensor or per column (the only forms `QLinearMatMul` has), every zero point given,
-//! and the intermediate float tensors read by nothing else (a `DequantizeLinear` that
-//! another node also reads stays for that node).
+//! A group is taken when the integer product is the one ONNX Runtime runs: the
+//! activation and the output quantized per tensor, the weight per tensor or per output
+//! column, every zero point given, and the intermediate float tensors read by nothing
+//! else (a `DequantizeLinear` that another node also reads stays for that node). A
+//! `Gemm` also needs a constant B that is not transposed on A's side (`transA = 0`)
+//! and, if it has C, `beta = 1` and C the dequantized int32 sums of zero point 0 and
+//! scale `a_scale * b_scale`.
 
 use crate::ir::{Graph, Node, TensorId};
-use crate::ops::quant::integer::QLINEAR_MATMUL;
-use crate::ops::schema::Attrs;
+use crate::ops::quant::integer::{QGEMM, QLINEAR_MATMUL};
+use crate::ops::schema::{AttrValue, Attrs};
 use crate::types::DType;
 
 /// The node that writes `t`.
@@ -25,95 +28,176 @@ fn is(node: &Node, op_type: &str) -> bool {
     node.custom.is_none() && node.control.is_none() && node.op.op_type == op_type
 }
 
-/// A tensor of one value: a per-tensor scale or zero point.
+/// A tensor of one value: a per-tensor scale or zero point (`[]` or `[1]`).
 fn single(graph: &Graph, t: TensorId) -> bool {
     let s = &graph.tensors[t].ty.shape;
     s.rank() <= 1 && s.fixed_numel() == Some(1)
 }
 
-/// `(x, scale, zero point)` of a `DequantizeLinear` or `QuantizeLinear` with all three
-/// inputs, per tensor unless `column_of` names the rank-2 operand whose last axis the
-/// scale may follow.
-fn linear(graph: &Graph, node: &Node, column_of: Option<usize>) -> Option<[TensorId; 3]> {
+/// `(x, scale, zero point)` of a `DequantizeLinear` or `QuantizeLinear` on 8-bit values
+/// with all three inputs; per tensor, or, when `per_axis` names the axis of a rank-2
+/// operand whose length it holds, one scale and zero point along it.
+fn linear(graph: &Graph, node: &Node, per_axis: Option<usize>) -> Option<[TensorId; 3]> {
     let (x, scale, zp) = match node.inputs.as_slice() {
         [Some(x), Some(s), Some(z)] => (*x, *s, *z),
         _ => return None,
     };
-    let bytes = [DType::I8, DType::U8];
     let q = if is(node, "DequantizeLinear") {
         x
     } else {
         node.outputs[0]
     };
-    if !bytes.contains(&graph.tensors[q].ty.dtype) || graph.tensors[scale].ty.dtype != DType::F32 {
+    if ![DType::I8, DType::U8].contains(&graph.tensors[q].ty.dtype)
+        || graph.tensors[scale].ty.dtype != DType::F32
+    {
         return None;
     }
-    let per_tensor =
-        single(graph, scale) && graph.tensors[zp].ty.shape == graph.tensors[scale].ty.shape;
-    let per_column = column_of.is_some_and(|rank| {
-        let n = graph.tensors[x].ty.shape.0.last().and_then(|d| d.fixed());
+    let per_tensor = single(graph, scale) && single(graph, zp);
+    let along = per_axis.is_some_and(|axis| {
+        let shape = &graph.tensors[x].ty.shape;
         let s = &graph.tensors[scale].ty.shape;
-        rank == 2
-            && node.attrs.int("axis").rem_euclid(2) == 1
+        shape.rank() == 2
+            && node.attrs.int("axis").rem_euclid(2) == axis as i64
             && s.rank() == 1
-            && s.0[0].fixed() == n
+            && s.0[0].fixed() == shape.0[axis].fixed()
             && graph.tensors[zp].ty.shape == *s
     });
-    (per_tensor || per_column).then_some([x, scale, zp])
+    (per_tensor || along).then_some([x, scale, zp])
 }
 
-/// Rewrites every `QuantizeLinear(MatMul(DequantizeLinear(a), DequantizeLinear(b)))`
-/// into `QLinearMatMul`; returns how many.
+/// Whether the f32 values of `t` are `scale_a * scale_b`, per element of `scale_b`.
+fn is_product_scale(graph: &Graph, t: TensorId, a: TensorId, b: TensorId) -> bool {
+    let value = |t: TensorId| graph.tensors[t].value.as_ref().map(|d| d.to_f64());
+    let (Some(s), Some(sa), Some(sb)) = (value(t), value(a), value(b)) else {
+        return false;
+    };
+    let sa = sa.first().copied().unwrap_or(0.0) as f32;
+    (s.len() == 1 || s.len() == sb.len())
+        && sb.iter().enumerate().all(|(j, &v)| {
+            let want = sa * v as f32;
+            s[if s.len() == 1 { 0 } else { j }] as f32 == want
+        })
+}
+
+/// The integer node a group becomes: its schema, inputs and attributes.
+type Group = (&'static crate::ops::OpSchema, Vec<Option<TensorId>>, Attrs);
+
+/// The group a `QuantizeLinear` at `qi` closes, with the nodes it makes dead.
+fn group(graph: &Graph, readers: &[Vec<usize>], qi: usize) -> Option<(usize, Group, Vec<usize>)> {
+    let only = |t: TensorId, k: usize| readers[t] == [k] && !graph.outputs.contains(&t);
+    let q = &graph.nodes[qi];
+    if !is(q, "QuantizeLinear") {
+        return None;
+    }
+    let [x, sy, zy] = linear(graph, q, None)?;
+    let mi = producer(graph, x)?;
+    let m = &graph.nodes[mi];
+    let gemm = is(m, "Gemm");
+    if !(gemm || is(m, "MatMul")) || !only(x, qi) {
+        return None;
+    }
+    let (af, bf) = (m.inputs[0]?, m.inputs[1]?);
+    let (ai, bi) = (producer(graph, af)?, producer(graph, bf)?);
+    let (da, db) = (&graph.nodes[ai], &graph.nodes[bi]);
+    if !is(da, "DequantizeLinear") || !is(db, "DequantizeLinear") {
+        return None;
+    }
+    let trans_b = gemm && m.attrs.int("transB") != 0;
+    let [a, sa, za] = linear(graph, da, None)?;
+    let [b, sb, zb] = linear(graph, db, Some(if trans_b { 0 } else { 1 }))?;
+    let (ar, br) = (
+        graph.tensors[a].ty.shape.rank(),
+        graph.tensors[b].ty.shape.rank(),
+    );
+    let mut dead: Vec<usize> = [(af, ai), (bf, bi)]
+        .into_iter()
+        .filter(|&(t, _)| only(t, mi))
+        .map(|(_, n)| n)
+        .collect();
+    if !gemm {
+        if ar < 2 || !(br == 2 || br == ar) {
+            return None;
+        }
+        let inputs = [a, sa, za, b, sb, zb, sy, zy].map(Some).to_vec();
+        return Some((mi, (&QLINEAR_MATMUL, inputs, Attrs::default()), dead));
+    }
+    // Gemm: A [M, K], a constant B, C absent or int32 sums.
+    if m.attrs.int("transA") != 0 || ar != 2 || br != 2 || graph.tensors[b].value.is_none() {
+        return None;
+    }
+    let c = match m.inputs.get(2).copied().flatten() {
+        None => None,
+        Some(cf) => {
+            let ci = producer(graph, cf)?;
+            let dc = &graph.nodes[ci];
+            let (ct, cs, cz) = match dc.inputs.as_slice() {
+                [Some(t), Some(s), z] if is(dc, "DequantizeLinear") => (*t, *s, *z),
+                _ => return None,
+            };
+            let zero = cz.is_none_or(|z| {
+                graph.tensors[z]
+                    .value
+                    .as_ref()
+                    .is_some_and(|v| v.to_f64().iter().all(|&v| v == 0.0))
+            });
+            let n = graph.tensors[x].ty.shape.0.last().and_then(|d| d.fixed());
+            let ct_shape = &graph.tensors[ct].ty.shape;
+            let row = ct_shape.rank() == 1 && ct_shape.0[0].fixed() == n;
+            if m.attrs.float("beta") != 1.0
+                || graph.tensors[ct].ty.dtype != DType::I32
+                || graph.tensors[ct].value.is_none()
+                || !zero
+                || !row
+                || !is_product_scale(graph, cs, sa, sb)
+            {
+                return None;
+            }
+            if only(cf, mi) {
+                dead.push(ci);
+            }
+            Some(ct)
+        }
+    };
+    let attrs = Attrs {
+        explicit: vec![
+            ("alpha", AttrValue::Float(m.attrs.float("alpha"))),
+            ("transB", AttrValue::Int(i64::from(trans_b))),
+        ],
+        defaults: Vec::new(),
+    };
+    let inputs = vec![
+        Some(a),
+        Some(sa),
+        Some(za),
+        Some(b),
+        Some(sb),
+        Some(zb),
+        c,
+        Some(sy),
+        Some(zy),
+    ];
+    Some((mi, (&QGEMM, inputs, attrs), dead))
+}
+
+/// Rewrites every quantized group into its integer node; returns how many.
 pub fn integer_groups(graph: &mut Graph) -> usize {
     let mut count = 0;
     loop {
         let readers = graph.all_consumers();
-        let outputs = &graph.outputs;
-        let only = |t: TensorId, k: usize| readers[t] == [k] && !outputs.contains(&t);
-        let found = graph.nodes.iter().enumerate().find_map(|(qi, q)| {
-            if !is(q, "QuantizeLinear") {
-                return None;
-            }
-            let [x, sy, zy] = linear(graph, q, None)?;
-            let mi = producer(graph, x)?;
-            let m = &graph.nodes[mi];
-            if !is(m, "MatMul") || !only(x, qi) {
-                return None;
-            }
-            let (af, bf) = (m.inputs[0]?, m.inputs[1]?);
-            let (ai, bi) = (producer(graph, af)?, producer(graph, bf)?);
-            let (da, db) = (&graph.nodes[ai], &graph.nodes[bi]);
-            if !is(da, "DequantizeLinear") || !is(db, "DequantizeLinear") {
-                return None;
-            }
-            let [a, sa, za] = linear(graph, da, None)?;
-            let [b, sb, zb] = linear(graph, db, Some(graph.tensors[bf].ty.shape.rank()))?;
-            let (ar, br) = (
-                graph.tensors[a].ty.shape.rank(),
-                graph.tensors[b].ty.shape.rank(),
-            );
-            if ar < 2 || !(br == 2 || br == ar) {
-                return None;
-            }
-            let dead: Vec<usize> = [(af, ai), (bf, bi)]
-                .into_iter()
-                .filter(|&(t, _)| only(t, mi))
-                .map(|(_, n)| n)
-                .collect();
-            Some((qi, mi, [a, sa, za, b, sb, zb, sy, zy], dead))
-        });
-        let Some((qi, mi, inputs, mut dead)) = found else {
+        let found = (0..graph.nodes.len())
+            .find_map(|qi| group(graph, &readers, qi).map(|(mi, g, dead)| (qi, mi, g, dead)));
+        let Some((qi, mi, (op, inputs, attrs), mut dead)) = found else {
             return count;
         };
         // The group runs where the QuantizeLinear ran: after everything it reads (its
-        // scale may be computed after the MatMul).
+        // scale may be computed after the product).
         let y = graph.nodes[qi].outputs[0];
-        let mut m = graph.nodes[mi].clone();
-        m.op = &QLINEAR_MATMUL;
-        m.inputs = inputs.into_iter().map(Some).collect();
-        m.outputs = vec![y];
-        m.attrs = Attrs::default();
-        graph.nodes[qi] = m;
+        let mut node = graph.nodes[mi].clone();
+        node.op = op;
+        node.inputs = inputs;
+        node.outputs = vec![y];
+        node.attrs = attrs;
+        graph.nodes[qi] = node;
         dead.push(mi);
         dead.sort_unstable();
         dead.dedup();

@@ -307,18 +307,17 @@ fn dsp_groups<A: Quant, B: Quant>(_: &[A], _: &[B], _: &mut [i32; q8::PANEL]) ->
     0
 }
 
-/// `QLinearMatMul` with a constant B packed by `tinyonnx_layout::q8` (`bp`), `rows` rows
-/// of A `[rows, k]` into `y [rows, n]`: `colsum[j]` is the sum of B's column `j` as
-/// stored, so the zero points come off once per output,
-/// `sum((x - za)(w - zb)) = sum(xw) - za sum(w) - zb sum(x) + k za zb`;
-/// requantized as [`qlinear_matmul`].
+/// `QLinearMatMul` (and ONNX Runtime's `QGemm`) with a constant B packed by
+/// `tinyonnx_layout::q8` (`bp`), `rows` rows of A `[rows, k]` into `y [rows, n]`:
+/// `colsum[j]` is the sum of B's column `j` as stored, so the zero points come off once
+/// per output, `sum((x - za)(w - zb)) = sum(xw) - za sum(w) - zb sum(x) + k za zb`;
+/// `bias` (empty, or one int32 per column) is added to the sums; requantized as
+/// [`qlinear_matmul`].
 #[inline]
-#[allow(clippy::too_many_arguments)]
 pub fn qlinear_matmul_q8<A: Quant, B: Quant, Q: Quant>(
     a: &[A],
     (rows, k, n): (usize, usize, usize),
-    bp: &[B],
-    colsum: &[i32],
+    (bp, colsum, bias): (&[B], &[i32], &[i32]),
     (a_zp, b_zp): (i32, &[B]),
     multiplier: &[f32],
     y_zp: i32,
@@ -342,7 +341,8 @@ pub fn qlinear_matmul_q8<A: Quant, B: Quant, Q: Quant>(
                 let v = v
                     .wrapping_sub(a_zp.wrapping_mul(cs))
                     .wrapping_sub(zb.wrapping_mul(rowsum))
-                    .wrapping_add((k as i32).wrapping_mul(a_zp).wrapping_mul(zb));
+                    .wrapping_add((k as i32).wrapping_mul(a_zp).wrapping_mul(zb))
+                    .wrapping_add(bias.get(j).copied().unwrap_or(0));
                 let m = if multiplier.len() == 1 {
                     multiplier[0]
                 } else {
@@ -406,6 +406,43 @@ mod tests {
             for d in [0.0f32, 0.25, 0.5, 0.499_999_97, 0.500_000_06, 0.75] {
                 let v = i as f32 * 0.5 + d;
                 assert_eq!(round_even(v), libm::rintf(v) as i32, "{v}");
+            }
+        }
+    }
+
+    /// The packed product against the definition: rows of u8 and i8 activations with
+    /// a zero point, B packed by `tinyonnx_layout::q8` (K not a multiple of 4, N not of
+    /// the panel), zero points per column, an int32 bias, per-column multipliers.
+    #[test]
+    fn packed_products_equal_the_definition() {
+        let (rows, k, n) = (3, 11, 6);
+        let b: [i8; 66] = core::array::from_fn(|i| ((i * 37 + 11) % 255) as u8 as i8);
+        let mut bp = [0i8; q8::packed_len(11, 6)];
+        let mut colsum = [0i32; 6];
+        for r in 0..k {
+            for c in 0..n {
+                bp[q8::index(k, r, c)] = b[r * n + c];
+                colsum[c] += i32::from(b[r * n + c]);
+            }
+        }
+        let b_zp: [i8; 6] = [0, 1, -3, 7, -128, 127];
+        let bias = [1000, -20, 0, 5, -77_777, 31];
+        let mult = [0.001f32, 0.002, 0.0005, 0.003, 0.0001, 0.01];
+        let a: [u8; 33] = core::array::from_fn(|i| ((i * 71 + 5) % 256) as u8);
+        let mut y = [0i8; 18];
+        let s = (bp.as_slice(), colsum.as_slice(), bias.as_slice());
+        qlinear_matmul_q8(&a, (rows, k, n), s, (9, &b_zp), &mult, -3, &mut y);
+        for i in 0..rows {
+            for j in 0..n {
+                let acc: i32 = (0..k)
+                    .map(|t| {
+                        (i32::from(a[i * k + t]) - 9)
+                            * (i32::from(b[t * n + j]) - i32::from(b_zp[j]))
+                    })
+                    .sum::<i32>()
+                    + bias[j];
+                let want = (libm::rintf(acc as f32 * mult[j]) as i32 - 3).clamp(-128, 127);
+                assert_eq!(i32::from(y[i * n + j]), want, "({i}, {j}) sum {acc}");
             }
         }
     }

@@ -90,6 +90,15 @@ tinyonnx::onnx_model! {
 }
 
 tinyonnx::onnx_model! {
+    /// The 784-256-128-10 MLP of CMSIS-NN's int8 figures (seeded weights, as PyTorch
+    /// exports `nn.Linear`), quantized by `quantize_static` in QDQ format, int8 per
+    /// tensor: ONNX Runtime runs its Gemms as com.microsoft.QGemm.
+    pub model MlpQdq = import(
+        "../../target/xtask/models/mlp_784_256_128_10_qdq.onnx",
+    );
+}
+
+tinyonnx::onnx_model! {
     /// A head written in the DSL: which of the classifier's two classes wins.
     pub model Upright {
         opset = 13;
@@ -135,19 +144,29 @@ pub const MODELS: &[(Example, &str)] = &[
     ),
 ];
 
-/// The quantized models, with the file each was imported from: their outputs are held to
-/// the quantized contract (`tests/quantized.rs`) instead of the float tolerance.
-pub const QUANTIZED: &[(Example, &str)] = &[
+/// The quantized models, with the file each was imported from and the scale of the
+/// seeded inputs they are tested on (the range they were calibrated for): their outputs
+/// are held to the quantized contract (`tests/quantized.rs`) instead of the float
+/// tolerance.
+pub const QUANTIZED: &[(Example, &str, f32)] = &[
     (
         example::<SklearnDigitsQdq>(),
         "../../target/xtask/models/sklearn_digits_mlp_qdq.onnx",
+        16.0,
     ),
     (
         example::<SklearnDigitsQdqPerChannel>(),
         "../../target/xtask/models/sklearn_digits_mlp_qdq_pc.onnx",
+        16.0,
     ),
     (
         example::<SklearnDigitsDynamic>(),
         "../../target/xtask/models/sklearn_digits_mlp_dynamic.onnx",
+        16.0,
+    ),
+    (
+        example::<MlpQdq>(),
+        "../../target/xtask/models/mlp_784_256_128_10_qdq.onnx",
+        1.0,
     ),
 ];

@@ -52,17 +52,17 @@ fn quantized_models_match_onnx_runtime_within_one_step() {
         "{:<28} {:>8} {:>10} {:>10} {:>22}",
         "model", "params", "MACs", "arena", "elements equal / 1 step"
     );
-    for (example, file) in tinyonnx_imported::QUANTIZED {
+    for &(ref example, file, scale) in tinyonnx_imported::QUANTIZED {
         let info = &example.info;
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
         let bytes = std::fs::read(&path).unwrap();
         let model = ModelProto::decode(&bytes[..]).unwrap();
         let mut sess = tinyonnx_tests::session_from_file(&path, provider).unwrap();
         let (mut equal, mut one, mut total) = (0usize, 0usize, 0usize);
-        // Pixel values of the digits lie in 0..=16; seeded inputs in -16..16 cover them
-        // and the negative values no image has.
+        // Seeded inputs in (-scale, scale): for the digits (pixels in 0..=16) the
+        // calibrated range and the negative values no image has.
         for seed in 1..=50 {
-            let inputs = seeded_values(info, seed, 16.0).unwrap();
+            let inputs = seeded_values(info, seed, scale).unwrap();
             let expected = run_ort_values(&mut sess, info, &inputs)
                 .unwrap_or_else(|e| panic!("{}: {e}", info.name));
             let ours = tinyonnx_tests::run_ours(example, &inputs).unwrap();

@@ -84,38 +84,25 @@ pub static QLINEAR_MATMUL: OpSchema = OpSchema {
         }])
     },
     lower: |cx| {
+        if let Some(call) = packed_product(cx, false) {
+            return call;
+        }
         let (a, b, y) = (&cx.input(0).expr, &cx.input(3).expr, &cx.outputs[0].expr);
         let (za, zb) = (&cx.input(2).expr, &cx.input(5).expr);
-        let (sa, sb, sy, zy) = (
-            &cx.input(1).expr,
-            &cx.input(4).expr,
-            &cx.input(6).expr,
-            &cx.input(7).expr,
-        );
-        let n = *cx.outputs[0].shape.last().unwrap_or(&1);
-        let nb: usize = cx.input(4).shape.iter().product();
         let p = product(cx, 0, 3);
         let kernels = kernels();
-        // The multiplier per column of B as ONNX Runtime forms it: a_scale * b_scale / y_scale.
-        let multiplier = quote! {
-            let mut multiplier = [0.0f32; #nb];
-            for (j, m) in multiplier.iter_mut().enumerate() {
-                *m = (#sa)[0] * (#sb)[j] / (#sy)[0];
-            }
-        };
-        if let Some(packed) = packed_b(cx) {
-            let rows = cx.input(0).numel() / cx.input(0).shape.last().copied().unwrap_or(1).max(1);
-            let k = cx.input(3).shape[0];
-            return quote! {
-                #packed
-                #multiplier
-                #kernels::quant::qlinear_matmul_q8(#a, (#rows, #k, #n), &__BQ8.0, &__COLSUM, ((#za)[0] as i32, #zb), &multiplier, (#zy)[0] as i32, #y);
-            };
-        }
+        let multiplier = multiplier(cx, 1.0, 6);
+        let zy = &cx.input(7).expr;
         quote! {
             #multiplier
-            let _ = #n;
             #kernels::quant::qlinear_matmul(#a, #b, #y, #za, #zb, &multiplier, (#zy)[0] as i32, #p);
+        }
+    },
+    packs: |cx| {
+        if packed_b(cx, false).is_some() {
+            vec![3]
+        } else {
+            Vec::new()
         }
     },
     macs: |cx| cx.outputs[0].numel() as u64 * *cx.input(0).shape.last().unwrap_or(&1) as u64,
@@ -132,26 +119,132 @@ pub static QLINEAR_MATMUL: OpSchema = OpSchema {
              let c = DequantizeLinear(w, Constant(value_floats = [0.01, 0.02, 0.005, 0.03, 0.01]), Cast(Constant(value_ints = [0, 0, 0, 0, 0]), to = i8), axis = 1);
              let d = DequantizeLinear(u, Constant(value_float = 0.04), Cast(Constant(value_int = 128), to = u8));
              output z = QuantizeLinear(MatMul(d, c), Constant(value_float = 0.1), Cast(Constant(value_int = 100), to = u8));",
+            // A QDQ Gemm with an int32 bias (scale a_scale * b_scale): QGemm in the plan
+            // and in ONNX Runtime.
+            "input x: i8[2, 8]; weight w: i8[5, 8] = [3, -7, 12, 40, -63, 5, 0, 9, -1, 22, 17, -30, 8, 60, -2, 1, 33, -45, 6, 14, -9, 27, 2, -18, 50, 11, -5, 38, -60, 4, 7, -26, 19, 0, -12, 44, 3, -8, 25, -33]; weight c: i32[5] = [100, -2000, 30, 0, 777];
+             let a = DequantizeLinear(x, Constant(value_float = 0.0625), Cast(Constant(value_int = 3), to = i8));
+             let b = DequantizeLinear(w, Constant(value_float = 0.0078125), Cast(Constant(value_int = 0), to = i8));
+             let bias = DequantizeLinear(c, Constant(value_float = 0.00048828125), Cast(Constant(value_int = 0), to = i32));
+             output y = QuantizeLinear(Gemm(a, b, bias, transB = 1), Constant(value_float = 0.125), Cast(Constant(value_int = -2), to = i8));
+             output z = QuantizeLinear(Gemm(a, b, transB = 1, alpha = 0.5), Constant(value_float = 0.0625), Cast(Constant(value_int = 5), to = i8));",
         ])
     },
     ..BASE
 };
 
-/// A constant 2-D B of `QLinearMatMul` in the order of `tinyonnx_layout::q8` (statics
-/// `__BQ8`, aligned for the DSP routine's word loads, and `__COLSUM`, the sum of each
-/// column), when B is constant and shared by every product.
-fn packed_b(cx: &LowerCtx) -> Option<TokenStream> {
+/// `com.microsoft.QGemm` (ONNX Runtime's quantized Gemm) as the plan forms it from a
+/// QDQ Gemm (`plan::qdq`), outside the registry (a file that uses the operator itself is
+/// not read yet): A `[M, K]`, a constant 8-bit B (`[K, N]`, or `[N, K]` with `transB`),
+/// C the int32 sums added before requantization (optional), and the scales and zero
+/// points of A, B and y; `y = saturate(round((sum + C) * alpha * a_scale * b_scale /
+/// y_scale) + y_zero_point)`.
+pub static QGEMM: OpSchema = OpSchema {
+    op_type: "QGemm",
+    inputs: &[
+        input("A"),
+        any_input("a_scale", false),
+        any_input("a_zero_point", false),
+        any_input("B", false),
+        any_input("b_scale", false),
+        any_input("b_zero_point", false),
+        any_input("C", true),
+        any_input("y_scale", false),
+        any_input("y_zero_point", false),
+    ],
+    attrs: &[
+        attr("alpha", AttrKind::Float, AttrDefault::Float(1.0)),
+        attr("transB", AttrKind::Int, AttrDefault::Int(0)),
+    ],
+    dtypes: BYTES,
+    since_opset: 1,
+    infer: |_| {
+        Err(OpError::input(
+            0,
+            "QGemm of the com.microsoft domain is not read from files yet (the plan forms it from QDQ Gemms)",
+        ))
+    },
+    lower: |cx| {
+        packed_product(cx, true).unwrap_or_else(
+            || quote!(::core::compile_error!("tinyonnx bug: a QGemm without a constant 8-bit B");),
+        )
+    },
+    packs: |_| vec![3, 6],
+    macs: |cx| cx.outputs[0].numel() as u64 * *cx.input(0).shape.last().unwrap_or(&1) as u64,
+    ..BASE
+};
+
+/// The per-column multipliers as ONNX Runtime forms them: `alpha * a_scale * b_scale /
+/// y_scale`, left to right in f32 (`alpha` 1 for QLinearMatMul, whose `a_scale * b_scale /
+/// y_scale` that leaves unchanged); `y_scale` is input `sy`.
+fn multiplier(cx: &LowerCtx, alpha: f32, sy: usize) -> TokenStream {
+    let (sa, sb, sy) = (&cx.input(1).expr, &cx.input(4).expr, &cx.input(sy).expr);
+    let nb: usize = cx.input(4).shape.iter().product();
+    quote! {
+        let mut multiplier = [0.0f32; #nb];
+        for (j, m) in multiplier.iter_mut().enumerate() {
+            *m = #alpha * (#sa)[0] * (#sb)[j] / (#sy)[0];
+        }
+    }
+}
+
+/// The call of the packed product of a QLinearMatMul or (`qgemm`) a QGemm on its
+/// constant B, when B is one.
+fn packed_product(cx: &LowerCtx, qgemm: bool) -> Option<TokenStream> {
+    let trans_b = qgemm && cx.attrs.int("transB") != 0;
+    let packed = packed_b(cx, trans_b)?;
+    let (a, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
+    let (za, zb) = (&cx.input(2).expr, &cx.input(5).expr);
+    let (sy, zy) = if qgemm { (7, 8) } else { (6, 7) };
+    let zy = &cx.input(zy).expr;
+    let alpha = if qgemm { cx.attrs.float("alpha") } else { 1.0 };
+    let multiplier = multiplier(cx, alpha, sy);
+    let shape = &cx.input(3).shape;
+    let (k, n) = if trans_b {
+        (shape[1], shape[0])
+    } else {
+        (shape[0], shape[1])
+    };
+    let rows = cx.input(0).numel() / k.max(1);
+    let bias = match cx.input_consts.get(6).copied().flatten().filter(|_| qgemm) {
+        Some(c) => {
+            let c: Vec<i32> = c.to_f64().iter().map(|&v| v as i32).collect();
+            let len = c.len();
+            quote! {
+                static __QBIAS: [i32; #len] = [#(#c),*];
+                let bias: &[i32] = &__QBIAS;
+            }
+        }
+        None => quote!(let bias: &[i32] = &[];),
+    };
+    let kernels = kernels();
+    Some(quote! {
+        #packed
+        #multiplier
+        #bias
+        #kernels::quant::qlinear_matmul_q8(#a, (#rows, #k, #n), (&__BQ8.0, &__COLSUM, bias), ((#za)[0] as i32, #zb), &multiplier, (#zy)[0] as i32, #y);
+    })
+}
+
+/// A constant 2-D B (input 3; `[N, K]` with `trans_b`) in the order of
+/// `tinyonnx_layout::q8` (statics `__BQ8`, aligned for the DSP routine's word loads, and
+/// `__COLSUM`, the sum of each column), when B is constant and shared by every product.
+fn packed_b(cx: &LowerCtx, trans_b: bool) -> Option<TokenStream> {
     let b = cx.input(3);
-    let values = cx.input_consts[3]?.to_f64();
+    let values = cx.input_consts.get(3).copied().flatten()?.to_f64();
     let [k, n] = b.shape[..] else {
         return None;
     };
+    let (k, n) = if trans_b { (n, k) } else { (k, n) };
     let len = tinyonnx_layout::q8::packed_len(k, n);
     let mut packed = vec![0i32; len];
     let mut colsum = vec![0i32; n];
     for row in 0..k {
         for col in 0..n {
-            let v = values[row * n + col] as i32;
+            let v = values[if trans_b {
+                col * k + row
+            } else {
+                row * n + col
+            }] as i32;
             packed[tinyonnx_layout::q8::index(k, row, col)] = v;
             colsum[col] += v;
         }

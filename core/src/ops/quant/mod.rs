@@ -55,7 +55,10 @@ pub fn check_zero_point(cx: &InferCtx, i: usize, scale: usize, want: DType) -> R
             format!("{op} {name} must be {want}, got {}", z.dtype),
         ));
     }
-    if z.shape != cx.input(scale).shape {
+    // One value either way (`[]` against `[1]`) is per tensor: ONNX Runtime's own
+    // quantizer writes a bias's scale as `[1]` and its zero point as `[]`.
+    let single = |s: &crate::types::Shape| s.rank() <= 1 && s.fixed_numel() == Some(1);
+    if z.shape != cx.input(scale).shape && !(single(&z.shape) && single(&cx.input(scale).shape)) {
         return Err(OpError::input(
             i,
             format!(
