@@ -1,7 +1,8 @@
 //! The plan: every decision about how the forward pass runs, made once, in one place.
 //!
 //! From a checked [`Graph`] it decides which quantized groups run as integer kernels
-//! ([`qdq`]), the node order ([`schedule`]), each node's kernel
+//! and which dequantized constants are computed at compile time ([`qdq`]), the node
+//! order ([`schedule`]), each node's kernel
 //! variant (a convolution's Winograd passes), the arena offsets, views, in-place writes
 //! and scratch regions ([`arena`], [`scratch`]), the fused epilogues ([`fuse`]), the
 //! weights the assembler takes from their files ([`stream`]) and the
@@ -31,6 +32,7 @@ pub use stream::streamed_weights;
 /// Plans a checked model: order, kernel variants, arena, fusions and bodies.
 pub fn plan(mut graph: Graph) -> Planned {
     qdq::integer_groups(&mut graph);
+    qdq::fold_constants(&mut graph);
     let (arena, winograd) = schedule::schedule(&mut graph);
     let fused = fuse::fuse(&graph, &arena);
     record::assemble(graph, arena, &winograd, fused)

@@ -207,3 +207,87 @@ pub fn integer_groups(graph: &mut Graph) -> usize {
         count += 1;
     }
 }
+
+/// Every `DequantizeLinear` no group took whose inputs are all known at compile time (a
+/// bias a float Add reads) becomes a weight of its f32 values, computed as the kernel
+/// computes them, `(x - zero point) as f32 * scale` (per axis when the scale has several
+/// values): otherwise every call would dequantize the same constant into the arena. The
+/// 8-bit weight and the constants it read go when nothing else reads them. Returns how
+/// many.
+pub fn fold_constants(graph: &mut Graph) -> usize {
+    let mut count = 0;
+    loop {
+        let known = |t: Option<TensorId>| t.is_none_or(|t| graph.tensors[t].value.is_some());
+        let found = graph.nodes.iter().position(|n| {
+            is(n, "DequantizeLinear")
+                && n.inputs.len() >= 2
+                && n.inputs.iter().all(|&t| known(t))
+                && !graph.outputs.contains(&n.outputs[0])
+        });
+        let Some(i) = found else {
+            return count;
+        };
+        let node = graph.nodes.remove(i);
+        let value = |k: usize| {
+            node.inputs
+                .get(k)
+                .copied()
+                .flatten()
+                .and_then(|t| graph.tensors[t].value.as_ref())
+                .map(|d| d.to_f64())
+                .unwrap_or_default()
+        };
+        let (x, scale, zp) = (value(0), value(1), value(2));
+        let shape = graph.device_shape(node.inputs[0].unwrap_or(node.outputs[0]));
+        let channels = scale.len().max(1);
+        let inner = if channels > 1 {
+            let rank = shape.len() as i64;
+            let axis = node.attrs.int("axis").rem_euclid(rank.max(1)) as usize;
+            shape
+                .get(axis + 1..)
+                .map_or(1, |d| d.iter().product::<usize>())
+        } else {
+            1
+        };
+        let values = x
+            .iter()
+            .enumerate()
+            .map(|(e, &v)| {
+                let c = (e / inner.max(1)) % channels;
+                let z = zp
+                    .get(if zp.len() == 1 { 0 } else { c })
+                    .copied()
+                    .unwrap_or(0.0);
+                let s = scale
+                    .get(c.min(scale.len().saturating_sub(1)))
+                    .copied()
+                    .unwrap_or(0.0);
+                // The kernel's arithmetic: an exact integer difference, one rounding to
+                // f32, one f32 product.
+                (v - z) as f32 * s as f32
+            })
+            .collect();
+        let y = node.outputs[0];
+        graph.tensors[y].value = Some(crate::data::Data::F32(values));
+        graph.tensors[y].kind = crate::ir::TensorKind::Weight;
+        graph.weights.push(y);
+        // What only this node read goes with it.
+        let readers = graph.all_consumers();
+        for t in node.inputs.iter().flatten() {
+            if !readers[*t].is_empty() || graph.outputs.contains(t) {
+                continue;
+            }
+            graph.weights.retain(|w| w != t);
+            if let Some(p) = producer(graph, *t)
+                && graph.nodes[p].op.fold.is_some()
+                && graph.nodes[p]
+                    .outputs
+                    .iter()
+                    .all(|o| readers[*o].is_empty())
+            {
+                graph.nodes.remove(p);
+            }
+        }
+        count += 1;
+    }
+}
