@@ -5,7 +5,7 @@
 //! One call runs a panel of four columns of a `tinyonnx_layout::q8` packed operand
 //! over `groups` groups of four rows: per group, one load of four activations, two
 //! widenings, two `LDRD`s of the four columns' words, eight widenings and eight
-//! `SMLAD`s (21 instructions and the loop's two for 16 multiply-accumulates).
+//! `SMLAD`s (21 instructions for 16 multiply-accumulates), two groups a pass of the loop.
 
 // Safety: the declarations match the routines this file assembles below (arguments in
 // r0-r3 as named there, nothing returned); callers uphold the pointer contract stated at
@@ -37,9 +37,56 @@ macro_rules! q8x4 {
             // r0 = x, r1 = w, r2 = groups, r3 = acc; sums in r4-r7.
             "    push {{r4-r11}}",
             "    ldm r3, {{r4-r7}}",
+            // An odd group first, then two groups a pass (one loop test for 32
+            // multiply-accumulates).
+            "    lsrs r2, r2, #1",
+            "    bcc 3f",
+            "    ldr r8, [r0], #4",
+            concat!("    ", $widen, " r9, r8"),
+            concat!("    ", $widen, " r8, r8, ror #8"),
+            "    ldrd r10, r11, [r1], #8",
+            "    sxtb16 r12, r10",
+            "    sxtb16 r10, r10, ror #8",
+            "    smlad r4, r9, r12, r4",
+            "    smlad r4, r8, r10, r4",
+            "    sxtb16 r12, r11",
+            "    sxtb16 r11, r11, ror #8",
+            "    smlad r5, r9, r12, r5",
+            "    smlad r5, r8, r11, r5",
+            "    ldrd r10, r11, [r1], #8",
+            "    sxtb16 r12, r10",
+            "    sxtb16 r10, r10, ror #8",
+            "    smlad r6, r9, r12, r6",
+            "    smlad r6, r8, r10, r6",
+            "    sxtb16 r12, r11",
+            "    sxtb16 r11, r11, ror #8",
+            "    smlad r7, r9, r12, r7",
+            "    smlad r7, r8, r11, r7",
+            "3:",
             "    cmp r2, #0",
             "    beq 2f",
             "1:",
+            "    ldr r8, [r0], #4",
+            concat!("    ", $widen, " r9, r8"),
+            concat!("    ", $widen, " r8, r8, ror #8"),
+            "    ldrd r10, r11, [r1], #8",
+            "    sxtb16 r12, r10",
+            "    sxtb16 r10, r10, ror #8",
+            "    smlad r4, r9, r12, r4",
+            "    smlad r4, r8, r10, r4",
+            "    sxtb16 r12, r11",
+            "    sxtb16 r11, r11, ror #8",
+            "    smlad r5, r9, r12, r5",
+            "    smlad r5, r8, r11, r5",
+            "    ldrd r10, r11, [r1], #8",
+            "    sxtb16 r12, r10",
+            "    sxtb16 r10, r10, ror #8",
+            "    smlad r6, r9, r12, r6",
+            "    smlad r6, r8, r10, r6",
+            "    sxtb16 r12, r11",
+            "    sxtb16 r11, r11, ror #8",
+            "    smlad r7, r9, r12, r7",
+            "    smlad r7, r8, r11, r7",
             "    ldr r8, [r0], #4",
             concat!("    ", $widen, " r9, r8"),
             concat!("    ", $widen, " r8, r8, ror #8"),
