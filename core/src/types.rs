@@ -158,6 +158,12 @@ impl Shape {
         self.0.iter().map(Dim::fixed).product()
     }
 
+    /// One value, as a scalar or a vector of one (`[]` or `[1]`): a per-tensor scale or
+    /// zero point.
+    pub fn single(&self) -> bool {
+        self.rank() <= 1 && self.fixed_numel() == Some(1)
+    }
+
     /// Resolves symbolic dimensions to their device values.
     pub fn resolve(&self, device: &dyn Fn(&str) -> usize) -> Vec<usize> {
         self.0

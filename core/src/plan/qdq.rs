@@ -28,12 +28,6 @@ fn is(node: &Node, op_type: &str) -> bool {
     node.custom.is_none() && node.control.is_none() && node.op.op_type == op_type
 }
 
-/// A tensor of one value: a per-tensor scale or zero point (`[]` or `[1]`).
-fn single(graph: &Graph, t: TensorId) -> bool {
-    let s = &graph.tensors[t].ty.shape;
-    s.rank() <= 1 && s.fixed_numel() == Some(1)
-}
-
 /// `(x, scale, zero point)` of a `DequantizeLinear` or `QuantizeLinear` on 8-bit values
 /// with all three inputs; per tensor, or, when `per_axis` names the axis of a rank-2
 /// operand whose length it holds, one scale and zero point along it.
@@ -52,7 +46,7 @@ fn linear(graph: &Graph, node: &Node, per_axis: Option<usize>) -> Option<[Tensor
     {
         return None;
     }
-    let per_tensor = single(graph, scale) && single(graph, zp);
+    let per_tensor = graph.tensors[scale].ty.shape.single() && graph.tensors[zp].ty.shape.single();
     let along = per_axis.is_some_and(|axis| {
         let shape = &graph.tensors[x].ty.shape;
         let s = &graph.tensors[scale].ty.shape;

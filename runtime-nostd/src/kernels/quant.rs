@@ -325,47 +325,45 @@ fn dsp_groups<A: Quant, B: Quant>(_: &[A], _: &[B], _: &mut [i32; q8::PANEL]) ->
     0
 }
 
-/// `QLinearMatMul` (and ONNX Runtime's `QGemm`) with a constant B packed by
-/// `tinyonnx_layout::q8` (`bp`), `rows` rows of A `[rows, k]` into `y [rows, n]`:
-/// `colsum[j]` is the sum of B's column `j` as stored, so the zero points come off once
-/// per output, `sum((x - za)(w - zb)) = sum(xw) - za sum(w) - zb sum(x) + k za zb`;
-/// `bias` (empty, or one int32 per column) is added to the sums; requantized as
-/// [`qlinear_matmul`].
+/// One integer product with a constant B packed by `tinyonnx_layout::q8`, as the
+/// compiler lays it out for a `QLinearMatMul` or ONNX Runtime's `QGemm`: `rows` rows of
+/// A `[rows, k]` into `y [rows, n]`.
+#[derive(Debug, Clone, Copy)]
+pub struct Q8Product<'a, B> {
+    /// Rows of A.
+    pub rows: usize,
+    /// Columns of A, rows of B.
+    pub k: usize,
+    /// Columns of B.
+    pub n: usize,
+    /// B in the `q8` order.
+    pub packed: &'a [B],
+    /// The sum of each column of B as stored.
+    pub colsum: &'a [i32],
+    /// Empty, or one int32 per column added to the sums.
+    pub bias: &'a [i32],
+    /// A's zero point.
+    pub a_zp: i32,
+    /// B's zero point: one value, or one per column.
+    pub b_zp: &'a [B],
+    /// `alpha * a_scale * b_scale / y_scale`: one value, or one per column.
+    pub multiplier: &'a [f32],
+    /// y's zero point.
+    pub y_zp: i32,
+}
+
+/// The product `p` of A into `y`: the zero points come off once per output through the
+/// column and row sums, `sum((x - za)(w - zb)) = sum(xw) - za sum(w) - zb sum(x) + k za
+/// zb`, the bias is added, and the sums are requantized as in [`qlinear_matmul`].
 #[inline]
-pub fn qlinear_matmul_q8<A: Quant, B: Quant, Q: Quant>(
-    a: &[A],
-    (rows, k, n): (usize, usize, usize),
-    (bp, colsum, bias): (&[B], &[i32], &[i32]),
-    (a_zp, b_zp): (i32, &[B]),
-    multiplier: &[f32],
-    y_zp: i32,
-    y: &mut [Q],
-) {
+pub fn qlinear_matmul_q8<A: Quant, B: Quant, Q: Quant>(a: &[A], p: &Q8Product<'_, B>, y: &mut [Q]) {
     #[cfg(target_arch = "x86_64")]
     if super::arch::x86_64::cpu::avx512() {
         // Safety: the CPU has AVX-512F (checked just above).
-        unsafe {
-            q8_avx512(
-                a,
-                (rows, k, n),
-                (bp, colsum, bias),
-                (a_zp, b_zp),
-                multiplier,
-                y_zp,
-                y,
-            )
-        };
+        unsafe { q8_avx512(a, p, y) };
         return;
     }
-    q8_body(
-        a,
-        (rows, k, n),
-        (bp, colsum, bias),
-        (a_zp, b_zp),
-        multiplier,
-        y_zp,
-        y,
-    );
+    q8_body(a, p, y);
 }
 
 /// [`q8_body`] compiled for AVX-512 (the sixteen lanes of a group in one register).
@@ -374,37 +372,25 @@ pub fn qlinear_matmul_q8<A: Quant, B: Quant, Q: Quant>(
 /// The CPU must have AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn q8_avx512<A: Quant, B: Quant, Q: Quant>(
-    a: &[A],
-    (rows, k, n): (usize, usize, usize),
-    (bp, colsum, bias): (&[B], &[i32], &[i32]),
-    (a_zp, b_zp): (i32, &[B]),
-    multiplier: &[f32],
-    y_zp: i32,
-    y: &mut [Q],
-) {
-    q8_body(
-        a,
-        (rows, k, n),
-        (bp, colsum, bias),
-        (a_zp, b_zp),
-        multiplier,
-        y_zp,
-        y,
-    );
+unsafe fn q8_avx512<A: Quant, B: Quant, Q: Quant>(a: &[A], p: &Q8Product<'_, B>, y: &mut [Q]) {
+    q8_body(a, p, y);
 }
 
 /// The body of [`qlinear_matmul_q8`].
 #[inline(always)]
-fn q8_body<A: Quant, B: Quant, Q: Quant>(
-    a: &[A],
-    (rows, k, n): (usize, usize, usize),
-    (bp, colsum, bias): (&[B], &[i32], &[i32]),
-    (a_zp, b_zp): (i32, &[B]),
-    multiplier: &[f32],
-    y_zp: i32,
-    y: &mut [Q],
-) {
+fn q8_body<A: Quant, B: Quant, Q: Quant>(a: &[A], p: &Q8Product<'_, B>, y: &mut [Q]) {
+    let Q8Product {
+        rows,
+        k,
+        n,
+        packed: bp,
+        colsum,
+        bias,
+        a_zp,
+        b_zp,
+        multiplier,
+        y_zp,
+    } = *p;
     let panel_len = q8::groups(k) * 4 * q8::PANEL;
     for (row, out) in a
         .chunks_exact(k.max(1))
@@ -512,8 +498,19 @@ mod tests {
         let mult = [0.001f32, 0.002, 0.0005, 0.003, 0.0001, 0.01];
         let a: [u8; 33] = core::array::from_fn(|i| ((i * 71 + 5) % 256) as u8);
         let mut y = [0i8; 18];
-        let s = (bp.as_slice(), colsum.as_slice(), bias.as_slice());
-        qlinear_matmul_q8(&a, (rows, k, n), s, (9, &b_zp), &mult, -3, &mut y);
+        let p = Q8Product {
+            rows,
+            k,
+            n,
+            packed: &bp,
+            colsum: &colsum,
+            bias: &bias,
+            a_zp: 9,
+            b_zp: &b_zp,
+            multiplier: &mult,
+            y_zp: -3,
+        };
+        qlinear_matmul_q8(&a, &p, &mut y);
         for i in 0..rows {
             for j in 0..n {
                 let acc: i32 = (0..k)

@@ -221,7 +221,19 @@ fn packed_product(cx: &LowerCtx, qgemm: bool) -> Option<TokenStream> {
         #packed
         #multiplier
         #bias
-        #kernels::quant::qlinear_matmul_q8(#a, (#rows, #k, #n), (&__BQ8.0, &__COLSUM, bias), ((#za)[0] as i32, #zb), &multiplier, (#zy)[0] as i32, #y);
+        let product = #kernels::quant::Q8Product {
+            rows: #rows,
+            k: #k,
+            n: #n,
+            packed: &__BQ8.0,
+            colsum: &__COLSUM,
+            bias,
+            a_zp: (#za)[0] as i32,
+            b_zp: #zb,
+            multiplier: &multiplier,
+            y_zp: (#zy)[0] as i32,
+        };
+        #kernels::quant::qlinear_matmul_q8(#a, &product, #y);
     })
 }
 
@@ -334,7 +346,7 @@ fn zero_point(cx: &InferCtx, i: usize, of: usize, side: Side) -> Result<(), OpEr
         Side::Rows => &t.shape.0[r - 2],
         Side::Columns => &t.shape.0[r - 1],
     };
-    let one = z.shape.rank() <= 1 && z.shape.0.iter().all(|d| d.fixed() == Some(1));
+    let one = z.shape.single();
     // ONNX also allows one per row of A; ONNX Runtime does not, so there is no oracle.
     if one || (matches!(side, Side::Columns) && z.shape.rank() == 1 && &z.shape.0[0] == len) {
         return Ok(());

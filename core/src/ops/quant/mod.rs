@@ -22,8 +22,7 @@ pub fn check_scale(cx: &InferCtx, i: usize, axis: Option<(usize, &Dim)>) -> Resu
             format!("{op} takes {name} as f32, got {}", s.dtype),
         ));
     }
-    let one = s.shape.0.iter().all(|d| d.fixed() == Some(1)) && s.shape.rank() <= 1;
-    if one {
+    if s.shape.single() {
         return Ok(false);
     }
     match axis {
@@ -57,8 +56,7 @@ pub fn check_zero_point(cx: &InferCtx, i: usize, scale: usize, want: DType) -> R
     }
     // One value either way (`[]` against `[1]`) is per tensor: ONNX Runtime's own
     // quantizer writes a bias's scale as `[1]` and its zero point as `[]`.
-    let single = |s: &crate::types::Shape| s.rank() <= 1 && s.fixed_numel() == Some(1);
-    if z.shape != cx.input(scale).shape && !(single(&z.shape) && single(&cx.input(scale).shape)) {
+    if z.shape != cx.input(scale).shape && !(z.shape.single() && cx.input(scale).shape.single()) {
         return Err(OpError::input(
             i,
             format!(
