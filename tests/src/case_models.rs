@@ -2242,6 +2242,16 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `MaxPool`.
+    pub model MaxPoolCase3 { opset = 18; input x: i8[1, 3, 7, 8]; input u: u8[2, 2, 9]; output y = MaxPool(x, kernel_shape = [2, 2]); output z = MaxPool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], dilations = [1, 2]); output w = MaxPool(u, kernel_shape = [3], strides = [2], auto_pad = "SAME_UPPER", ceil_mode = 0); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `MaxPool`.
+    pub model MaxPoolCase4 { opset = 18; input x: i8[1, 2, 6, 6]; let s = Constant(value_float = 0.05); let z = Cast(Constant(value_int = -7), to = i8); output y = QuantizeLinear(MaxPool(DequantizeLinear(x, s, z), kernel_shape = [2, 2], strides = [2, 2]), s, z); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `AveragePool`.
     pub model AveragePoolCase0 { opset = 18; input x: f32[1, 3, 7, 8]; output y = AveragePool(x, kernel_shape = [2, 2]); output z = AveragePool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]); output w = AveragePool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], count_include_pad = 1, ceil_mode = 1); }
 }
@@ -3088,6 +3098,57 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `QLinearConv`.
+    pub model QLinearConvCase0 { opset = 18; input x: u8[1, 3, 7, 8]; weight w: i8[4, 3, 3, 3] = [41, -30, 46, 27, 34, -54, 5, -31, -41, -25, 17, -36, 58, 57, -39, 12, -32, -50, -42, -8, 52, 17, 8, 25, -53, 16, -10, -10, 16, -53, 25, 8, 17, 52, -8, -42, -50, -32, 12, -39, 57, 58, -36, 17, -25, -41, -31, 5, -54, 34, 27, 46, -30, 41, 17, 19, 47, -20, 60, 45, 56, -28, 35, 3, -3, 17, -58, 14, -9, -6, 23, -43, 38, 24, 36, -47, 17, -14, -19, 2, 49, 1, -21, -17, 13, -52, 30, 17, 30, -52, 13, -17, -21, 1, 49, 2, -19, -14, 17, -47, 36, 24, 38, -43, 23, -6, -9, 14]; weight b: i32[4] = [300, -1200, 45, 0];
+             output y = QLinearConv(x, Constant(value_float = 0.05), Cast(Constant(value_int = 120), to = u8), w, Constant(value_float = 0.01), Cast(Constant(value_int = 0), to = i8), Constant(value_float = 0.2), Cast(Constant(value_int = 100), to = u8), b);
+             output z = QLinearConv(x, Constant(value_float = 0.05), Cast(Constant(value_int = 120), to = u8), w, Constant(value_floats = [0.01, 0.02, 0.005, 0.03]), Cast(Constant(value_ints = [0, 0, 0, 0]), to = i8), Constant(value_float = 0.25), Cast(Constant(value_int = 7), to = u8), b, strides = [2, 2], pads = [1, 1, 1, 1]); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `QLinearConv`.
+    pub model QLinearConvCase1 { opset = 18; input x: i8[2, 4, 6, 6]; weight w: i8[4, 1, 3, 3] = [-50, 0, -25, -24, 3, -45, 34, 38, -33, 23, 4, 11, 44, 2, -14, -4, 32, -7, -20, -7, 32, -4, -14, 2, 44, 11, 4, 23, -33, 38, 34, -45, 3, -24, -25, 0];
+             output y = QLinearConv(x, Constant(value_float = 0.1), Cast(Constant(value_int = -3), to = i8), w, Constant(value_float = 0.02), Cast(Constant(value_int = 0), to = i8), Constant(value_float = 0.3), Cast(Constant(value_int = 5), to = i8), group = 4, auto_pad = "SAME_UPPER");
+             output z = QLinearConv(x, Constant(value_float = 0.1), Cast(Constant(value_int = -3), to = i8), w, Constant(value_float = 0.02), Cast(Constant(value_int = 0), to = i8), Constant(value_float = 0.15), Cast(Constant(value_int = -1), to = i8), group = 4, strides = [2, 2], auto_pad = "SAME_LOWER"); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `QLinearConv`.
+    pub model QLinearConvCase2 { opset = 18; input x: u8[1, 4, 5, 5]; weight w: u8[6, 2, 2, 2] = [159, 148, 102, 143, 149, 120, 117, 140, 128, 142, 121, 126, 157, 153, 114, 101, 114, 153, 157, 126, 121, 142, 128, 140, 117, 120, 149, 143, 102, 148, 159, 135, 137, 104, 158, 116, 100, 110, 146, 147, 113, 105, 123, 106, 115, 150, 150, 115];
+             output y = QLinearConv(x, Constant(value_float = 0.02), Cast(Constant(value_int = 10), to = u8), w, Constant(value_float = 0.03), Cast(Constant(value_int = 128), to = u8), Constant(value_float = 0.05), Cast(Constant(value_int = 128), to = u8), group = 2, dilations = [2, 1], pads = [0, 1, 1, 0]); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `QLinearConv`.
+    pub model QLinearConvCase3 { opset = 18; input x: i8[2, 3, 12]; weight w: i8[5, 3, 4] = [40, 9, 4, 25, -9, -17, 1, -36, 34, -32, 9, -5, 7, -36, 28, 37, -9, -29, -23, 9, -14, -11, 18, -8, -8, 18, -11, -14, 9, -23, -29, -9, 37, 28, -36, 7, -5, 9, -32, 34, -36, 1, -17, -9, 25, 4, 9, 40, 16, 18, -35, 19, 18, -38, 13, 9, 31, -2, -9, 10];
+             output y = QLinearConv(x, Constant(value_float = 0.04), Cast(Constant(value_int = 2), to = i8), w, Constant(value_float = 0.01), Cast(Constant(value_int = 0), to = i8), Constant(value_float = 0.1), Cast(Constant(value_int = 0), to = i8), strides = [3], pads = [2, 1], dilations = [2]); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `QLinearConv`.
+    pub model QLinearConvCase4 { opset = 18; input x: u8[1, 2, 5, 5]; input w: u8[3, 2, 3, 3]; input b: i32[3];
+             output y = QLinearConv(x, Constant(value_float = 0.05), Cast(Constant(value_int = 9), to = u8), w, Constant(value_floats = [0.001, 0.002, 0.0005]), Cast(Constant(value_ints = [128, 100, 3]), to = u8), Constant(value_float = 0.5), Cast(Constant(value_int = 128), to = u8), b, pads = [1, 1, 1, 1]); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `QLinearConv`.
+    pub model QLinearConvCase5 { opset = 18; input x: u8[1, 2, 6, 6]; weight w: i8[8, 2, 3, 3] = [-39, 11, -34, -53, -46, -13, 46, 10, 0, 16, 58, 5, -22, -23, 2, 53, 9, -9, -1, 33, -28, 58, 49, -55, -12, 57, 31, 31, 57, -12, -55, 49, 58, -28, 33, -1, -9, 9, 53, 2, -23, -22, 5, 58, 16, 0, 10, 46, -13, -46, -53, -34, 11, -39, 58, 60, -33, 21, -20, -35, -24, 13, -45, 44, 38, 58, -17, 55, 32, 35, -57, -2, -42, -56, -44, -6, 58, 27, 22, 43, -31, 42, 20, 24, 54, -11, -50, 58, -50, -11, 54, 24, 20, 42, -31, 43, 22, 27, 58, -6, -44, -56, -42, -2, -57, 35, 32, 55, -17, 58, 38, 44, -45, 13, -24, -35, -20, 21, -33, 60, 58, -39, 11, -34, -53, -46, -13, 46, 10, 0, 16, 58, 5, -22, -23, 2, 53, 9, -9, -1, 33, -28, 58, 49]; weight c: i32[8] = [10, -200, 3000, 0, 77, -5, 1, 999];
+             let a = DequantizeLinear(x, Constant(value_float = 0.05), Cast(Constant(value_int = 128), to = u8));
+             let k = DequantizeLinear(w, Constant(value_floats = [0.01, 0.02, 0.01, 0.03, 0.01, 0.02, 0.04, 0.01]), Cast(Constant(value_ints = [0, 0, 0, 0, 0, 0, 0, 0]), to = i8), axis = 0);
+             let bias = DequantizeLinear(c, Constant(value_floats = [0.0005, 0.001, 0.0005, 0.0015, 0.0005, 0.001, 0.002, 0.0005]), Cast(Constant(value_ints = [0, 0, 0, 0, 0, 0, 0, 0]), to = i32), axis = 0);
+             output y = QuantizeLinear(Conv(a, k, bias, pads = [1, 1, 1, 1]), Constant(value_float = 0.1), Cast(Constant(value_int = 60), to = u8)); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `ConvInteger`.
+    pub model ConvIntegerCase0 { opset = 18; input x: u8[1, 3, 7, 8]; weight w: u8[4, 3, 3, 3] = [71, 121, 76, 178, 185, 97, 156, 120, 110, 126, 168, 115, 88, 87, 112, 163, 119, 101, 109, 143, 82, 168, 159, 176, 98, 167, 141, 141, 167, 98, 176, 159, 168, 82, 143, 109, 101, 119, 163, 112, 87, 88, 115, 168, 126, 110, 120, 156, 97, 185, 178, 76, 121, 71, 168, 170, 77, 131, 90, 75, 86, 123, 186, 154, 148, 168, 93, 165, 142, 145, 174, 108, 189, 175, 187, 104, 168, 137, 132, 153, 79, 152, 130, 134, 164, 99, 181, 168, 181, 99, 164, 134, 130, 152, 79, 153, 132, 137, 168, 104, 187, 175, 189, 108, 174, 145, 142, 165]; output y = ConvInteger(x, w, Cast(Constant(value_int = 120), to = u8), Cast(Constant(value_int = 128), to = u8)); output z = ConvInteger(x, w, strides = [2, 2], pads = [1, 1, 1, 1], group = 1); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `ConvInteger`.
+    pub model ConvIntegerCase1 { opset = 18; input x: u8[2, 4, 5, 5]; input w: u8[6, 2, 2, 2]; output y = ConvInteger(x, w, group = 2, dilations = [2, 1], pads = [0, 1, 1, 0]); output z = ConvInteger(x, w, Cast(Constant(value_int = 3), to = u8), Cast(Constant(value_int = 5), to = u8), group = 2, auto_pad = "SAME_LOWER"); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `Resize`.
     pub model ResizeCase0 { opset = 18; input x: f32[1, 2, 3, 4]; output a = Resize(x, _, Constant(value_floats = [1.0, 1.0, 2.0, 1.5])); output b = Resize(x, _, Constant(value_floats = [1.0, 1.0, 0.6, 0.5]), nearest_mode = "round_prefer_ceil"); output c = Resize(x, _, _, [1, 2, 7, 9], nearest_mode = "floor", coordinate_transformation_mode = "asymmetric"); output d = Resize(x, _, _, [1, 2, 5, 3], nearest_mode = "ceil", coordinate_transformation_mode = "align_corners"); }
 }
@@ -3710,6 +3771,8 @@ macro_rules! every_case {
             MaxPoolCase0,
             MaxPoolCase1,
             MaxPoolCase2,
+            MaxPoolCase3,
+            MaxPoolCase4,
             AveragePoolCase0,
             AveragePoolCase1,
             AveragePoolCase2,
@@ -3877,6 +3940,14 @@ macro_rules! every_case {
             QLinearMatMulCase1,
             QLinearMatMulCase2,
             QLinearMatMulCase3,
+            QLinearConvCase0,
+            QLinearConvCase1,
+            QLinearConvCase2,
+            QLinearConvCase3,
+            QLinearConvCase4,
+            QLinearConvCase5,
+            ConvIntegerCase0,
+            ConvIntegerCase1,
             ResizeCase0,
             ResizeCase1,
             ResizeCase2,

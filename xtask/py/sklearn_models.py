@@ -158,3 +158,71 @@ write(
         reduce_range=True,
     ),
 )
+
+# A small CNN of the shape microcontroller image models have (28x28 grey input, two 3x3
+# convolutions with Relu and 2x2 max pooling, a linear classifier), seeded weights,
+# quantized static in QDQ: int8 activations, int8 weights per output channel (7-bit as
+# above), calibrated on seeded inputs in [0, 1). ONNX Runtime runs its convolutions as
+# QLinearConv; a benchmark of the integer convolution, not a trained model.
+rng = np.random.default_rng(28)
+cnn_nodes, cnn_inits, prev = [], [], "x"
+for i, (c, m) in enumerate([(1, 8), (8, 16)]):
+    w = (rng.standard_normal((m, c, 3, 3)) / np.sqrt(9 * c)).astype(np.float32)
+    b = (0.05 * rng.standard_normal(m)).astype(np.float32)
+    cnn_inits += [
+        numpy_helper.from_array(w, f"conv{i}.weight"),
+        numpy_helper.from_array(b, f"conv{i}.bias"),
+    ]
+    cnn_nodes += [
+        helper.make_node("Conv", [prev, f"conv{i}.weight", f"conv{i}.bias"], [f"conv{i}"]),
+        helper.make_node("Relu", [f"conv{i}"], [f"relu{i}"]),
+        helper.make_node(
+            "MaxPool", [f"relu{i}"], [f"pool{i}"], kernel_shape=[2, 2], strides=[2, 2]
+        ),
+    ]
+    prev = f"pool{i}"
+w = (rng.standard_normal((10, 400)) / 20).astype(np.float32)
+cnn_inits += [
+    numpy_helper.from_array(w, "fc.weight"),
+    numpy_helper.from_array(np.zeros(10, np.float32), "fc.bias"),
+]
+cnn_nodes += [
+    helper.make_node("Flatten", [prev], ["flat"]),
+    helper.make_node("Gemm", ["flat", "fc.weight", "fc.bias"], ["logits"], transB=1),
+]
+graph = helper.make_graph(
+    cnn_nodes,
+    "cnn",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 28, 28])],
+    [helper.make_tensor_value_info("logits", TensorProto.FLOAT, [1, 10])],
+    cnn_inits,
+)
+cnn = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+cnn_src = os.path.join(out, "cnn_28x28.onnx")
+with open(cnn_src + ".partial", "wb") as f:
+    f.write(cnn.SerializeToString())
+os.replace(cnn_src + ".partial", cnn_src)
+cnn_calibration = rng.random((32, 1, 1, 28, 28), dtype=np.float32)
+
+
+class CnnCalibration(CalibrationDataReader):
+    def __init__(self):
+        self.rows = iter([{"x": v} for v in cnn_calibration])
+
+    def get_next(self):
+        return next(self.rows, None)
+
+
+write(
+    "cnn_28x28_qdq",
+    lambda p: quantize_static(
+        cnn_src,
+        p,
+        CnnCalibration(),
+        quant_format=QuantFormat.QDQ,
+        per_channel=True,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+        reduce_range=True,
+    ),
+)

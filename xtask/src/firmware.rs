@@ -450,6 +450,7 @@ pub const IMPORTED: &[(&str, &str, &str)] = &[
         "target/xtask/models/mlp_784_256_128_10_qdq.onnx",
         "",
     ),
+    ("CnnQdq", "target/xtask/models/cnn_28x28_qdq.onnx", ""),
 ];
 
 /// What the firmware of an imported model is compared with: its `ModelInfo` (made

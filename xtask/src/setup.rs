@@ -252,6 +252,7 @@ pub const SKLEARN_MODELS: &[&str] = &[
     "sklearn_digits_mlp_qdq_pc.onnx",
     "sklearn_digits_mlp_dynamic.onnx",
     "mlp_784_256_128_10_qdq.onnx",
+    "cnn_28x28_qdq.onnx",
 ];
 
 /// Downloads the wheels of [`REAL_MODELS`] and extracts their model files into

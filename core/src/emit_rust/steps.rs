@@ -130,6 +130,7 @@ pub(super) fn lower_ctx(p: &Planned, i: usize) -> LowerCtx<'_> {
         inplace: step.inplace,
         attrs: &node.attrs,
         scratch,
+        scratch_bytes: step.scratch.map(|offset| (offset, step.scratch_elems * 4)),
         input_consts: {
             let mut consts: Vec<Option<&Data>> = node
                 .inputs

@@ -148,6 +148,8 @@ pub static REGISTRY: &[&OpSchema] = &[
     &quant::linear::DYNAMIC_QUANTIZE_LINEAR,
     &quant::integer::MATMUL_INTEGER,
     &quant::integer::QLINEAR_MATMUL,
+    &quant::conv::QLINEAR_CONV,
+    &quant::conv::CONV_INTEGER,
     &image::resize::RESIZE,
     &shape::indexing::GATHER_ND,
     &shape::indexing::SCATTER_ND,

@@ -675,6 +675,9 @@ pub struct LowerCtx<'a> {
     pub attrs: &'a Attrs,
     /// The scratch region (`OpSchema::scratch` elements), when the operator asked for one.
     pub scratch: Option<Operand>,
+    /// The same region's byte offset in the arena and length in bytes, for a kernel
+    /// that keeps other than f32 values in it (see [`LowerCtx::scratch_of`]).
+    pub scratch_bytes: Option<(usize, usize)>,
     /// Compile-time values of the inputs and outputs (weights, folded constants).
     pub input_consts: Vec<Option<&'a Data>>,
     pub output_consts: Vec<Option<&'a Data>>,
@@ -697,6 +700,16 @@ pub struct Epilogue {
 }
 
 impl LowerCtx<'_> {
+    /// The scratch region as a slice of `elem`, a one-byte integer type (whose every
+    /// bit pattern is a value and whose alignment any offset meets).
+    pub fn scratch_of(&self, elem: TokenStream) -> Option<TokenStream> {
+        let (offset, bytes) = self.scratch_bytes?;
+        // The planner reserved these bytes of the arena for this call alone.
+        Some(quote! {
+            unsafe { ::tinyonnx::__export::region_mut::<#elem>(__base, #offset, #bytes) }
+        })
+    }
+
     /// `Some(input i)` or `None` in generated code, for an optional input.
     pub fn opt_expr(&self, i: usize) -> TokenStream {
         match self.inputs.get(i).and_then(Option::as_ref) {

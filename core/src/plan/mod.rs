@@ -32,6 +32,7 @@ pub use stream::streamed_weights;
 /// Plans a checked model: order, kernel variants, arena, fusions and bodies.
 pub fn plan(mut graph: Graph) -> Planned {
     qdq::integer_groups(&mut graph);
+    qdq::pass_through_groups(&mut graph);
     qdq::fold_constants(&mut graph);
     let (arena, winograd) = schedule::schedule(&mut graph);
     let fused = fuse::fuse(&graph, &arena);

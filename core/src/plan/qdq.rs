@@ -1,20 +1,22 @@
-//! Quantized groups: a `MatMul` or `Gemm` whose operands come from `DequantizeLinear`
-//! and whose only reader is a `QuantizeLinear` runs as one integer product on the 8-bit
-//! values (int32 sums, one requantization), the way ONNX Runtime executes the same QDQ
-//! file (as `QLinearMatMul` and `com.microsoft.QGemm`). Decided first, on the graph the
-//! ONNX was written from: the ONNX keeps the QDQ nodes; the forward pass never holds
-//! the float operands or the float product, and a constant operand stays 8-bit in
-//! flash.
+//! Quantized groups: a `MatMul`, `Gemm` or `Conv` whose operands come from
+//! `DequantizeLinear` and whose only reader is a `QuantizeLinear` runs as one integer
+//! product on the 8-bit values (int32 sums, one requantization), the way ONNX Runtime
+//! executes the same QDQ file (as `QLinearMatMul`, `com.microsoft.QGemm` and
+//! `QLinearConv`). Decided first, on the graph the ONNX was written from: the ONNX
+//! keeps the QDQ nodes; the forward pass never holds the float operands or the float
+//! product, and a constant operand stays 8-bit in flash.
 //!
 //! A group is taken when the integer product is the one ONNX Runtime runs: the
 //! activation and the output quantized per tensor, the weight per tensor or per output
-//! column, every zero point given, and the intermediate float tensors read by nothing
-//! else (a `DequantizeLinear` that another node also reads stays for that node). A
-//! `Gemm` also needs a constant B that is not transposed on A's side (`transA = 0`)
-//! and, if it has C, `beta = 1` and C the dequantized int32 sums of zero point 0 and
-//! scale `a_scale * b_scale`.
+//! column (channel), every zero point given, and the intermediate float tensors read by
+//! nothing else (a `DequantizeLinear` that another node also reads stays for that
+//! node). A `Gemm` also needs a constant B that is not transposed on A's side (`transA =
+//! 0`) and, if it has C, `beta = 1` and C the dequantized int32 sums of zero point 0
+//! and scale `a_scale * b_scale`; a `Conv` a constant weight and a bias, if any, of
+//! such sums.
 
 use crate::ir::{Graph, Node, TensorId};
+use crate::ops::quant::conv::QLINEAR_CONV;
 use crate::ops::quant::integer::{QGEMM, QLINEAR_MATMUL};
 use crate::ops::schema::{AttrValue, Attrs};
 use crate::types::DType;
@@ -30,7 +32,8 @@ fn is(node: &Node, op_type: &str) -> bool {
 
 /// `(x, scale, zero point)` of a `DequantizeLinear` or `QuantizeLinear` on 8-bit values
 /// with all three inputs; per tensor, or, when `per_axis` names the axis of a rank-2
-/// operand whose length it holds, one scale and zero point along it.
+/// operand (or axis 0, a convolution's output channels, of a weight of higher rank)
+/// whose length it holds, one scale and zero point along it.
 fn linear(graph: &Graph, node: &Node, per_axis: Option<usize>) -> Option<[TensorId; 3]> {
     let (x, scale, zp) = match node.inputs.as_slice() {
         [Some(x), Some(s), Some(z)] => (*x, *s, *z),
@@ -50,8 +53,9 @@ fn linear(graph: &Graph, node: &Node, per_axis: Option<usize>) -> Option<[Tensor
     let along = per_axis.is_some_and(|axis| {
         let shape = &graph.tensors[x].ty.shape;
         let s = &graph.tensors[scale].ty.shape;
-        shape.rank() == 2
-            && node.attrs.int("axis").rem_euclid(2) == axis as i64
+        let rank = shape.rank();
+        (rank == 2 || (axis == 0 && rank >= 3))
+            && node.attrs.int("axis").rem_euclid(rank as i64) == axis as i64
             && s.rank() == 1
             && s.0[0].fixed() == shape.0[axis].fixed()
             && graph.tensors[zp].ty.shape == *s
@@ -73,6 +77,38 @@ fn is_product_scale(graph: &Graph, t: TensorId, a: TensorId, b: TensorId) -> boo
         })
 }
 
+/// The int32 values and the `DequantizeLinear` (its index) that make a bias `cf` of `n`
+/// values: zero point 0 and scale `a_scale * b_scale` per element of `b_scale`, so that
+/// it adds to the integer sums before requantization.
+fn int32_sums(
+    graph: &Graph,
+    cf: TensorId,
+    sa: TensorId,
+    sb: TensorId,
+    n: Option<usize>,
+) -> Option<(TensorId, usize)> {
+    let ci = producer(graph, cf)?;
+    let dc = &graph.nodes[ci];
+    let (ct, cs, cz) = match dc.inputs.as_slice() {
+        [Some(t), Some(s), z] if is(dc, "DequantizeLinear") => (*t, *s, *z),
+        _ => return None,
+    };
+    let zero = cz.is_none_or(|z| {
+        graph.tensors[z]
+            .value
+            .as_ref()
+            .is_some_and(|v| v.to_f64().iter().all(|&v| v == 0.0))
+    });
+    let ct_shape = &graph.tensors[ct].ty.shape;
+    let row = ct_shape.rank() == 1 && ct_shape.0[0].fixed() == n;
+    (graph.tensors[ct].ty.dtype == DType::I32
+        && graph.tensors[ct].value.is_some()
+        && zero
+        && row
+        && is_product_scale(graph, cs, sa, sb))
+    .then_some((ct, ci))
+}
+
 /// The integer node a group becomes: its schema, inputs and attributes.
 type Group = (&'static crate::ops::OpSchema, Vec<Option<TensorId>>, Attrs);
 
@@ -87,7 +123,8 @@ fn group(graph: &Graph, readers: &[Vec<usize>], qi: usize) -> Option<(usize, Gro
     let mi = producer(graph, x)?;
     let m = &graph.nodes[mi];
     let gemm = is(m, "Gemm");
-    if !(gemm || is(m, "MatMul")) || !only(x, qi) {
+    let conv = is(m, "Conv");
+    if !(gemm || conv || is(m, "MatMul")) || !only(x, qi) {
         return None;
     }
     let (af, bf) = (m.inputs[0]?, m.inputs[1]?);
@@ -98,7 +135,7 @@ fn group(graph: &Graph, readers: &[Vec<usize>], qi: usize) -> Option<(usize, Gro
     }
     let trans_b = gemm && m.attrs.int("transB") != 0;
     let [a, sa, za] = linear(graph, da, None)?;
-    let [b, sb, zb] = linear(graph, db, Some(if trans_b { 0 } else { 1 }))?;
+    let [b, sb, zb] = linear(graph, db, Some(if trans_b || conv { 0 } else { 1 }))?;
     let (ar, br) = (
         graph.tensors[a].ty.shape.rank(),
         graph.tensors[b].ty.shape.rank(),
@@ -108,6 +145,35 @@ fn group(graph: &Graph, readers: &[Vec<usize>], qi: usize) -> Option<(usize, Gro
         .filter(|&(t, _)| only(t, mi))
         .map(|(_, n)| n)
         .collect();
+    if conv {
+        // A constant weight of the input's rank; an int32 bias of one sum per channel.
+        if graph.tensors[b].value.is_none() || br != ar || ar < 3 {
+            return None;
+        }
+        let channels = graph.tensors[b].ty.shape.0.first().and_then(|d| d.fixed());
+        let bias = match m.inputs.get(2).copied().flatten() {
+            None => None,
+            Some(cf) => {
+                let (ct, ci) = int32_sums(graph, cf, sa, sb, channels)?;
+                if only(cf, mi) {
+                    dead.push(ci);
+                }
+                Some(ct)
+            }
+        };
+        let inputs = vec![
+            Some(a),
+            Some(sa),
+            Some(za),
+            Some(b),
+            Some(sb),
+            Some(zb),
+            Some(sy),
+            Some(zy),
+            bias,
+        ];
+        return Some((mi, (&QLINEAR_CONV, inputs, m.attrs.clone()), dead));
+    }
     if !gemm {
         if ar < 2 || !(br == 2 || br == ar) {
             return None;
@@ -119,31 +185,12 @@ fn group(graph: &Graph, readers: &[Vec<usize>], qi: usize) -> Option<(usize, Gro
     if m.attrs.int("transA") != 0 || ar != 2 || br != 2 || graph.tensors[b].value.is_none() {
         return None;
     }
+    let n = graph.tensors[x].ty.shape.0.last().and_then(|d| d.fixed());
     let c = match m.inputs.get(2).copied().flatten() {
         None => None,
         Some(cf) => {
-            let ci = producer(graph, cf)?;
-            let dc = &graph.nodes[ci];
-            let (ct, cs, cz) = match dc.inputs.as_slice() {
-                [Some(t), Some(s), z] if is(dc, "DequantizeLinear") => (*t, *s, *z),
-                _ => return None,
-            };
-            let zero = cz.is_none_or(|z| {
-                graph.tensors[z]
-                    .value
-                    .as_ref()
-                    .is_some_and(|v| v.to_f64().iter().all(|&v| v == 0.0))
-            });
-            let n = graph.tensors[x].ty.shape.0.last().and_then(|d| d.fixed());
-            let ct_shape = &graph.tensors[ct].ty.shape;
-            let row = ct_shape.rank() == 1 && ct_shape.0[0].fixed() == n;
-            if m.attrs.float("beta") != 1.0
-                || graph.tensors[ct].ty.dtype != DType::I32
-                || graph.tensors[ct].value.is_none()
-                || !zero
-                || !row
-                || !is_product_scale(graph, cs, sa, sb)
-            {
+            let (ct, ci) = int32_sums(graph, cf, sa, sb, n)?;
+            if m.attrs.float("beta") != 1.0 {
                 return None;
             }
             if only(cf, mi) {
@@ -195,6 +242,91 @@ pub fn integer_groups(graph: &mut Graph) -> usize {
         dead.push(mi);
         dead.sort_unstable();
         dead.dedup();
+        for &i in dead.iter().rev() {
+            graph.nodes.remove(i);
+        }
+        count += 1;
+    }
+}
+
+/// Operators that move or select values without computing new ones: between a
+/// `DequantizeLinear` and a `QuantizeLinear` of the same scale and zero point they give
+/// the 8-bit values ONNX Runtime gives (the quantizer shares one scale across them).
+const PASS_THROUGH: &[&str] = &[
+    "MaxPool",
+    "Flatten",
+    "Reshape",
+    "Transpose",
+    "Squeeze",
+    "Unsqueeze",
+    "Identity",
+];
+
+/// Whether tensors `a` and `b` are one scale or zero point: the same tensor, or
+/// constants of equal values.
+fn same_value(graph: &Graph, a: TensorId, b: TensorId) -> bool {
+    let value = |t: TensorId| graph.tensors[t].value.as_ref().map(|d| d.to_f64());
+    a == b || value(a).is_some_and(|v| Some(&v) == value(b).as_ref())
+}
+
+/// A `DequantizeLinear -> op -> QuantizeLinear` of one positive per-tensor scale and
+/// zero point around a [`PASS_THROUGH`] op whose `QuantizeLinear` is at `qi`: the op,
+/// and the `DequantizeLinear` if the op was its only reader.
+fn pass_through(
+    graph: &Graph,
+    readers: &[Vec<usize>],
+    qi: usize,
+) -> Option<(usize, Option<usize>)> {
+    let only = |t: TensorId, k: usize| readers[t] == [k] && !graph.outputs.contains(&t);
+    let q = &graph.nodes[qi];
+    if !is(q, "QuantizeLinear") {
+        return None;
+    }
+    let [t, sy, zy] = linear(graph, q, None)?;
+    let oi = producer(graph, t)?;
+    let op = &graph.nodes[oi];
+    if !PASS_THROUGH.iter().any(|name| is(op, name)) || op.outputs.len() != 1 || !only(t, qi) {
+        return None;
+    }
+    // The integer MaxPool has 1-D and 2-D windows.
+    if is(op, "MaxPool") && graph.tensors[t].ty.shape.rank() > 4 {
+        return None;
+    }
+    let d = op.inputs.first().copied().flatten()?;
+    let di = producer(graph, d)?;
+    if !is(&graph.nodes[di], "DequantizeLinear") {
+        return None;
+    }
+    let [_, sx, zx] = linear(graph, &graph.nodes[di], None)?;
+    let positive = graph.tensors[sy]
+        .value
+        .as_ref()
+        .is_some_and(|v| v.to_f64().first().is_some_and(|&s| s > 0.0));
+    (positive && same_value(graph, sx, sy) && same_value(graph, zx, zy))
+        .then(|| (oi, only(d, oi).then_some(di)))
+}
+
+/// Rewrites every [`pass_through`] group to run its op on the 8-bit values; returns
+/// how many.
+pub fn pass_through_groups(graph: &mut Graph) -> usize {
+    let mut count = 0;
+    loop {
+        let readers = graph.all_consumers();
+        let found = (0..graph.nodes.len())
+            .find_map(|qi| pass_through(graph, &readers, qi).map(|(oi, di)| (qi, oi, di)));
+        let Some((qi, oi, di)) = found else {
+            return count;
+        };
+        let d = graph.nodes[oi].inputs[0];
+        let x = d.and_then(|d| {
+            let dq = &graph.nodes[producer(graph, d)?];
+            dq.inputs[0]
+        });
+        graph.nodes[oi].inputs[0] = x;
+        graph.nodes[oi].outputs[0] = graph.nodes[qi].outputs[0];
+        let mut dead = vec![qi];
+        dead.extend(di);
+        dead.sort_unstable();
         for &i in dead.iter().rev() {
             graph.nodes.remove(i);
         }

@@ -2,6 +2,55 @@
 
 use super::math::max_nan;
 
+/// [`max_pool2d`] of integers (a quantized model's 8-bit values): padding never wins; a
+/// window of padding only gives the type's smallest value.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn max_pool2d_int<
+    T: super::quant::Quant,
+    const NC: usize,
+    const H: usize,
+    const W: usize,
+    const KH: usize,
+    const KW: usize,
+    const OH: usize,
+    const OW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const PT: usize,
+    const PL: usize,
+>(
+    x: &[T],
+    y: &mut [T],
+) {
+    for (xp, yp) in x
+        .chunks_exact((H * W).max(1))
+        .zip(y.chunks_exact_mut((OH * OW).max(1)))
+    {
+        for (oh, yrow) in yp.chunks_exact_mut(OW.max(1)).enumerate() {
+            for (ow, out) in yrow.iter_mut().enumerate() {
+                let mut m = T::LOW;
+                for ki in 0..KH {
+                    let iy = (oh * SH + ki * DH).wrapping_sub(PT);
+                    if iy >= H {
+                        continue;
+                    }
+                    let row = xp.get(iy * W..).unwrap_or_default();
+                    for kj in 0..KW {
+                        let ix = (ow * SW + kj * DW).wrapping_sub(PL);
+                        if let Some(v) = row.get(ix).filter(|_| ix < W) {
+                            m = m.max(v.widen());
+                        }
+                    }
+                }
+                *out = T::narrow(m);
+            }
+        }
+    }
+}
+
 /// Max over each window; padding never wins, NaN does.
 #[allow(clippy::too_many_arguments)]
 #[inline]

@@ -379,8 +379,30 @@ unsafe fn q8_avx512<A: Quant, B: Quant, Q: Quant>(a: &[A], p: &Q8Product<'_, B>,
 /// The body of [`qlinear_matmul_q8`].
 #[inline(always)]
 fn q8_body<A: Quant, B: Quant, Q: Quant>(a: &[A], p: &Q8Product<'_, B>, y: &mut [Q]) {
+    let (k, n) = (p.k, p.n);
+    for (row, out) in a
+        .chunks_exact(k.max(1))
+        .zip(y.chunks_exact_mut(n.max(1)))
+        .take(p.rows)
+    {
+        q8_row(row, p, |j, v| {
+            if let Some(o) = out.get_mut(j) {
+                *o = v;
+            }
+        });
+    }
+}
+
+/// One row of A (`k` values) times the packed B of `p`, requantized; `put(column,
+/// value)` takes each of the `n` results.
+#[inline(always)]
+fn q8_row<A: Quant, B: Quant, Q: Quant>(
+    row: &[A],
+    p: &Q8Product<'_, B>,
+    mut put: impl FnMut(usize, Q),
+) {
     let Q8Product {
-        rows,
+        rows: _,
         k,
         n,
         packed: bp,
@@ -392,34 +414,304 @@ fn q8_body<A: Quant, B: Quant, Q: Quant>(a: &[A], p: &Q8Product<'_, B>, y: &mut 
         y_zp,
     } = *p;
     let panel_len = q8::groups(k) * 4 * q8::PANEL;
-    for (row, out) in a
-        .chunks_exact(k.max(1))
-        .zip(y.chunks_exact_mut(n))
-        .take(rows)
-    {
-        let rowsum = row.iter().fold(0i32, |s, v| s.wrapping_add(v.widen()));
-        for (p, panel) in bp.chunks_exact(panel_len).enumerate() {
-            let acc = panel_sums(row, panel);
-            for (c, &v) in acc.iter().enumerate() {
-                let j = p * q8::PANEL + c;
-                let (Some(o), Some(&cs)) = (out.get_mut(j), colsum.get(j)) else {
-                    break;
-                };
-                let zb = zero_at(b_zp, j);
-                let v = v
-                    .wrapping_sub(a_zp.wrapping_mul(cs))
-                    .wrapping_sub(zb.wrapping_mul(rowsum))
-                    .wrapping_add((k as i32).wrapping_mul(a_zp).wrapping_mul(zb))
-                    .wrapping_add(bias.get(j).copied().unwrap_or(0));
-                let m = if multiplier.len() == 1 {
-                    multiplier[0]
-                } else {
-                    multiplier[j]
-                };
-                *o = requantize(v as f32 * m, y_zp);
+    let rowsum = row.iter().fold(0i32, |s, v| s.wrapping_add(v.widen()));
+    for (pi, panel) in bp.chunks_exact(panel_len.max(1)).enumerate() {
+        let acc = panel_sums(row, panel);
+        for (c, &v) in acc.iter().enumerate() {
+            let j = pi * q8::PANEL + c;
+            let Some(&cs) = colsum.get(j).filter(|_| j < n) else {
+                break;
+            };
+            let zb = zero_at(b_zp, j);
+            let v = v
+                .wrapping_sub(a_zp.wrapping_mul(cs))
+                .wrapping_sub(zb.wrapping_mul(rowsum))
+                .wrapping_add((k as i32).wrapping_mul(a_zp).wrapping_mul(zb))
+                .wrapping_add(bias.get(j).copied().unwrap_or(0));
+            let m = if multiplier.len() == 1 {
+                multiplier[0]
+            } else {
+                multiplier.get(j).copied().unwrap_or(0.0)
+            };
+            put(j, requantize(v as f32 * m, y_zp));
+        }
+    }
+}
+
+/// The geometry of a 2-D convolution, NCHW (1-D runs as height 1): `x [n, c, h, w]`,
+/// `m` output channels in `g` groups, a `kh x kw` kernel, `y [n, m, oh, ow]`; strides,
+/// dilations and the top and left pads.
+#[derive(Debug, Clone, Copy)]
+pub struct ConvGeometry {
+    /// Images.
+    pub n: usize,
+    /// Input channels.
+    pub c: usize,
+    /// Input height.
+    pub h: usize,
+    /// Input width.
+    pub w: usize,
+    /// Output channels.
+    pub m: usize,
+    /// Groups.
+    pub g: usize,
+    /// Kernel height.
+    pub kh: usize,
+    /// Kernel width.
+    pub kw: usize,
+    /// Output height.
+    pub oh: usize,
+    /// Output width.
+    pub ow: usize,
+    /// Vertical stride.
+    pub sh: usize,
+    /// Horizontal stride.
+    pub sw: usize,
+    /// Vertical dilation.
+    pub dh: usize,
+    /// Horizontal dilation.
+    pub dw: usize,
+    /// Top pad.
+    pub pt: usize,
+    /// Left pad.
+    pub pl: usize,
+}
+
+/// `QLinearConv` with its weights packed at compile time: for each output position, the
+/// patch of `c/g * kh * kw` input values (the padding holding x's zero point, which the
+/// zero-point algebra then takes off like any other value) is gathered once into `patch`
+/// and multiplied with each group's packed weights, `p` describing group 0 (`n` =
+/// channels per group; `packed` every group's panels one after another; `colsum`,
+/// `bias`, and a per-channel `b_zp` or `multiplier`, one value per output channel).
+#[inline]
+pub fn qlinear_conv_q8<A: Quant, B: Quant, Q: Quant>(
+    x: &[A],
+    geo: &ConvGeometry,
+    p: &Q8Product<'_, B>,
+    y: &mut [Q],
+    patch: &mut [A],
+) {
+    #[cfg(target_arch = "x86_64")]
+    if super::arch::x86_64::cpu::avx512() {
+        // Safety: the CPU has AVX-512F (checked just above).
+        unsafe { conv_avx512(x, geo, p, y, patch) };
+        return;
+    }
+    conv_body(x, geo, p, y, patch);
+}
+
+/// [`conv_body`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU must have AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn conv_avx512<A: Quant, B: Quant, Q: Quant>(
+    x: &[A],
+    geo: &ConvGeometry,
+    p: &Q8Product<'_, B>,
+    y: &mut [Q],
+    patch: &mut [A],
+) {
+    conv_body(x, geo, p, y, patch);
+}
+
+/// The body of [`qlinear_conv_q8`].
+#[inline(always)]
+fn conv_body<A: Quant, B: Quant, Q: Quant>(
+    x: &[A],
+    geo: &ConvGeometry,
+    p: &Q8Product<'_, B>,
+    y: &mut [Q],
+    patch: &mut [A],
+) {
+    let ConvGeometry {
+        n,
+        c,
+        h,
+        w,
+        m,
+        g,
+        kh,
+        kw,
+        oh,
+        ow,
+        sh,
+        sw,
+        dh,
+        dw,
+        pt,
+        pl,
+    } = *geo;
+    let (cg, mg) = (c / g.max(1), m / g.max(1));
+    let k = cg * kh * kw;
+    let Some(patch) = patch.get_mut(..k) else {
+        return;
+    };
+    let pad = A::narrow(p.a_zp.clamp(A::LOW, A::HIGH));
+    let panels = q8::packed_len(k, mg);
+    let positions = oh * ow;
+    for gi in 0..g {
+        // Per-channel values start at the group's first channel; one value serves all.
+        let at = |len: usize| if len > 1 { gi * mg } else { 0 };
+        let part = Q8Product {
+            rows: 1,
+            n: mg,
+            packed: p.packed.get(gi * panels..).unwrap_or_default(),
+            colsum: p.colsum.get(gi * mg..).unwrap_or_default(),
+            bias: p.bias.get(at(p.bias.len())..).unwrap_or_default(),
+            b_zp: p.b_zp.get(at(p.b_zp.len())..).unwrap_or_default(),
+            multiplier: p
+                .multiplier
+                .get(at(p.multiplier.len())..)
+                .unwrap_or_default(),
+            ..*p
+        };
+        for img in 0..n {
+            let plane = &x[(img * c + gi * cg) * h * w..];
+            let out = (img * m + gi * mg) * positions;
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let mut e = 0;
+                    for ci in 0..cg {
+                        let chan = plane.get(ci * h * w..).unwrap_or_default();
+                        for ki in 0..kh {
+                            let iy = (oy * sh + ki * dh).wrapping_sub(pt);
+                            for kj in 0..kw {
+                                let ix = (ox * sw + kj * dw).wrapping_sub(pl);
+                                patch[e] = if iy < h && ix < w {
+                                    chan.get(iy * w + ix).copied().unwrap_or(pad)
+                                } else {
+                                    pad
+                                };
+                                e += 1;
+                            }
+                        }
+                    }
+                    let pos = out + oy * ow + ox;
+                    q8_row(patch, &part, |j, v| {
+                        if let Some(o) = y.get_mut(pos + j * positions) {
+                            *o = v;
+                        }
+                    });
+                }
             }
         }
     }
+}
+
+/// Every sum of a convolution on integers, from the weights as they are (`w [m, c/g, kh,
+/// kw]`, known only when the model runs): `sum((x - a_zp)(w - b_zp[channel]))` in i32,
+/// padding contributing nothing, handed to `write(index of y, channel, sum)`.
+#[inline]
+pub fn conv_sums<A: Quant, B: Quant>(
+    x: &[A],
+    w: &[B],
+    geo: &ConvGeometry,
+    a_zp: i32,
+    b_zp: &[B],
+    mut write: impl FnMut(usize, usize, i32),
+) {
+    let ConvGeometry {
+        n,
+        c,
+        h,
+        w: wd,
+        m,
+        g,
+        kh,
+        kw,
+        oh,
+        ow,
+        sh,
+        sw,
+        dh,
+        dw,
+        pt,
+        pl,
+    } = *geo;
+    let (cg, mg) = (c / g.max(1), m / g.max(1));
+    for img in 0..n {
+        for oc in 0..m {
+            let gi = oc / mg.max(1);
+            let zb = zero_at(b_zp, oc);
+            let kernel = w.get(oc * cg * kh * kw..).unwrap_or_default();
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let mut acc = 0i32;
+                    for ci in 0..cg {
+                        let plane = (img * c + gi * cg + ci) * h * wd;
+                        for ki in 0..kh {
+                            let iy = (oy * sh + ki * dh).wrapping_sub(pt);
+                            if iy >= h {
+                                continue;
+                            }
+                            for kj in 0..kw {
+                                let ix = (ox * sw + kj * dw).wrapping_sub(pl);
+                                if ix >= wd {
+                                    continue;
+                                }
+                                let (Some(xv), Some(wv)) = (
+                                    x.get(plane + iy * wd + ix),
+                                    kernel.get((ci * kh + ki) * kw + kj),
+                                ) else {
+                                    continue;
+                                };
+                                let d = (xv.widen() - a_zp).wrapping_mul(wv.widen() - zb);
+                                acc = acc.wrapping_add(d);
+                            }
+                        }
+                    }
+                    write(((img * m + oc) * oh + oy) * ow + ox, oc, acc);
+                }
+            }
+        }
+    }
+}
+
+/// `ConvInteger`: [`conv_sums`] into i32.
+#[inline]
+pub fn conv_integer<A: Quant, B: Quant>(
+    x: &[A],
+    w: &[B],
+    y: &mut [i32],
+    geo: &ConvGeometry,
+    a_zp: &[A],
+    b_zp: &[B],
+) {
+    conv_sums(x, w, geo, zero_at(a_zp, 0), b_zp, |at, _, v| {
+        if let Some(o) = y.get_mut(at) {
+            *o = v;
+        }
+    });
+}
+
+/// `QLinearConv` with weights known only when the model runs: [`conv_sums`] plus the
+/// bias, requantized as in [`qlinear_matmul`] (`multiplier` per channel or one value).
+#[inline]
+#[allow(clippy::too_many_arguments)]
+pub fn qlinear_conv<A: Quant, B: Quant, Q: Quant>(
+    x: &[A],
+    w: &[B],
+    y: &mut [Q],
+    geo: &ConvGeometry,
+    a_zp: &[A],
+    b_zp: &[B],
+    bias: &[i32],
+    multiplier: &[f32],
+    y_zp: i32,
+) {
+    conv_sums(x, w, geo, zero_at(a_zp, 0), b_zp, |at, oc, v| {
+        let m = if multiplier.len() == 1 {
+            multiplier[0]
+        } else {
+            multiplier.get(oc).copied().unwrap_or(0.0)
+        };
+        let v = v.wrapping_add(bias.get(oc).copied().unwrap_or(0));
+        if let Some(o) = y.get_mut(at) {
+            *o = requantize(v as f32 * m, y_zp);
+        }
+    });
 }
 
 /// `MatMulInteger`: the products in i32.
@@ -563,6 +855,101 @@ mod tests {
                             })
                             .sum();
                         assert_eq!(y[p * m * n + i * n + j], want, "{s:?} ({p}, {i}, {j})");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The packed convolution against the definition: two images, two groups of three
+    /// channels, strides, dilations and pads on both axes (padding reads x's zero
+    /// point), per-channel weight zero points, multipliers and an int32 bias.
+    #[test]
+    fn packed_convolution_equals_the_definition() {
+        let geo = ConvGeometry {
+            n: 2,
+            c: 4,
+            h: 5,
+            w: 6,
+            m: 6,
+            g: 2,
+            kh: 3,
+            kw: 2,
+            oh: 3,
+            ow: 6,
+            sh: 2,
+            sw: 1,
+            dh: 1,
+            dw: 2,
+            pt: 1,
+            pl: 1,
+        };
+        let (cg, mg, k) = (2, 3, 2 * 3 * 2);
+        assert_eq!((geo.h + 1 + 1 - 3) / geo.sh + 1, geo.oh);
+        assert_eq!(geo.w + 1 + 1 - 3 + 1, geo.ow);
+        let x: [u8; 240] = core::array::from_fn(|i| ((i * 53 + 7) % 256) as u8);
+        let w: [i8; 72] = core::array::from_fn(|i| ((i * 29 + 3) % 255) as u8 as i8);
+        let plen = q8::packed_len(k, mg);
+        let mut bp = [0i8; 2 * q8::packed_len(12, 3)];
+        let mut colsum = [0i32; 6];
+        for oc in 0..6 {
+            let (gi, j) = (oc / mg, oc % mg);
+            for t in 0..k {
+                let v = w[oc * k + t];
+                bp[gi * plen + q8::index(k, t, j)] = v;
+                colsum[oc] += i32::from(v);
+            }
+        }
+        let b_zp: [i8; 6] = [0, 3, -2, 5, -128, 1];
+        let bias = [100, -3000, 7, 0, 42, -1];
+        let mult = [0.002f32, 0.001, 0.004, 0.0005, 0.003, 0.01];
+        let p = Q8Product {
+            rows: 1,
+            k,
+            n: mg,
+            packed: &bp,
+            colsum: &colsum,
+            bias: &bias,
+            a_zp: 17,
+            b_zp: &b_zp,
+            multiplier: &mult,
+            y_zp: 4,
+        };
+        let mut y = [0u8; 2 * 6 * 18];
+        let mut patch = [0u8; 12];
+        qlinear_conv_q8(&x, &geo, &p, &mut y, &mut patch);
+        // The same from the weights as they are.
+        let mut direct = [0u8; 2 * 6 * 18];
+        qlinear_conv(&x, &w, &mut direct, &geo, &[17], &b_zp, &bias, &mult, 4);
+        assert_eq!(direct, y);
+        for img in 0..2 {
+            for oc in 0..6 {
+                let gi = oc / mg;
+                for oy in 0..3 {
+                    for ox in 0..6 {
+                        let mut acc = bias[oc];
+                        for ci in 0..cg {
+                            for ki in 0..3 {
+                                for kj in 0..2 {
+                                    let iy = (oy * 2 + ki) as isize - 1;
+                                    let ix = (ox + kj * 2) as isize - 1;
+                                    let xv = if (0..5).contains(&iy) && (0..6).contains(&ix) {
+                                        let c = gi * cg + ci;
+                                        i32::from(
+                                            x[((img * 4 + c) * 5 + iy as usize) * 6 + ix as usize],
+                                        )
+                                    } else {
+                                        17
+                                    };
+                                    let wv = i32::from(w[oc * k + (ci * 3 + ki) * 2 + kj]);
+                                    acc += (xv - 17) * (wv - i32::from(b_zp[oc]));
+                                }
+                            }
+                        }
+                        let want =
+                            (libm::rintf(acc as f32 * mult[oc]) + 4.0).clamp(0.0, 255.0) as u8;
+                        let got = y[((img * 6 + oc) * 3 + oy) * 6 + ox];
+                        assert_eq!(got, want, "image {img} channel {oc} at ({oy}, {ox})");
                     }
                 }
             }

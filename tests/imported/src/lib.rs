@@ -99,6 +99,16 @@ tinyonnx::onnx_model! {
 }
 
 tinyonnx::onnx_model! {
+    /// A small CNN (28x28 grey input, two 3x3 convolutions with Relu and 2x2 max
+    /// pooling, a linear classifier; seeded weights) quantized by `quantize_static` in
+    /// QDQ format, int8 weights per output channel: ONNX Runtime runs its convolutions
+    /// as QLinearConv.
+    pub model CnnQdq = import(
+        "../../target/xtask/models/cnn_28x28_qdq.onnx",
+    );
+}
+
+tinyonnx::onnx_model! {
     /// A head written in the DSL: which of the classifier's two classes wins.
     pub model Upright {
         opset = 13;
@@ -167,6 +177,11 @@ pub const QUANTIZED: &[(Example, &str, f32)] = &[
     (
         example::<MlpQdq>(),
         "../../target/xtask/models/mlp_784_256_128_10_qdq.onnx",
+        1.0,
+    ),
+    (
+        example::<CnnQdq>(),
+        "../../target/xtask/models/cnn_28x28_qdq.onnx",
         1.0,
     ),
 ];

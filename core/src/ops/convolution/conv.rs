@@ -341,29 +341,43 @@ pub fn spatial_upto(
 }
 
 fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
-    let x = cx.input(0);
-    let w = cx.input(1);
-    let sp = spatial("Conv", x, 0)?;
+    infer_at(cx, [0, 1, 2])
+}
+
+/// The output of a convolution whose X, W and optional bias are inputs `x`, `w` and `b`
+/// (`Conv`, and the integer convolutions, which take more inputs between them), in X's
+/// element type.
+pub fn infer_at(cx: &InferCtx, [xi, wi, bi]: [usize; 3]) -> Result<Vec<TensorType>, OpError> {
+    let op = cx.op.op_type;
+    let x = cx.input(xi);
+    let w = cx.input(wi);
+    let sp = spatial(op, x, xi)?;
     if w.shape.rank() != x.shape.rank() {
         return Err(OpError::input(
-            1,
+            wi,
             format!(
-                "Conv weight W must have the rank of X ({}): [M, C/group, kernel...], got {}",
+                "{op} weight W must have the rank of X ({}): [M, C/group, kernel...], got {}",
                 x.shape.rank(),
                 w.shape
             ),
         ));
     }
-    let wd: Vec<usize> = w
+    let Some(wd) = w
         .shape
         .0
         .iter()
-        .map(|d| d.fixed().expect("weights are fixed"))
-        .collect();
+        .map(Dim::fixed)
+        .collect::<Option<Vec<usize>>>()
+    else {
+        return Err(OpError::input(
+            wi,
+            format!("{op} needs a weight W of fixed size, got {}", w.shape),
+        ));
+    };
     let Some(c) = x.shape.0[1].fixed() else {
         return Err(OpError::input(
-            0,
-            format!("Conv needs a fixed channel dimension, got {}", x.shape),
+            xi,
+            format!("{op} needs a fixed channel dimension, got {}", x.shape),
         ));
     };
     let group = cx.attrs.int("group");
@@ -379,21 +393,21 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
         return Err(OpError::attr(
             "group",
             format!(
-                "Conv group = {g} must divide the input channels ({c}) and the output channels ({m})"
+                "{op} group = {g} must divide the input channels ({c}) and the output channels ({m})"
             ),
         ));
     }
     if wd[1] * g != c {
         return Err(OpError::input(
-            1,
+            wi,
             format!(
-                "Conv channel mismatch: X has {c} channels, W {} expects {} x group {g} = {}",
+                "{op} channel mismatch: X has {c} channels, W {} expects {} x group {g} = {}",
                 w.shape,
                 wd[1],
                 wd[1] * g
             ),
         )
-        .with_note(At::Input(0), format!("X has {c} channels here")));
+        .with_note(At::Input(xi), format!("X has {c} channels here")));
     }
     let kernel = &wd[2..];
     if let Some(ks) = cx.attrs.ints("kernel_shape")
@@ -404,15 +418,15 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
             format!("kernel_shape {ks:?} does not match the weight's kernel {kernel:?}"),
         ));
     }
-    if let Some(b) = cx.opt_input(2)
+    if let Some(b) = cx.opt_input(bi)
         && b.shape != Shape::fixed(&[m])
     {
         return Err(OpError::input(
-            2,
-            format!("Conv bias B must be [{m}], got {}", b.shape),
+            bi,
+            format!("{op} bias B must be [{m}], got {}", b.shape),
         ));
     }
-    let axes = geometry("Conv", cx.attrs, &sp, kernel, false)?;
+    let axes = geometry(op, cx.attrs, &sp, kernel, false)?;
     let mut out = vec![x.shape.0[0].clone(), Dim::Fixed(m)];
     out.extend(axes.iter().map(|a| Dim::Fixed(a.output)));
     Ok(vec![TensorType {

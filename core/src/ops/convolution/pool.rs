@@ -23,6 +23,9 @@ pub static MAX_POOL: OpSchema = OpSchema {
             "input x: f32[1, 3, 7, 8]; output y = MaxPool(x, kernel_shape = [2, 2]); output z = MaxPool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]); output w = MaxPool(x, kernel_shape = [3, 2], strides = [2, 2], ceil_mode = 1);",
             "input x: f32[2, 2, 9]; output y = MaxPool(x, kernel_shape = [3], strides = [2], auto_pad = \"SAME_UPPER\"); output z = MaxPool(x, kernel_shape = [2], dilations = [3]);",
             "input x: f32[1, 2, 5, 6, 7]; output y = MaxPool(x, kernel_shape = [2, 3, 2], strides = [2, 1, 2], pads = [1, 0, 1, 0, 1, 1]); output z = MaxPool(x, kernel_shape = [2, 2, 2], dilations = [2, 1, 2], ceil_mode = 1, strides = [2, 2, 2]);",
+            "input x: i8[1, 3, 7, 8]; input u: u8[2, 2, 9]; output y = MaxPool(x, kernel_shape = [2, 2]); output z = MaxPool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], dilations = [1, 2]); output w = MaxPool(u, kernel_shape = [3], strides = [2], auto_pad = \"SAME_UPPER\", ceil_mode = 0);",
+            // A QDQ pooling of one scale, which the plan runs on the 8-bit values.
+            "input x: i8[1, 2, 6, 6]; let s = Constant(value_float = 0.05); let z = Cast(Constant(value_int = -7), to = i8); output y = QuantizeLinear(MaxPool(DequantizeLinear(x, s, z), kernel_shape = [2, 2], strides = [2, 2]), s, z);",
         ])
     },
     op_type: "MaxPool",
@@ -37,6 +40,9 @@ pub static MAX_POOL: OpSchema = OpSchema {
         WINDOW_ATTRS[5],
     ],
     output_names: &["Y"],
+    // 8-bit values: a quantized model's pooling between two convolutions (ONNX Runtime
+    // computes it from opset 12).
+    dtypes: &[DType::F32, DType::I8, DType::U8],
     infer,
     lower: lower_max,
     macs: window_macs,
@@ -145,6 +151,15 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
             format!("count_include_pad must be 0 or 1, got {v}"),
         ));
     }
+    if x.dtype != DType::F32 && sp.len() > 2 {
+        return Err(OpError::input(
+            0,
+            format!(
+                "{} of {} runs 1-D and 2-D windows; 3-D ones only on f32",
+                cx.op.op_type, x.dtype
+            ),
+        ));
+    }
     let axes = window(cx.op.op_type, cx.attrs, &sp)?;
     let mut out = x.shape.0[..2].to_vec();
     out.extend(axes.iter().map(|a| Dim::Fixed(a.output)));
@@ -215,6 +230,9 @@ fn lower_max(cx: &LowerCtx) -> TokenStream {
     let a = args(cx);
     let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
     let kernels = kernels();
+    if cx.input(0).dtype != DType::F32 {
+        return quote! { #kernels::pool::max_pool2d_int::<_, #(#a),*>(#x, #y); };
+    }
     quote! { #kernels::pool::max_pool2d::<#(#a),*>(#x, #y); }
 }
 

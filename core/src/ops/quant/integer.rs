@@ -7,7 +7,7 @@ use super::{check_scale, check_zero_point, or_empty};
 use crate::ops::schema::prelude::*;
 use crate::types::{Dim, Shape};
 
-const BYTES: &[DType] = &[DType::I8, DType::U8];
+pub(super) const BYTES: &[DType] = &[DType::I8, DType::U8];
 
 pub static MATMUL_INTEGER: OpSchema = OpSchema {
     op_type: "MatMulInteger",
@@ -176,7 +176,7 @@ pub static QGEMM: OpSchema = OpSchema {
 /// The per-column multipliers as ONNX Runtime forms them: `alpha * a_scale * b_scale /
 /// y_scale`, left to right in f32 (`alpha` 1 for QLinearMatMul, whose `a_scale * b_scale /
 /// y_scale` that leaves unchanged); `y_scale` is input `sy`.
-fn multiplier(cx: &LowerCtx, alpha: f32, sy: usize) -> TokenStream {
+pub(super) fn multiplier(cx: &LowerCtx, alpha: f32, sy: usize) -> TokenStream {
     let (sa, sb, sy) = (&cx.input(1).expr, &cx.input(4).expr, &cx.input(sy).expr);
     let nb: usize = cx.input(4).shape.iter().product();
     quote! {
