@@ -342,6 +342,10 @@ pub struct Q8Product<'a, B> {
     pub colsum: &'a [i32],
     /// Empty, or one int32 per column added to the sums.
     pub bias: &'a [i32],
+    /// Empty, or per column what the zero points and the bias add to a sum of raw
+    /// products, `bias - a_zp * colsum + k * a_zp * b_zp` (the compiler's, when all are
+    /// constants): then `colsum`, `bias` and `a_zp` are not read.
+    pub offset: &'a [i32],
     /// A's zero point.
     pub a_zp: i32,
     /// B's zero point: one value, or one per column.
@@ -408,13 +412,19 @@ fn q8_row<A: Quant, B: Quant, Q: Quant>(
         packed: bp,
         colsum,
         bias,
+        offset,
         a_zp,
         b_zp,
         multiplier,
         y_zp,
     } = *p;
     let panel_len = q8::groups(k) * 4 * q8::PANEL;
-    let rowsum = row.iter().fold(0i32, |s, v| s.wrapping_add(v.widen()));
+    // Only B's zero point needs the sum of the row (none: symmetric weights).
+    let rowsum = if b_zp.is_empty() {
+        0
+    } else {
+        row.iter().fold(0i32, |s, v| s.wrapping_add(v.widen()))
+    };
     for (pi, panel) in bp.chunks_exact(panel_len.max(1)).enumerate() {
         let acc = panel_sums(row, panel);
         for (c, &v) in acc.iter().enumerate() {
@@ -423,11 +433,17 @@ fn q8_row<A: Quant, B: Quant, Q: Quant>(
                 break;
             };
             let zb = zero_at(b_zp, j);
+            let constant = match offset.get(j) {
+                Some(&o) => o,
+                None => (k as i32)
+                    .wrapping_mul(a_zp)
+                    .wrapping_mul(zb)
+                    .wrapping_sub(a_zp.wrapping_mul(cs))
+                    .wrapping_add(bias.get(j).copied().unwrap_or(0)),
+            };
             let v = v
-                .wrapping_sub(a_zp.wrapping_mul(cs))
-                .wrapping_sub(zb.wrapping_mul(rowsum))
-                .wrapping_add((k as i32).wrapping_mul(a_zp).wrapping_mul(zb))
-                .wrapping_add(bias.get(j).copied().unwrap_or(0));
+                .wrapping_add(constant)
+                .wrapping_sub(zb.wrapping_mul(rowsum));
             let m = if multiplier.len() == 1 {
                 multiplier[0]
             } else {
@@ -560,6 +576,7 @@ fn conv_body<A: Quant, B: Quant, Q: Quant>(
             packed: p.packed.get(gi * panels..).unwrap_or_default(),
             colsum: p.colsum.get(gi * mg..).unwrap_or_default(),
             bias: p.bias.get(at(p.bias.len())..).unwrap_or_default(),
+            offset: p.offset.get(at(p.offset.len())..).unwrap_or_default(),
             b_zp: p.b_zp.get(at(p.b_zp.len())..).unwrap_or_default(),
             multiplier: p
                 .multiplier
@@ -797,6 +814,7 @@ mod tests {
             packed: &bp,
             colsum: &colsum,
             bias: &bias,
+            offset: &[],
             a_zp: 9,
             b_zp: &b_zp,
             multiplier: &mult,
@@ -816,6 +834,20 @@ mod tests {
                 assert_eq!(i32::from(y[i * n + j]), want, "({i}, {j}) sum {acc}");
             }
         }
+        // The zero points and the bias folded into per-column offsets, as the compiler
+        // folds constant ones: the same outputs.
+        let offset: [i32; 6] =
+            core::array::from_fn(|j| bias[j] - 9 * colsum[j] + k as i32 * 9 * i32::from(b_zp[j]));
+        let mut folded = [0i8; 18];
+        let q = Q8Product {
+            offset: &offset,
+            colsum: &[0; 6],
+            bias: &[],
+            a_zp: 0,
+            ..p
+        };
+        qlinear_matmul_q8(&a, &q, &mut folded);
+        assert_eq!(folded, y);
     }
 
     #[test]
@@ -910,6 +942,7 @@ mod tests {
             packed: &bp,
             colsum: &colsum,
             bias: &bias,
+            offset: &[],
             a_zp: 17,
             b_zp: &b_zp,
             multiplier: &mult,

@@ -5,7 +5,7 @@
 //! then, per group, in the order of `tinyonnx_layout::q8`, and each output position's
 //! patch is gathered once into the scratch and multiplied with every panel.
 
-use super::integer::{BYTES, multiplier};
+use super::integer::{BYTES, folded_offsets, multiplier};
 use super::{check_scale, check_zero_point, or_empty};
 use crate::ops::convolution::conv::{as_2d, geometry, infer_at};
 use crate::ops::schema::prelude::*;
@@ -271,7 +271,9 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let Some(patch) = cx.scratch_of(x_elem) else {
         return quote!(::core::compile_error!("tinyonnx bug: a QLinearConv without its scratch"););
     };
+    let (offsets, offset, b_zp) = folded_offsets(cx, &colsum, k, Some(8));
     quote! {
+        #offsets
         #[repr(C, align(8))]
         struct __Q8([#elem; #len]);
         static __WQ8: __Q8 = __Q8([#(#lits),*]);
@@ -285,8 +287,9 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             packed: &__WQ8.0,
             colsum: &__COLSUM,
             bias: #bias,
+            offset: #offset,
             a_zp: (#za)[0] as i32,
-            b_zp: #zb,
+            b_zp: #b_zp,
             multiplier: &multiplier,
             y_zp: (#zy)[0] as i32,
         };

@@ -175,8 +175,28 @@ pub static QGEMM: OpSchema = OpSchema {
 
 /// The per-column multipliers as ONNX Runtime forms them: `alpha * a_scale * b_scale /
 /// y_scale`, left to right in f32 (`alpha` 1 for QLinearMatMul, whose `a_scale * b_scale /
-/// y_scale` that leaves unchanged); `y_scale` is input `sy`.
+/// y_scale` that leaves unchanged); `y_scale` is input `sy`. Declares `multiplier`, a
+/// static when the scales are constants (the same f32 operations, done by the compiler).
 pub(super) fn multiplier(cx: &LowerCtx, alpha: f32, sy: usize) -> TokenStream {
+    let value = |i: usize| {
+        cx.input_consts
+            .get(i)
+            .copied()
+            .flatten()
+            .map(|d| d.to_f64())
+    };
+    if let (Some(a), Some(b), Some(y)) = (value(1), value(4), value(sy))
+        && let (Some(&a), Some(&y)) = (a.first(), y.first())
+    {
+        let bits = b
+            .iter()
+            .map(|&b| (alpha * a as f32 * b as f32 / y as f32).to_bits());
+        let nb = b.len();
+        return quote! {
+            static __QMUL: [f32; #nb] = [#(f32::from_bits(#bits)),*];
+            let multiplier: &[f32] = &__QMUL;
+        };
+    }
     let (sa, sb, sy) = (&cx.input(1).expr, &cx.input(4).expr, &cx.input(sy).expr);
     let nb: usize = cx.input(4).shape.iter().product();
     quote! {
@@ -187,13 +207,65 @@ pub(super) fn multiplier(cx: &LowerCtx, alpha: f32, sy: usize) -> TokenStream {
     }
 }
 
+/// What a packed product adds per column, folded by the compiler when the zero points
+/// (inputs 2 and 5) and the bias (input `bias`, if any) are constants: declares the
+/// static `__QOFF` (`bias - a_zp * colsum + k * a_zp * b_zp`, wrapping as the kernel
+/// does) and returns the kernel's `offset` and `b_zp` fields (`b_zp` empty when every
+/// zero point of B is 0, so that no row sum is taken).
+pub(super) fn folded_offsets(
+    cx: &LowerCtx,
+    colsum: &[i32],
+    k: usize,
+    bias: Option<usize>,
+) -> (TokenStream, TokenStream, TokenStream) {
+    let value = |i: usize| {
+        cx.input_consts
+            .get(i)
+            .copied()
+            .flatten()
+            .map(|d| d.to_f64())
+    };
+    let zb_expr = &cx.input(5).expr;
+    let zb = value(5);
+    let b_zp = match &zb {
+        Some(z) if z.iter().all(|&v| v == 0.0) => quote!(&[]),
+        _ => quote!(#zb_expr),
+    };
+    let bias_values = match bias.filter(|&i| cx.inputs.get(i).is_some_and(Option::is_some)) {
+        None => Some(Vec::new()),
+        Some(i) => value(i),
+    };
+    let (Some(za), Some(zb), Some(bias)) = (value(2), zb, bias_values) else {
+        return (quote!(), quote!(&[]), b_zp);
+    };
+    let za = za.first().copied().unwrap_or(0.0) as i32;
+    let offsets = colsum.iter().enumerate().map(|(j, &cs)| {
+        let zb = zb
+            .get(if zb.len() == 1 { 0 } else { j })
+            .copied()
+            .unwrap_or(0.0) as i32;
+        let b = bias.get(j).copied().unwrap_or(0.0) as i32;
+        (k as i32)
+            .wrapping_mul(za)
+            .wrapping_mul(zb)
+            .wrapping_sub(za.wrapping_mul(cs))
+            .wrapping_add(b)
+    });
+    let n = colsum.len();
+    (
+        quote!(static __QOFF: [i32; #n] = [#(#offsets),*];),
+        quote!(&__QOFF),
+        b_zp,
+    )
+}
+
 /// The call of the packed product of a QLinearMatMul or (`qgemm`) a QGemm on its
 /// constant B, when B is one.
 fn packed_product(cx: &LowerCtx, qgemm: bool) -> Option<TokenStream> {
     let trans_b = qgemm && cx.attrs.int("transB") != 0;
-    let packed = packed_b(cx, trans_b)?;
+    let (packed, colsum) = packed_b(cx, trans_b)?;
     let (a, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
-    let (za, zb) = (&cx.input(2).expr, &cx.input(5).expr);
+    let za = &cx.input(2).expr;
     let (sy, zy) = if qgemm { (7, 8) } else { (6, 7) };
     let zy = &cx.input(zy).expr;
     let alpha = if qgemm { cx.attrs.float("alpha") } else { 1.0 };
@@ -216,11 +288,13 @@ fn packed_product(cx: &LowerCtx, qgemm: bool) -> Option<TokenStream> {
         }
         None => quote!(let bias: &[i32] = &[];),
     };
+    let (offsets, offset, b_zp) = folded_offsets(cx, &colsum, k, qgemm.then_some(6));
     let kernels = kernels();
     Some(quote! {
         #packed
         #multiplier
         #bias
+        #offsets
         let product = #kernels::quant::Q8Product {
             rows: #rows,
             k: #k,
@@ -228,8 +302,9 @@ fn packed_product(cx: &LowerCtx, qgemm: bool) -> Option<TokenStream> {
             packed: &__BQ8.0,
             colsum: &__COLSUM,
             bias,
+            offset: #offset,
             a_zp: (#za)[0] as i32,
-            b_zp: #zb,
+            b_zp: #b_zp,
             multiplier: &multiplier,
             y_zp: (#zy)[0] as i32,
         };
@@ -240,7 +315,7 @@ fn packed_product(cx: &LowerCtx, qgemm: bool) -> Option<TokenStream> {
 /// A constant 2-D B (input 3; `[N, K]` with `trans_b`) in the order of
 /// `tinyonnx_layout::q8` (statics `__BQ8`, aligned for the DSP routine's word loads, and
 /// `__COLSUM`, the sum of each column), when B is constant and shared by every product.
-fn packed_b(cx: &LowerCtx, trans_b: bool) -> Option<TokenStream> {
+fn packed_b(cx: &LowerCtx, trans_b: bool) -> Option<(TokenStream, Vec<i32>)> {
     let b = cx.input(3);
     let values = cx.input_consts.get(3).copied().flatten()?.to_f64();
     let [k, n] = b.shape[..] else {
@@ -276,13 +351,14 @@ fn packed_b(cx: &LowerCtx, trans_b: bool) -> Option<TokenStream> {
             quote!(#v)
         }
     });
-    Some(quote! {
+    let decls = quote! {
         #[repr(C, align(8))]
         struct __Q8([#elem; #len]);
         static __BQ8: __Q8 = __Q8([#(#lits),*]);
         static __COLSUM: [i32; #n] = [#(#colsum),*];
         const _: () = assert!(#len == ::tinyonnx::layout::q8::packed_len(#k, #n));
-    })
+    };
+    Some((decls, colsum))
 }
 
 /// The output shape of `input(a) x input(b)`: A `[..., M, K]`, B `[K, N]` or
