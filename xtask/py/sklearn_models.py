@@ -226,3 +226,9 @@ write(
         reduce_range=True,
     ),
 )
+# The same CNN by `quantize_dynamic`: int8 weights, activations quantized at run time
+# (DynamicQuantizeLinear -> ConvInteger and MatMulInteger, float in between).
+write(
+    "cnn_28x28_dynamic",
+    lambda p: quantize_dynamic(cnn_src, p, weight_type=QuantType.QInt8, reduce_range=True),
+)

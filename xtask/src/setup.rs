@@ -253,6 +253,7 @@ pub const SKLEARN_MODELS: &[&str] = &[
     "sklearn_digits_mlp_dynamic.onnx",
     "mlp_784_256_128_10_qdq.onnx",
     "cnn_28x28_qdq.onnx",
+    "cnn_28x28_dynamic.onnx",
 ];
 
 /// Downloads the wheels of [`REAL_MODELS`] and extracts their model files into

@@ -405,8 +405,22 @@ fn q8_row<A: Quant, B: Quant, Q: Quant>(
     p: &Q8Product<'_, B>,
     mut put: impl FnMut(usize, Q),
 ) {
+    let (multiplier, y_zp) = (p.multiplier, p.y_zp);
+    q8_sums(row, p, |j, v| {
+        let m = if multiplier.len() == 1 {
+            multiplier[0]
+        } else {
+            multiplier.get(j).copied().unwrap_or(0.0)
+        };
+        put(j, requantize(v as f32 * m, y_zp));
+    });
+}
+
+/// One row of A times the packed B of `p`: `put(column, sum)` takes each of the `n`
+/// sums of `(a - a_zp)(b - b_zp)` plus the bias, in i32.
+#[inline(always)]
+fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl FnMut(usize, i32)) {
     let Q8Product {
-        rows: _,
         k,
         n,
         packed: bp,
@@ -415,8 +429,7 @@ fn q8_row<A: Quant, B: Quant, Q: Quant>(
         offset,
         a_zp,
         b_zp,
-        multiplier,
-        y_zp,
+        ..
     } = *p;
     let panel_len = q8::groups(k) * 4 * q8::PANEL;
     // Only B's zero point needs the sum of the row (none: symmetric weights).
@@ -441,15 +454,11 @@ fn q8_row<A: Quant, B: Quant, Q: Quant>(
                     .wrapping_sub(a_zp.wrapping_mul(cs))
                     .wrapping_add(bias.get(j).copied().unwrap_or(0)),
             };
-            let v = v
-                .wrapping_add(constant)
-                .wrapping_sub(zb.wrapping_mul(rowsum));
-            let m = if multiplier.len() == 1 {
-                multiplier[0]
-            } else {
-                multiplier.get(j).copied().unwrap_or(0.0)
-            };
-            put(j, requantize(v as f32 * m, y_zp));
+            put(
+                j,
+                v.wrapping_add(constant)
+                    .wrapping_sub(zb.wrapping_mul(rowsum)),
+            );
         }
     }
 }
@@ -498,7 +507,8 @@ pub struct ConvGeometry {
 /// zero-point algebra then takes off like any other value) is gathered once into `patch`
 /// and multiplied with each group's packed weights, `p` describing group 0 (`n` =
 /// channels per group; `packed` every group's panels one after another; `colsum`,
-/// `bias`, and a per-channel `b_zp` or `multiplier`, one value per output channel).
+/// `bias`, `offset`, and a per-channel `b_zp` or `multiplier`, one value per output
+/// channel).
 #[inline]
 pub fn qlinear_conv_q8<A: Quant, B: Quant, Q: Quant>(
     x: &[A],
@@ -507,13 +517,84 @@ pub fn qlinear_conv_q8<A: Quant, B: Quant, Q: Quant>(
     y: &mut [Q],
     patch: &mut [A],
 ) {
+    let positions = geo.oh * geo.ow;
+    conv_packed(x, geo, p, patch, &mut Requantized { y, positions });
+}
+
+/// `ConvInteger` with its weights packed at compile time: [`qlinear_conv_q8`]'s sums,
+/// not requantized.
+#[inline]
+pub fn conv_integer_q8<A: Quant, B: Quant>(
+    x: &[A],
+    geo: &ConvGeometry,
+    p: &Q8Product<'_, B>,
+    y: &mut [i32],
+    patch: &mut [A],
+) {
+    let positions = geo.oh * geo.ow;
+    conv_packed(x, geo, p, patch, &mut Sums { y, positions });
+}
+
+/// What a packed convolution does with one patch: `patch` times the group's product
+/// `part`, into the outputs from index `at` on (channel `j` at `at + j * positions`).
+trait PatchOut<A, B> {
+    fn patch(&mut self, patch: &[A], part: &Q8Product<'_, B>, at: usize);
+}
+
+/// The requantized outputs of a `QLinearConv`.
+struct Requantized<'y, Q> {
+    y: &'y mut [Q],
+    positions: usize,
+}
+
+impl<A: Quant, B: Quant, Q: Quant> PatchOut<A, B> for Requantized<'_, Q> {
+    #[inline(always)]
+    fn patch(&mut self, patch: &[A], part: &Q8Product<'_, B>, at: usize) {
+        let (y, positions) = (&mut *self.y, self.positions);
+        q8_row(patch, part, |j, v| {
+            if let Some(o) = y.get_mut(at + j * positions) {
+                *o = v;
+            }
+        });
+    }
+}
+
+/// The int32 sums of a `ConvInteger`.
+struct Sums<'y> {
+    y: &'y mut [i32],
+    positions: usize,
+}
+
+impl<A: Quant, B: Quant> PatchOut<A, B> for Sums<'_> {
+    #[inline(always)]
+    fn patch(&mut self, patch: &[A], part: &Q8Product<'_, B>, at: usize) {
+        let (y, positions) = (&mut *self.y, self.positions);
+        q8_sums(patch, part, |j, v| {
+            if let Some(o) = y.get_mut(at + j * positions) {
+                *o = v;
+            }
+        });
+    }
+}
+
+/// Hands `out` each patch with its group's product and the output index of the group's
+/// first channel at the position, for every image, group and output position, with the
+/// AVX-512 copy of the body where the CPU has it.
+#[inline(always)]
+fn conv_packed<A: Quant, B: Quant>(
+    x: &[A],
+    geo: &ConvGeometry,
+    p: &Q8Product<'_, B>,
+    patch: &mut [A],
+    out: &mut impl PatchOut<A, B>,
+) {
     #[cfg(target_arch = "x86_64")]
     if super::arch::x86_64::cpu::avx512() {
         // Safety: the CPU has AVX-512F (checked just above).
-        unsafe { conv_avx512(x, geo, p, y, patch) };
+        unsafe { conv_avx512(x, geo, p, patch, out) };
         return;
     }
-    conv_body(x, geo, p, y, patch);
+    conv_body(x, geo, p, patch, out);
 }
 
 /// [`conv_body`] compiled for AVX-512.
@@ -522,24 +603,24 @@ pub fn qlinear_conv_q8<A: Quant, B: Quant, Q: Quant>(
 /// The CPU must have AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn conv_avx512<A: Quant, B: Quant, Q: Quant>(
+unsafe fn conv_avx512<A: Quant, B: Quant>(
     x: &[A],
     geo: &ConvGeometry,
     p: &Q8Product<'_, B>,
-    y: &mut [Q],
     patch: &mut [A],
+    out: &mut impl PatchOut<A, B>,
 ) {
-    conv_body(x, geo, p, y, patch);
+    conv_body(x, geo, p, patch, out);
 }
 
-/// The body of [`qlinear_conv_q8`].
+/// The body of [`conv_packed`].
 #[inline(always)]
-fn conv_body<A: Quant, B: Quant, Q: Quant>(
+fn conv_body<A: Quant, B: Quant>(
     x: &[A],
     geo: &ConvGeometry,
     p: &Q8Product<'_, B>,
-    y: &mut [Q],
     patch: &mut [A],
+    out: &mut impl PatchOut<A, B>,
 ) {
     let ConvGeometry {
         n,
@@ -585,8 +666,8 @@ fn conv_body<A: Quant, B: Quant, Q: Quant>(
             ..*p
         };
         for img in 0..n {
-            let plane = &x[(img * c + gi * cg) * h * w..];
-            let out = (img * m + gi * mg) * positions;
+            let plane = x.get((img * c + gi * cg) * h * w..).unwrap_or_default();
+            let first = (img * m + gi * mg) * positions;
             for oy in 0..oh {
                 for ox in 0..ow {
                     let mut e = 0;
@@ -605,12 +686,7 @@ fn conv_body<A: Quant, B: Quant, Q: Quant>(
                             }
                         }
                     }
-                    let pos = out + oy * ow + ox;
-                    q8_row(patch, &part, |j, v| {
-                        if let Some(o) = y.get_mut(pos + j * positions) {
-                            *o = v;
-                        }
-                    });
+                    out.patch(patch, &part, first + oy * ow + ox);
                 }
             }
         }
@@ -955,6 +1031,18 @@ mod tests {
         let mut direct = [0u8; 2 * 6 * 18];
         qlinear_conv(&x, &w, &mut direct, &geo, &[17], &b_zp, &bias, &mult, 4);
         assert_eq!(direct, y);
+        // ConvInteger: the sums without bias or requantization, packed and direct.
+        let q = Q8Product {
+            bias: &[],
+            multiplier: &[],
+            ..p
+        };
+        let mut sums = [0i32; 2 * 6 * 18];
+        conv_integer_q8(&x, &geo, &q, &mut sums, &mut patch);
+        let mut direct = [0i32; 2 * 6 * 18];
+        conv_integer(&x, &w, &mut direct, &geo, &[17], &b_zp);
+        assert_eq!(direct, sums);
+        assert!(sums.iter().any(|&v| v != 0));
         for img in 0..2 {
             for oc in 0..6 {
                 let gi = oc / mg;

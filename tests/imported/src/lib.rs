@@ -109,6 +109,14 @@ tinyonnx::onnx_model! {
 }
 
 tinyonnx::onnx_model! {
+    /// The same CNN by `quantize_dynamic`: int8 weights, activations quantized at run
+    /// time (DynamicQuantizeLinear, ConvInteger, MatMulInteger).
+    pub model CnnDynamic = import(
+        "../../target/xtask/models/cnn_28x28_dynamic.onnx",
+    );
+}
+
+tinyonnx::onnx_model! {
     /// A head written in the DSL: which of the classifier's two classes wins.
     pub model Upright {
         opset = 13;
@@ -182,6 +190,11 @@ pub const QUANTIZED: &[(Example, &str, f32)] = &[
     (
         example::<CnnQdq>(),
         "../../target/xtask/models/cnn_28x28_qdq.onnx",
+        1.0,
+    ),
+    (
+        example::<CnnDynamic>(),
+        "../../target/xtask/models/cnn_28x28_dynamic.onnx",
         1.0,
     ),
 ];

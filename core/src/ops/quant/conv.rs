@@ -72,9 +72,46 @@ pub static CONV_INTEGER: OpSchema = OpSchema {
         let (x, w, y) = (&cx.input(0).expr, &cx.input(1).expr, &cx.outputs[0].expr);
         let (za, zb) = (or_empty(cx, 2), or_empty(cx, 3));
         let kernels = kernels();
+        let Some((decls, colsum, k)) = packed_weights(cx, 1) else {
+            return quote! {
+                let geometry = #geometry;
+                #kernels::quant::conv_integer(#x, #w, #y, &geometry, #za, #zb);
+            };
+        };
+        let mg = colsum.len() / (cx.attrs.int("group").max(1) as usize);
+        let patch = patch(cx);
+        let (offsets, offset, b_zp) = folded_offsets(cx, &colsum, k, [Some(2), Some(3), None]);
+        let x_elem = match cx.input(0).dtype {
+            DType::U8 => quote!(u8),
+            _ => quote!(i8),
+        };
         quote! {
+            #decls
+            #offsets
+            let a_zp: &[#x_elem] = #za;
+            let product = #kernels::quant::Q8Product {
+                rows: 1,
+                k: #k,
+                n: #mg,
+                packed: &__WQ8.0,
+                colsum: &__COLSUM,
+                bias: &[],
+                offset: #offset,
+                a_zp: a_zp.first().map_or(0, |&z| z as i32),
+                b_zp: #b_zp,
+                multiplier: &[],
+                y_zp: 0,
+            };
             let geometry = #geometry;
-            #kernels::quant::conv_integer(#x, #w, #y, &geometry, #za, #zb);
+            #kernels::quant::conv_integer_q8(#x, &geometry, &product, #y, #patch);
+        }
+    },
+    scratch: |cx| patch_scratch(cx, 1),
+    packs: |cx| {
+        if cx.input_consts.get(1).copied().flatten().is_some() {
+            vec![1]
+        } else {
+            Vec::new()
         }
     },
     macs: |cx| {
@@ -146,15 +183,7 @@ pub static QLINEAR_CONV: OpSchema = OpSchema {
         Ok(out)
     },
     lower,
-    scratch: |cx| {
-        if !cx.consts.get(3).copied().unwrap_or(false) {
-            return 0;
-        }
-        let w = cx.inputs.get(3).cloned().flatten().unwrap_or_default();
-        let k: usize = w.iter().skip(1).product();
-        // The patch, one byte per value, in f32 slots.
-        k.div_ceil(4)
-    },
+    scratch: |cx| patch_scratch(cx, 3),
     packs: |cx| {
         if cx.input_consts.get(3).copied().flatten().is_some() {
             vec![3]
@@ -203,33 +232,16 @@ fn conv_geometry(cx: &LowerCtx, xi: usize, wi: usize) -> TokenStream {
     quote!(#kernels::quant::ConvGeometry { #(#fields),* })
 }
 
-fn lower(cx: &LowerCtx) -> TokenStream {
-    let w = &cx.input(3).shape;
+/// The constant weight of input `wi` (`[M, C/G, kh, kw]`) packed for the kernel: each
+/// group's `[K, M/G]` operand (one column per output channel) in the q8 order, the
+/// groups one after another, as the static `__WQ8`, and each channel's sum as
+/// `__COLSUM`; with the sums and `K`. `None` when the weight is not a constant.
+fn packed_weights(cx: &LowerCtx, wi: usize) -> Option<(TokenStream, Vec<i32>, usize)> {
+    let values = cx.input_consts.get(wi).copied().flatten()?.to_f64();
+    let w = &cx.input(wi).shape;
     let g = cx.attrs.int("group").max(1) as usize;
     let m = w[0];
     let (mg, k) = (m / g, w[1..].iter().product::<usize>());
-    let geometry = conv_geometry(cx, 0, 3);
-    let (xs, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
-    let (za, zb, zy) = (&cx.input(2).expr, &cx.input(5).expr, &cx.input(7).expr);
-    let bias = or_empty(cx, 8);
-    let multiplier = multiplier(cx, 1.0, 6);
-    let kernels = kernels();
-    let Some(values) = cx
-        .input_consts
-        .get(3)
-        .copied()
-        .flatten()
-        .map(|d| d.to_f64())
-    else {
-        let ws = &cx.input(3).expr;
-        return quote! {
-            #multiplier
-            let geometry = #geometry;
-            #kernels::quant::qlinear_conv(#xs, #ws, #y, &geometry, #za, #zb, #bias, &multiplier, (#zy)[0] as i32);
-        };
-    };
-    // Each group's [K, M/G] operand (the weights of its channels, one column per output
-    // channel) in the q8 order, the groups one after another.
     let plen = tinyonnx_layout::q8::packed_len(k, mg);
     let mut packed = vec![0i32; g * plen];
     let mut colsum = vec![0i32; m];
@@ -241,7 +253,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             *sum += v;
         }
     }
-    let (elem, lits): (TokenStream, Vec<TokenStream>) = match cx.input(3).dtype {
+    let (elem, lits): (TokenStream, Vec<TokenStream>) = match cx.input(wi).dtype {
         DType::U8 => (
             quote!(u8),
             packed
@@ -264,21 +276,60 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         ),
     };
     let len = g * plen;
-    let x_elem = match cx.input(0).dtype {
-        DType::U8 => quote!(u8),
-        _ => quote!(i8),
-    };
-    let Some(patch) = cx.scratch_of(x_elem) else {
-        return quote!(::core::compile_error!("tinyonnx bug: a QLinearConv without its scratch"););
-    };
-    let (offsets, offset, b_zp) = folded_offsets(cx, &colsum, k, Some(8));
-    quote! {
-        #offsets
+    let decls = quote! {
         #[repr(C, align(8))]
         struct __Q8([#elem; #len]);
         static __WQ8: __Q8 = __Q8([#(#lits),*]);
         static __COLSUM: [i32; #m] = [#(#colsum),*];
         const _: () = assert!(#len == #g * ::tinyonnx::layout::q8::packed_len(#k, #mg));
+    };
+    Some((decls, colsum, k))
+}
+
+/// The scratch of a convolution with packed weights (input `wi`): one patch, one byte
+/// per value, in f32 slots.
+fn patch_scratch(cx: &ScratchCtx, wi: usize) -> usize {
+    if !cx.consts.get(wi).copied().unwrap_or(false) {
+        return 0;
+    }
+    let w = cx.inputs.get(wi).cloned().flatten().unwrap_or_default();
+    w.iter().skip(1).product::<usize>().div_ceil(4)
+}
+
+/// The patch scratch as a slice of X's element type.
+fn patch(cx: &LowerCtx) -> TokenStream {
+    let x_elem = match cx.input(0).dtype {
+        DType::U8 => quote!(u8),
+        _ => quote!(i8),
+    };
+    cx.scratch_of(x_elem).unwrap_or_else(|| {
+        quote!(::core::compile_error!(
+            "tinyonnx bug: a packed convolution without its scratch"
+        ))
+    })
+}
+
+fn lower(cx: &LowerCtx) -> TokenStream {
+    let geometry = conv_geometry(cx, 0, 3);
+    let (xs, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
+    let (za, zb, zy) = (&cx.input(2).expr, &cx.input(5).expr, &cx.input(7).expr);
+    let bias = or_empty(cx, 8);
+    let multiplier = multiplier(cx, 1.0, 6);
+    let kernels = kernels();
+    let Some((decls, colsum, k)) = packed_weights(cx, 3) else {
+        let ws = &cx.input(3).expr;
+        return quote! {
+            #multiplier
+            let geometry = #geometry;
+            #kernels::quant::qlinear_conv(#xs, #ws, #y, &geometry, #za, #zb, #bias, &multiplier, (#zy)[0] as i32);
+        };
+    };
+    let mg = colsum.len() / (cx.attrs.int("group").max(1) as usize);
+    let patch = patch(cx);
+    let (offsets, offset, b_zp) = folded_offsets(cx, &colsum, k, [Some(2), Some(5), Some(8)]);
+    quote! {
+        #decls
+        #offsets
         #multiplier
         let product = #kernels::quant::Q8Product {
             rows: 1,

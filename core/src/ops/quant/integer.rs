@@ -208,42 +208,42 @@ pub(super) fn multiplier(cx: &LowerCtx, alpha: f32, sy: usize) -> TokenStream {
 }
 
 /// What a packed product adds per column, folded by the compiler when the zero points
-/// (inputs 2 and 5) and the bias (input `bias`, if any) are constants: declares the
-/// static `__QOFF` (`bias - a_zp * colsum + k * a_zp * b_zp`, wrapping as the kernel
-/// does) and returns the kernel's `offset` and `b_zp` fields (`b_zp` empty when every
-/// zero point of B is 0, so that no row sum is taken).
+/// (inputs `za` and `zb`; an absent one is 0) and the bias (input `bias`, if any) are
+/// constants: declares the static `__QOFF` (`bias - a_zp * colsum + k * a_zp * b_zp`,
+/// wrapping as the kernel does) and returns the kernel's `offset` and `b_zp` fields
+/// (`b_zp` empty when every zero point of B is 0, so that no row sum is taken).
 pub(super) fn folded_offsets(
     cx: &LowerCtx,
     colsum: &[i32],
     k: usize,
-    bias: Option<usize>,
+    [za, zb, bias]: [Option<usize>; 3],
 ) -> (TokenStream, TokenStream, TokenStream) {
-    let value = |i: usize| {
-        cx.input_consts
-            .get(i)
-            .copied()
-            .flatten()
-            .map(|d| d.to_f64())
-    };
-    let zb_expr = &cx.input(5).expr;
-    let zb = value(5);
-    let b_zp = match &zb {
-        Some(z) if z.iter().all(|&v| v == 0.0) => quote!(&[]),
-        _ => quote!(#zb_expr),
-    };
-    let bias_values = match bias.filter(|&i| cx.inputs.get(i).is_some_and(Option::is_some)) {
+    // Known values: an absent input as empty (0), a constant's values, else None.
+    let value = |i: Option<usize>| match i.and_then(|i| cx.inputs.get(i).cloned().flatten()) {
         None => Some(Vec::new()),
-        Some(i) => value(i),
+        Some(_) => i
+            .and_then(|i| cx.input_consts.get(i).copied().flatten())
+            .map(|d| d.to_f64()),
     };
-    let (Some(za), Some(zb), Some(bias)) = (value(2), zb, bias_values) else {
+    let zb_values = value(zb);
+    let b_zp = match (
+        &zb_values,
+        zb.and_then(|i| cx.inputs.get(i).cloned().flatten()),
+    ) {
+        (Some(z), _) if z.iter().all(|&v| v == 0.0) => quote!(&[]),
+        (_, Some(operand)) => operand.expr,
+        (_, None) => quote!(&[]),
+    };
+    let (Some(za), Some(zb), Some(bias)) = (value(za), zb_values, value(bias)) else {
         return (quote!(), quote!(&[]), b_zp);
     };
     let za = za.first().copied().unwrap_or(0.0) as i32;
     let offsets = colsum.iter().enumerate().map(|(j, &cs)| {
-        let zb = zb
-            .get(if zb.len() == 1 { 0 } else { j })
-            .copied()
-            .unwrap_or(0.0) as i32;
+        let zb = match zb.len() {
+            0 => 0.0,
+            1 => zb[0],
+            _ => zb.get(j).copied().unwrap_or(0.0),
+        } as i32;
         let b = bias.get(j).copied().unwrap_or(0.0) as i32;
         (k as i32)
             .wrapping_mul(za)
@@ -288,7 +288,8 @@ fn packed_product(cx: &LowerCtx, qgemm: bool) -> Option<TokenStream> {
         }
         None => quote!(let bias: &[i32] = &[];),
     };
-    let (offsets, offset, b_zp) = folded_offsets(cx, &colsum, k, qgemm.then_some(6));
+    let (offsets, offset, b_zp) =
+        folded_offsets(cx, &colsum, k, [Some(2), Some(5), qgemm.then_some(6)]);
     let kernels = kernels();
     Some(quote! {
         #packed
