@@ -450,7 +450,13 @@ pub const IMPORTED: &[(&str, &str, &str)] = &[
         "target/xtask/models/mlp_784_256_128_10_qdq.onnx",
         "",
     ),
+    ("Cnn28", "target/xtask/models/cnn_28x28.onnx", ""),
     ("CnnQdq", "target/xtask/models/cnn_28x28_qdq.onnx", ""),
+    (
+        "CnnDynamic",
+        "target/xtask/models/cnn_28x28_dynamic.onnx",
+        "",
+    ),
 ];
 
 /// What the firmware of an imported model is compared with: its `ModelInfo` (made

@@ -252,6 +252,7 @@ pub const SKLEARN_MODELS: &[&str] = &[
     "sklearn_digits_mlp_qdq_pc.onnx",
     "sklearn_digits_mlp_dynamic.onnx",
     "mlp_784_256_128_10_qdq.onnx",
+    "cnn_28x28.onnx",
     "cnn_28x28_qdq.onnx",
     "cnn_28x28_dynamic.onnx",
 ];

@@ -99,6 +99,13 @@ tinyonnx::onnx_model! {
 }
 
 tinyonnx::onnx_model! {
+    /// The seeded CNN the two below quantize, in f32.
+    pub model Cnn28 = import(
+        "../../target/xtask/models/cnn_28x28.onnx",
+    );
+}
+
+tinyonnx::onnx_model! {
     /// A small CNN (28x28 grey input, two 3x3 convolutions with Relu and 2x2 max
     /// pooling, a linear classifier; seeded weights) quantized by `quantize_static` in
     /// QDQ format, int8 weights per output channel: ONNX Runtime runs its convolutions
@@ -159,6 +166,10 @@ pub const MODELS: &[(Example, &str)] = &[
     (
         example::<SklearnDigits>(),
         "../../target/xtask/models/sklearn_digits_mlp.onnx",
+    ),
+    (
+        example::<Cnn28>(),
+        "../../target/xtask/models/cnn_28x28.onnx",
     ),
 ];
 
