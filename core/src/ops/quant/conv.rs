@@ -20,6 +20,20 @@ const CONV_ATTRS: &[AttrSpec] = &[
     attr("strides", AttrKind::Ints, AttrDefault::Absent),
 ];
 
+/// The output of an integer convolution whose X, W and bias are inputs `[x, w, b]`
+/// (W of 8-bit values), and its number of channels.
+fn byte_conv(cx: &InferCtx, [x, w, b]: [usize; 3]) -> Result<(Vec<TensorType>, Dim), OpError> {
+    let wt = cx.input(w);
+    if !BYTES.contains(&wt.dtype) {
+        return Err(OpError::input(
+            w,
+            format!("{} takes w as i8 or u8, got {}", cx.op.op_type, wt.dtype),
+        ));
+    }
+    let out = infer_at(cx, [x, w, b])?;
+    Ok((out, wt.shape.0.first().cloned().unwrap_or(Dim::Fixed(1))))
+}
+
 /// `ConvInteger`: `sum((x - x_zero_point)(w - w_zero_point))` per output in i32, the
 /// weight's zero point per tensor or per output channel (the ONNX node suite's case;
 /// ONNX Runtime takes one value only); the weights as they are.
@@ -35,15 +49,7 @@ pub static CONV_INTEGER: OpSchema = OpSchema {
     dtypes: BYTES,
     since_opset: 10,
     infer: |cx| {
-        let w = cx.input(1);
-        if !BYTES.contains(&w.dtype) {
-            return Err(OpError::input(
-                1,
-                format!("ConvInteger takes w as i8 or u8, got {}", w.dtype),
-            ));
-        }
-        let mut out = infer_at(cx, [0, 1, 4])?;
-        let m = w.shape.0.first().cloned().unwrap_or(Dim::Fixed(1));
+        let (mut out, m) = byte_conv(cx, [0, 1, 4])?;
         for (i, of, per_channel) in [(2, 0, false), (3, 1, true)] {
             let Some(z) = cx.opt_input(i) else { continue };
             let want = cx.input(of).dtype;
@@ -147,15 +153,8 @@ pub static QLINEAR_CONV: OpSchema = OpSchema {
     dtypes: BYTES,
     since_opset: 10,
     infer: |cx| {
+        let (mut out, m) = byte_conv(cx, [0, 3, 8])?;
         let w = cx.input(3);
-        if !BYTES.contains(&w.dtype) {
-            return Err(OpError::input(
-                3,
-                format!("QLinearConv takes w as i8 or u8, got {}", w.dtype),
-            ));
-        }
-        let mut out = infer_at(cx, [0, 3, 8])?;
-        let m = w.shape.0.first().cloned().unwrap_or(Dim::Fixed(1));
         check_scale(cx, 1, None)?;
         check_zero_point(cx, 2, 1, cx.input(0).dtype)?;
         check_scale(cx, 4, Some((0, &m)))?;
