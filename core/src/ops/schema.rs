@@ -700,11 +700,23 @@ pub struct Epilogue {
 }
 
 impl LowerCtx<'_> {
+    /// The compile-time values of input `i` as f64, when it has them.
+    pub fn const_f64(&self, i: usize) -> Option<Vec<f64>> {
+        self.input_consts
+            .get(i)
+            .copied()
+            .flatten()
+            .map(Data::to_f64)
+    }
+
     /// The scratch region as a slice of `elem`, a one-byte integer type (whose every
     /// bit pattern is a value and whose alignment any offset meets).
     pub fn scratch_of(&self, elem: TokenStream) -> Option<TokenStream> {
         let (offset, bytes) = self.scratch_bytes?;
-        // The planner reserved these bytes of the arena for this call alone.
+        // Safety (of the generated call): `region_mut`'s contract holds, as for the f32
+        // view of the same region: the planner placed these `bytes` inside the arena for
+        // this call alone (no other view overlaps them while it runs); a one-byte type
+        // has alignment 1, and every byte of the arena is a value of it.
         Some(quote! {
             unsafe { ::tinyonnx::__export::region_mut::<#elem>(__base, #offset, #bytes) }
         })

@@ -240,12 +240,17 @@ pub fn integer_groups(graph: &mut Graph) -> usize {
         node.attrs = attrs;
         graph.nodes[qi] = node;
         dead.push(mi);
-        dead.sort_unstable();
-        dead.dedup();
-        for &i in dead.iter().rev() {
-            graph.nodes.remove(i);
-        }
+        remove_nodes(graph, dead);
         count += 1;
+    }
+}
+
+/// Removes the nodes at the indices `dead` (in any order, repeats allowed).
+fn remove_nodes(graph: &mut Graph, mut dead: Vec<usize>) {
+    dead.sort_unstable();
+    dead.dedup();
+    for &i in dead.iter().rev() {
+        graph.nodes.remove(i);
     }
 }
 
@@ -271,12 +276,13 @@ fn same_value(graph: &Graph, a: TensorId, b: TensorId) -> bool {
 
 /// A `DequantizeLinear -> op -> QuantizeLinear` of one positive per-tensor scale and
 /// zero point around a [`PASS_THROUGH`] op whose `QuantizeLinear` is at `qi`: the op,
-/// and the `DequantizeLinear` if the op was its only reader.
+/// the 8-bit tensor the `DequantizeLinear` read, and the `DequantizeLinear` if the op
+/// was its only reader.
 fn pass_through(
     graph: &Graph,
     readers: &[Vec<usize>],
     qi: usize,
-) -> Option<(usize, Option<usize>)> {
+) -> Option<(usize, TensorId, Option<usize>)> {
     let only = |t: TensorId, k: usize| readers[t] == [k] && !graph.outputs.contains(&t);
     let q = &graph.nodes[qi];
     if !is(q, "QuantizeLinear") {
@@ -297,13 +303,13 @@ fn pass_through(
     if !is(&graph.nodes[di], "DequantizeLinear") {
         return None;
     }
-    let [_, sx, zx] = linear(graph, &graph.nodes[di], None)?;
+    let [x, sx, zx] = linear(graph, &graph.nodes[di], None)?;
     let positive = graph.tensors[sy]
         .value
         .as_ref()
         .is_some_and(|v| v.to_f64().first().is_some_and(|&s| s > 0.0));
     (positive && same_value(graph, sx, sy) && same_value(graph, zx, zy))
-        .then(|| (oi, only(d, oi).then_some(di)))
+        .then(|| (oi, x, only(d, oi).then_some(di)))
 }
 
 /// Rewrites every [`pass_through`] group to run its op on the 8-bit values; returns
@@ -313,23 +319,13 @@ pub fn pass_through_groups(graph: &mut Graph) -> usize {
     loop {
         let readers = graph.all_consumers();
         let found = (0..graph.nodes.len())
-            .find_map(|qi| pass_through(graph, &readers, qi).map(|(oi, di)| (qi, oi, di)));
-        let Some((qi, oi, di)) = found else {
+            .find_map(|qi| pass_through(graph, &readers, qi).map(|(oi, x, di)| (qi, oi, x, di)));
+        let Some((qi, oi, x, di)) = found else {
             return count;
         };
-        let d = graph.nodes[oi].inputs[0];
-        let x = d.and_then(|d| {
-            let dq = &graph.nodes[producer(graph, d)?];
-            dq.inputs[0]
-        });
-        graph.nodes[oi].inputs[0] = x;
+        graph.nodes[oi].inputs[0] = Some(x);
         graph.nodes[oi].outputs[0] = graph.nodes[qi].outputs[0];
-        let mut dead = vec![qi];
-        dead.extend(di);
-        dead.sort_unstable();
-        for &i in dead.iter().rev() {
-            graph.nodes.remove(i);
-        }
+        remove_nodes(graph, [qi].into_iter().chain(di).collect());
         count += 1;
     }
 }

@@ -7,6 +7,16 @@ use quote::quote;
 use crate::ops::schema::prelude::*;
 use crate::types::{Dim, MAX_DIM, Shape, TensorType};
 
+/// The attributes of `Conv`, which the integer convolutions share.
+pub const CONV_ATTRS: &[AttrSpec] = &[
+    attr("auto_pad", AttrKind::Str, AttrDefault::Str("NOTSET")),
+    attr("dilations", AttrKind::Ints, AttrDefault::Absent),
+    attr("group", AttrKind::Int, AttrDefault::Int(1)),
+    attr("kernel_shape", AttrKind::Ints, AttrDefault::Absent),
+    attr("pads", AttrKind::Ints, AttrDefault::Absent),
+    attr("strides", AttrKind::Ints, AttrDefault::Absent),
+];
+
 pub static CONV: OpSchema = OpSchema {
     cases: |_| {
         cases(&[
@@ -26,14 +36,7 @@ pub static CONV: OpSchema = OpSchema {
     },
     op_type: "Conv",
     inputs: &[input("X"), input("W"), optional("B")],
-    attrs: &[
-        attr("auto_pad", AttrKind::Str, AttrDefault::Str("NOTSET")),
-        attr("dilations", AttrKind::Ints, AttrDefault::Absent),
-        attr("group", AttrKind::Int, AttrDefault::Int(1)),
-        attr("kernel_shape", AttrKind::Ints, AttrDefault::Absent),
-        attr("pads", AttrKind::Ints, AttrDefault::Absent),
-        attr("strides", AttrKind::Ints, AttrDefault::Absent),
-    ],
+    attrs: CONV_ATTRS,
     infer,
     lower,
     macs,

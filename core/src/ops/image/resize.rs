@@ -79,14 +79,7 @@ pub static RESIZE: OpSchema = OpSchema {
     lower: |cx| {
         let x = cx.input(0);
         let p = params(cx.attrs, i64::MAX).expect("checked during inference");
-        let value = |i: usize| {
-            cx.input_consts
-                .get(i)
-                .copied()
-                .flatten()
-                .map(|d| d.to_f64())
-                .filter(|v| !v.is_empty())
-        };
+        let value = |i: usize| cx.const_f64(i).filter(|v| !v.is_empty());
         let sizes = cx
             .input_consts
             .get(3)

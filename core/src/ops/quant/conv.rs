@@ -5,20 +5,11 @@
 //! then, per group, in the order of `tinyonnx_layout::q8`, and each output position's
 //! patch is gathered once into the scratch and multiplied with every panel.
 
-use super::integer::{BYTES, folded_offsets, multiplier};
+use super::integer::{BYTES, byte_type, folded_offsets, multiplier, q8_statics};
 use super::{check_scale, check_zero_point, or_empty};
-use crate::ops::convolution::conv::{as_2d, geometry, infer_at};
+use crate::ops::convolution::conv::{CONV_ATTRS, as_2d, geometry, infer_at};
 use crate::ops::schema::prelude::*;
 use crate::types::Dim;
-
-const CONV_ATTRS: &[AttrSpec] = &[
-    attr("auto_pad", AttrKind::Str, AttrDefault::Str("NOTSET")),
-    attr("dilations", AttrKind::Ints, AttrDefault::Absent),
-    attr("group", AttrKind::Int, AttrDefault::Int(1)),
-    attr("kernel_shape", AttrKind::Ints, AttrDefault::Absent),
-    attr("pads", AttrKind::Ints, AttrDefault::Absent),
-    attr("strides", AttrKind::Ints, AttrDefault::Absent),
-];
 
 /// The output of an integer convolution whose X, W and bias are inputs `[x, w, b]`
 /// (W of 8-bit values), and its number of channels.
@@ -87,10 +78,7 @@ pub static CONV_INTEGER: OpSchema = OpSchema {
         let mg = colsum.len() / (cx.attrs.int("group").max(1) as usize);
         let patch = patch(cx);
         let (offsets, offset, b_zp) = folded_offsets(cx, &colsum, k, [Some(2), Some(3), None]);
-        let x_elem = match cx.input(0).dtype {
-            DType::U8 => quote!(u8),
-            _ => quote!(i8),
-        };
+        let x_elem = byte_type(cx.input(0).dtype);
         quote! {
             #decls
             #offsets
@@ -99,7 +87,7 @@ pub static CONV_INTEGER: OpSchema = OpSchema {
                 rows: 1,
                 k: #k,
                 n: #mg,
-                packed: &__WQ8.0,
+                packed: &__BQ8.0,
                 colsum: &__COLSUM,
                 bias: &[],
                 offset: #offset,
@@ -233,55 +221,16 @@ fn conv_geometry(cx: &LowerCtx, xi: usize, wi: usize) -> TokenStream {
 
 /// The constant weight of input `wi` (`[M, C/G, kh, kw]`) packed for the kernel: each
 /// group's `[K, M/G]` operand (one column per output channel) in the q8 order, the
-/// groups one after another, as the static `__WQ8`, and each channel's sum as
-/// `__COLSUM`; with the sums and `K`. `None` when the weight is not a constant.
+/// groups one after another ([`q8_statics`]); with the channels' sums and `K`. `None`
+/// when the weight is not a constant.
 fn packed_weights(cx: &LowerCtx, wi: usize) -> Option<(TokenStream, Vec<i32>, usize)> {
-    let values = cx.input_consts.get(wi).copied().flatten()?.to_f64();
+    let values = cx.const_f64(wi)?;
     let w = &cx.input(wi).shape;
     let g = cx.attrs.int("group").max(1) as usize;
-    let m = w[0];
-    let (mg, k) = (m / g, w[1..].iter().product::<usize>());
-    let plen = tinyonnx_layout::q8::packed_len(k, mg);
-    let mut packed = vec![0i32; g * plen];
-    let mut colsum = vec![0i32; m];
-    for (oc, sum) in colsum.iter_mut().enumerate() {
-        let (gi, j) = (oc / mg, oc % mg);
-        for t in 0..k {
-            let v = values.get(oc * k + t).copied().unwrap_or(0.0) as i32;
-            packed[gi * plen + tinyonnx_layout::q8::index(k, t, j)] = v;
-            *sum += v;
-        }
-    }
-    let (elem, lits): (TokenStream, Vec<TokenStream>) = match cx.input(wi).dtype {
-        DType::U8 => (
-            quote!(u8),
-            packed
-                .iter()
-                .map(|&v| {
-                    let v = v as u8;
-                    quote!(#v)
-                })
-                .collect(),
-        ),
-        _ => (
-            quote!(i8),
-            packed
-                .iter()
-                .map(|&v| {
-                    let v = v as i8;
-                    quote!(#v)
-                })
-                .collect(),
-        ),
-    };
-    let len = g * plen;
-    let decls = quote! {
-        #[repr(C, align(8))]
-        struct __Q8([#elem; #len]);
-        static __WQ8: __Q8 = __Q8([#(#lits),*]);
-        static __COLSUM: [i32; #m] = [#(#colsum),*];
-        const _: () = assert!(#len == #g * ::tinyonnx::layout::q8::packed_len(#k, #mg));
-    };
+    let (mg, k) = (w[0] / g, w[1..].iter().product::<usize>());
+    let (decls, colsum) = q8_statics(cx.input(wi).dtype, &values, [k, mg, g], |gi, t, j| {
+        (gi * mg + j) * k + t
+    })?;
     Some((decls, colsum, k))
 }
 
@@ -297,15 +246,12 @@ fn patch_scratch(cx: &ScratchCtx, wi: usize) -> usize {
 
 /// The patch scratch as a slice of X's element type.
 fn patch(cx: &LowerCtx) -> TokenStream {
-    let x_elem = match cx.input(0).dtype {
-        DType::U8 => quote!(u8),
-        _ => quote!(i8),
-    };
-    cx.scratch_of(x_elem).unwrap_or_else(|| {
-        quote!(::core::compile_error!(
-            "tinyonnx bug: a packed convolution without its scratch"
-        ))
-    })
+    cx.scratch_of(byte_type(cx.input(0).dtype))
+        .unwrap_or_else(|| {
+            quote!(::core::compile_error!(
+                "tinyonnx bug: a packed convolution without its scratch"
+            ))
+        })
 }
 
 fn lower(cx: &LowerCtx) -> TokenStream {
@@ -334,7 +280,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             rows: 1,
             k: #k,
             n: #mg,
-            packed: &__WQ8.0,
+            packed: &__BQ8.0,
             colsum: &__COLSUM,
             bias: #bias,
             offset: #offset,

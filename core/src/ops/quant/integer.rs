@@ -178,14 +178,7 @@ pub static QGEMM: OpSchema = OpSchema {
 /// y_scale` that leaves unchanged); `y_scale` is input `sy`. Declares `multiplier`, a
 /// static when the scales are constants (the same f32 operations, done by the compiler).
 pub(super) fn multiplier(cx: &LowerCtx, alpha: f32, sy: usize) -> TokenStream {
-    let value = |i: usize| {
-        cx.input_consts
-            .get(i)
-            .copied()
-            .flatten()
-            .map(|d| d.to_f64())
-    };
-    if let (Some(a), Some(b), Some(y)) = (value(1), value(4), value(sy))
+    if let (Some(a), Some(b), Some(y)) = (cx.const_f64(1), cx.const_f64(4), cx.const_f64(sy))
         && let (Some(&a), Some(&y)) = (a.first(), y.first())
     {
         let bits = b
@@ -221,9 +214,7 @@ pub(super) fn folded_offsets(
     // Known values: an absent input as empty (0), a constant's values, else None.
     let value = |i: Option<usize>| match i.and_then(|i| cx.inputs.get(i).cloned().flatten()) {
         None => Some(Vec::new()),
-        Some(_) => i
-            .and_then(|i| cx.input_consts.get(i).copied().flatten())
-            .map(|d| d.to_f64()),
+        Some(_) => i.and_then(|i| cx.const_f64(i)),
     };
     let zb_values = value(zb);
     let b_zp = match (
@@ -318,46 +309,70 @@ fn packed_product(cx: &LowerCtx, qgemm: bool) -> Option<TokenStream> {
 /// `__COLSUM`, the sum of each column), when B is constant and shared by every product.
 fn packed_b(cx: &LowerCtx, trans_b: bool) -> Option<(TokenStream, Vec<i32>)> {
     let b = cx.input(3);
-    let values = cx.input_consts.get(3).copied().flatten()?.to_f64();
+    let values = cx.const_f64(3)?;
     let [k, n] = b.shape[..] else {
         return None;
     };
     let (k, n) = if trans_b { (n, k) } else { (k, n) };
-    let len = tinyonnx_layout::q8::packed_len(k, n);
-    let mut packed = vec![0i32; len];
-    let mut colsum = vec![0i32; n];
-    for row in 0..k {
-        for col in 0..n {
-            let v = values[if trans_b {
-                col * k + row
-            } else {
-                row * n + col
-            }] as i32;
-            packed[tinyonnx_layout::q8::index(k, row, col)] = v;
-            colsum[col] += v;
+    q8_statics(b.dtype, &values, [k, n, 1], |_, row, col| {
+        if trans_b {
+            col * k + row
+        } else {
+            row * n + col
+        }
+    })
+}
+
+/// The Rust type of 8-bit values of `dtype` (i8 unless u8).
+pub(super) fn byte_type(dtype: DType) -> TokenStream {
+    match dtype {
+        DType::U8 => quote!(u8),
+        _ => quote!(i8),
+    }
+}
+
+/// `groups` constant 8-bit operands `[k, n]` in the order of `tinyonnx_layout::q8`, one
+/// after another, as the static `__BQ8` (aligned for the DSP routine's word loads), and
+/// the sum of each of their columns as `__COLSUM`; element `(row, col)` of group `g` is
+/// `values[at(g, row, col)]`. Returns the declarations and the sums; `None` unless the
+/// element type is i8 or u8.
+pub(super) fn q8_statics(
+    dtype: DType,
+    values: &[f64],
+    [k, n, groups]: [usize; 3],
+    at: impl Fn(usize, usize, usize) -> usize,
+) -> Option<(TokenStream, Vec<i32>)> {
+    if !BYTES.contains(&dtype) {
+        return None;
+    }
+    let plen = tinyonnx_layout::q8::packed_len(k, n);
+    let mut packed = vec![0i32; groups * plen];
+    let mut colsum = vec![0i32; groups * n];
+    for g in 0..groups {
+        for row in 0..k {
+            for col in 0..n {
+                let v = values.get(at(g, row, col)).copied().unwrap_or(0.0) as i32;
+                packed[g * plen + tinyonnx_layout::q8::index(k, row, col)] = v;
+                colsum[g * n + col] += v;
+            }
         }
     }
-    let elem = match b.dtype {
-        DType::I8 => quote!(i8),
-        DType::U8 => quote!(u8),
-        _ => return None,
-    };
-    let lits = packed.iter().map(|&v| match b.dtype {
-        DType::I8 => {
+    let lits = packed.iter().map(|&v| {
+        if dtype == DType::U8 {
+            let v = v as u8;
+            quote!(#v)
+        } else {
             let v = v as i8;
             quote!(#v)
         }
-        _ => {
-            let v = v as u8;
-            quote!(#v)
-        }
     });
+    let (elem, len, sums) = (byte_type(dtype), groups * plen, groups * n);
     let decls = quote! {
         #[repr(C, align(8))]
         struct __Q8([#elem; #len]);
         static __BQ8: __Q8 = __Q8([#(#lits),*]);
-        static __COLSUM: [i32; #n] = [#(#colsum),*];
-        const _: () = assert!(#len == ::tinyonnx::layout::q8::packed_len(#k, #n));
+        static __COLSUM: [i32; #sums] = [#(#colsum),*];
+        const _: () = assert!(#len == #groups * ::tinyonnx::layout::q8::packed_len(#k, #n));
     };
     Some((decls, colsum))
 }
