@@ -2277,6 +2277,21 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `LpPool`.
+    pub model LpPoolCase0 { opset = 18; input x: f32[1, 3, 7, 8]; output y = LpPool(x, kernel_shape = [2, 2]); output z = LpPool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], p = 1); output w = LpPool(x, kernel_shape = [3, 2], strides = [2, 2], ceil_mode = 1, p = 3); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `LpPool`.
+    pub model LpPoolCase1 { opset = 18; input x: f32[2, 2, 9]; output y = LpPool(x, kernel_shape = [3], strides = [2], auto_pad = "SAME_UPPER"); output z = LpPool(x, kernel_shape = [2], dilations = [3]); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `LpPool`.
+    pub model LpPoolCase2 { opset = 18; input x: f32[1, 2, 5, 6, 7]; output y = LpPool(x, kernel_shape = [2, 3, 2], strides = [2, 1, 2], pads = [1, 0, 1, 0, 1, 1]); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `ReduceSum`.
     pub model ReduceSumCase0 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceSum(x, [-1]); }
 }
@@ -2809,6 +2824,16 @@
 ::tinyonnx::onnx_model! {
     /// A cross-check case of `InstanceNormalization`.
     pub model InstanceNormalizationCase1 { opset = 18; input x: f32[1, 2, 3, 4]; input s: f32[2]; input b: f32[2]; output y = InstanceNormalization(x, s, b); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `GroupNormalization`.
+    pub model GroupNormalizationCase0 { opset = 21; input x: f32[2, 6, 5]; weight s: f32[6] = uniform(low = 0.5, high = 1.5, seed = 1); weight b: f32[6] = uniform(low = -1.0, high = 1.0, seed = 2); output y = GroupNormalization(x, s, b, num_groups = 3, epsilon = 0.001); output z = GroupNormalization(x, s, b, num_groups = 1); output w = GroupNormalization(x, s, b, num_groups = 6); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `GroupNormalization`.
+    pub model GroupNormalizationCase1 { opset = 21; input x: f32[1, 4, 3, 4]; input s: f32[4]; input b: f32[4]; output y = GroupNormalization(x, s, b, num_groups = 2); }
 }
 
 ::tinyonnx::onnx_model! {
@@ -3778,6 +3803,9 @@ macro_rules! every_case {
             AveragePoolCase2,
             GlobalAveragePoolCase0,
             GlobalMaxPoolCase0,
+            LpPoolCase0,
+            LpPoolCase1,
+            LpPoolCase2,
             ReduceSumCase0,
             ReduceSumCase1,
             ReduceSumCase2,
@@ -3885,6 +3913,8 @@ macro_rules! every_case {
             ScatterElementsCase1,
             InstanceNormalizationCase0,
             InstanceNormalizationCase1,
+            GroupNormalizationCase0,
+            GroupNormalizationCase1,
             LSTMCase0,
             LSTMCase1,
             LSTMCase2,

@@ -91,26 +91,36 @@ pub fn layer_norm<const OUTER: usize, const INNER: usize>(
     layer_norm_inplace::<OUTER, INNER>(scale, b, eps, y);
 }
 
-/// `InstanceNormalization`: each of the `N * C` planes of `S` values normalized by its own
-/// mean and (biased) variance, then `* scale[c] + b[c]`.
+/// `GroupNormalization` (opset 21) of `[N, C, S]`: the `C / G` channels of each group
+/// share one mean and variance over their `S` positions, and each channel has its own
+/// scale and bias. `InstanceNormalization` is the case `G = C`.
 #[inline]
-pub fn instance_norm<const N: usize, const C: usize, const S: usize>(
+pub fn group_norm<const N: usize, const C: usize, const G: usize, const S: usize>(
     x: &[f32],
     scale: &[f32],
     b: &[f32],
     eps: f32,
     y: &mut [f32],
 ) {
+    let span = C / G * S;
     let x = &x[..N * C * S];
     let y = &mut y[..N * C * S];
-    for p in 0..N * C {
-        let c = p % C;
-        let plane = &x[p * S..(p + 1) * S];
-        let mean = super::lane_sum(plane, |v| v) / S as f32;
-        let var = super::lane_sum(plane, |v| (v - mean) * (v - mean)) / S as f32;
-        let k = scale[c] / libm::sqrtf(var + eps);
-        for (o, &v) in y[p * S..(p + 1) * S].iter_mut().zip(plane) {
-            *o = (v - mean) * k + b[c];
+    for g in 0..N * G {
+        let block = &x[g * span..(g + 1) * span];
+        let mean = super::lane_sum(block, |v| v) / span as f32;
+        let var = super::lane_sum(block, |v| (v - mean) * (v - mean)) / span as f32;
+        let inv = 1.0 / libm::sqrtf(var + eps);
+        let out = &mut y[g * span..(g + 1) * span];
+        for (i, (o, p)) in out
+            .chunks_exact_mut(S)
+            .zip(block.chunks_exact(S))
+            .enumerate()
+        {
+            let c = (g % G) * (C / G) + i;
+            let k = scale[c] * inv;
+            for (o, &v) in o.iter_mut().zip(p) {
+                *o = (v - mean) * k + b[c];
+            }
         }
     }
 }
@@ -153,23 +163,31 @@ pub fn lrn(
 #[inline]
 pub fn global_lp_pool(x: &[f32], y: &mut [f32], spatial: usize, p: f32) {
     for (o, block) in y.iter_mut().zip(x.chunks_exact(spatial.max(1))) {
-        let mut s = 0.0f32;
-        for &v in block {
-            s += if p == 2.0 {
-                v * v
-            } else if p == 1.0 {
-                v.abs()
-            } else {
-                libm::powf(v.abs(), p)
-            };
-        }
-        *o = if p == 2.0 {
-            libm::sqrtf(s)
-        } else if p == 1.0 {
-            s
-        } else {
-            libm::powf(s, 1.0 / p)
-        };
+        *o = lp_root(block.iter().fold(0.0, |s, &v| s + lp_term(v, p)), p);
+    }
+}
+
+/// `|v|^p`, the term of a p-norm (`LpPool`, `GlobalLpPool`), exact for p = 1 and 2.
+#[inline]
+pub(crate) fn lp_term(v: f32, p: f32) -> f32 {
+    if p == 2.0 {
+        v * v
+    } else if p == 1.0 {
+        v.abs()
+    } else {
+        libm::powf(v.abs(), p)
+    }
+}
+
+/// `s^(1/p)`, the root of a p-norm's sum of [`lp_term`]s.
+#[inline]
+pub(crate) fn lp_root(s: f32, p: f32) -> f32 {
+    if p == 2.0 {
+        libm::sqrtf(s)
+    } else if p == 1.0 {
+        s
+    } else {
+        libm::powf(s, 1.0 / p)
     }
 }
 

@@ -281,6 +281,51 @@ pub fn pool3d<const NC: usize, const MAX: bool, const INCLUDE_PAD: bool>(
     y: &mut [f32],
     g: &[[usize; 7]; 3],
 ) {
+    let init = (if MAX { f32::NEG_INFINITY } else { 0.0 }, 0usize);
+    fold_windows::<NC, _>(
+        x,
+        y,
+        g,
+        init,
+        |(acc, n), tap| match tap {
+            Some(v) => (if MAX { max_nan(acc, v) } else { acc + v }, n + 1),
+            None => (acc, n + INCLUDE_PAD as usize),
+        },
+        |(acc, n)| match (MAX, n) {
+            (true, _) => acc,
+            (false, 0) => 0.0,
+            (false, n) => acc / n as f32,
+        },
+    );
+}
+
+/// `LpPool` over `[NC, D, H, W]` (1-D and 2-D windows as unit outer axes, `g` as for
+/// [`pool3d`]): `(sum |x|^p)^(1/p)` of each window, padding adding nothing.
+#[inline(never)]
+pub fn lp_pool3d<const NC: usize>(x: &[f32], y: &mut [f32], g: &[[usize; 7]; 3], p: f32) {
+    use super::norm::{lp_root, lp_term};
+    fold_windows::<NC, _>(
+        x,
+        y,
+        g,
+        0.0,
+        |s, tap| s + tap.map_or(0.0, |v| lp_term(v, p)),
+        |s| lp_root(s, p),
+    );
+}
+
+/// Folds each window of each of `NC` planes into one output: `tap` sees every input
+/// value of the window (`Some`) and every position in the explicit padding (`None`; a
+/// position past the padding, which `ceil_mode` can add, is not seen), `finish` makes
+/// the output of the folded value.
+fn fold_windows<const NC: usize, A: Copy>(
+    x: &[f32],
+    y: &mut [f32],
+    g: &[[usize; 7]; 3],
+    init: A,
+    tap: impl Fn(A, Option<f32>) -> A,
+    finish: impl Fn(A) -> f32,
+) {
     let [d, h, w] = g;
     let plane_in = d[0] * h[0] * w[0];
     let plane_out = d[2] * h[2] * w[2];
@@ -299,7 +344,7 @@ pub fn pool3d<const NC: usize, const MAX: bool, const INCLUDE_PAD: bool>(
         for od in 0..d[2] {
             for oh in 0..h[2] {
                 for ow in 0..w[2] {
-                    let (mut acc, mut count) = (if MAX { f32::NEG_INFINITY } else { 0.0 }, 0usize);
+                    let mut acc = init;
                     for kd in 0..d[1] {
                         let (pd, id) = at(d, od, kd);
                         for kh in 0..h[1] {
@@ -309,23 +354,14 @@ pub fn pool3d<const NC: usize, const MAX: bool, const INCLUDE_PAD: bool>(
                                 if inside(d, id) && inside(h, ih) && inside(w, iw) {
                                     let v =
                                         xp[(id as usize * h[0] + ih as usize) * w[0] + iw as usize];
-                                    acc = if MAX { max_nan(acc, v) } else { acc + v };
-                                    count += 1;
-                                } else if INCLUDE_PAD
-                                    && in_pads(d, pd)
-                                    && in_pads(h, ph)
-                                    && in_pads(w, pw)
-                                {
-                                    count += 1;
+                                    acc = tap(acc, Some(v));
+                                } else if in_pads(d, pd) && in_pads(h, ph) && in_pads(w, pw) {
+                                    acc = tap(acc, None);
                                 }
                             }
                         }
                     }
-                    y[out] = match (MAX, count) {
-                        (true, _) => acc,
-                        (false, 0) => 0.0,
-                        (false, n) => acc / n as f32,
-                    };
+                    y[out] = finish(acc);
                     out += 1;
                 }
             }

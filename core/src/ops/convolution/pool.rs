@@ -104,6 +104,46 @@ pub static GLOBAL_MAX_POOL: OpSchema = OpSchema {
     ..BASE
 };
 
+/// `LpPool` (opset 18: `ceil_mode` and `dilations`): the p-norm of each window, padding
+/// adding nothing.
+pub static LP_POOL: OpSchema = OpSchema {
+    cases: |_| {
+        cases(&[
+            "opset = 18; input x: f32[1, 3, 7, 8]; output y = LpPool(x, kernel_shape = [2, 2]); output z = LpPool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], p = 1); output w = LpPool(x, kernel_shape = [3, 2], strides = [2, 2], ceil_mode = 1, p = 3);",
+            "opset = 18; input x: f32[2, 2, 9]; output y = LpPool(x, kernel_shape = [3], strides = [2], auto_pad = \"SAME_UPPER\"); output z = LpPool(x, kernel_shape = [2], dilations = [3]);",
+            "opset = 18; input x: f32[1, 2, 5, 6, 7]; output y = LpPool(x, kernel_shape = [2, 3, 2], strides = [2, 1, 2], pads = [1, 0, 1, 0, 1, 1]);",
+        ])
+    },
+    op_type: "LpPool",
+    inputs: &[input("X")],
+    attrs: &[
+        WINDOW_ATTRS[0],
+        WINDOW_ATTRS[1].since(18),
+        WINDOW_ATTRS[2].since(18),
+        WINDOW_ATTRS[3],
+        attr("p", AttrKind::Int, AttrDefault::Int(2)),
+        WINDOW_ATTRS[4],
+        WINDOW_ATTRS[5],
+    ],
+    output_names: &["Y"],
+    since_opset: 11,
+    infer: |cx| {
+        if cx.attrs.int("p") < 1 {
+            return Err(OpError::attr("p", "LpPool p must be at least 1"));
+        }
+        infer(cx)
+    },
+    lower: |cx| {
+        let (nc, axes) = axes(cx);
+        let g = geometry_3d(&axes);
+        let p = cx.attrs.int("p") as f32;
+        let (x, y, kernels) = (&cx.input(0).expr, &cx.outputs[0].expr, kernels());
+        quote! { #kernels::pool::lp_pool3d::<#nc>(#x, #y, &#g, #p); }
+    },
+    macs: window_macs,
+    ..BASE
+};
+
 fn window(op: &str, cx_attrs: &Attrs, sp: &[usize]) -> Result<Vec<Axis>, OpError> {
     let ks = cx_attrs.ints("kernel_shape").unwrap_or(&[]);
     if ks.len() != sp.len()
@@ -186,8 +226,19 @@ fn lower_3d(cx: &LowerCtx, max: bool) -> Option<TokenStream> {
     if axes.len() != 3 {
         return None;
     }
-    let g = axes.iter().map(|a| {
-        let v = [
+    let g = geometry_3d(&axes);
+    let include = !max && cx.attrs.int("count_include_pad") == 1;
+    let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
+    let kernels = kernels();
+    Some(quote! { #kernels::pool::pool3d::<#nc, #max, #include>(#x, #y, &#g); })
+}
+
+/// The windows as the 3-D kernels take them, `[input, kernel, output, stride,
+/// dilation, pad_begin, pad_end]` per axis, fewer axes led by unit ones.
+fn geometry_3d(axes: &[Axis]) -> TokenStream {
+    let unit = [1, 1, 1, 1, 1, 0, 0];
+    let g = (axes.len()..3).map(|_| unit).chain(axes.iter().map(|a| {
+        [
             a.input,
             a.kernel,
             a.output,
@@ -195,13 +246,10 @@ fn lower_3d(cx: &LowerCtx, max: bool) -> Option<TokenStream> {
             a.dilation,
             a.pad_begin,
             a.pad_end,
-        ];
-        quote!([#(#v),*])
-    });
-    let include = !max && cx.attrs.int("count_include_pad") == 1;
-    let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
-    let kernels = kernels();
-    Some(quote! { #kernels::pool::pool3d::<#nc, #max, #include>(#x, #y, &[#(#g),*]); })
+        ]
+    }));
+    let g = g.map(|v| quote!([#(#v),*]));
+    quote!([#(#g),*])
 }
 
 fn args(cx: &LowerCtx) -> Vec<usize> {
