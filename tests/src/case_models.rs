@@ -2157,6 +2157,36 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `NegativeLogLikelihoodLoss`.
+    pub model NegativeLogLikelihoodLossCase0 { opset = 18; input x: f32[3, 4]; input z: f32[3, 4]; let t = ArgMax(z, axis = 1, keepdims = 0); output a = NegativeLogLikelihoodLoss(x, t); output b = NegativeLogLikelihoodLoss(x, t, reduction = "none"); output c = NegativeLogLikelihoodLoss(x, t, reduction = "sum"); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `NegativeLogLikelihoodLoss`.
+    pub model NegativeLogLikelihoodLossCase1 { opset = 18; input x: f32[2, 3, 2, 2]; input z: f32[2, 3, 2, 2]; weight w: f32[3] = uniform(low = 0.5, high = 2.0, seed = 3); let t = ArgMax(z, axis = 1, keepdims = 0); output a = NegativeLogLikelihoodLoss(x, t, w); output b = NegativeLogLikelihoodLoss(x, t, w, reduction = "none", ignore_index = 1); output c = NegativeLogLikelihoodLoss(x, t, w, ignore_index = 2); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `NegativeLogLikelihoodLoss`.
+    pub model NegativeLogLikelihoodLossCase2 { opset = 18; input x: f64[2, 3, 5]; input z: f32[2, 3, 5]; let t = Cast(ArgMax(z, axis = 1, keepdims = 0), to = i32); output a = NegativeLogLikelihoodLoss(x, t, reduction = "sum", ignore_index = 0); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `SoftmaxCrossEntropyLoss`.
+    pub model SoftmaxCrossEntropyLossCase0 { opset = 18; input x: f32[3, 5]; input z: f32[3, 5]; let t = ArgMax(z, axis = 1, keepdims = 0); output a = SoftmaxCrossEntropyLoss(x, t); let (b, lp) = SoftmaxCrossEntropyLoss(x, t, reduction = "none"); output b; output lp; }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `SoftmaxCrossEntropyLoss`.
+    pub model SoftmaxCrossEntropyLossCase1 { opset = 18; input x: f32[2, 4, 3, 2]; input z: f32[2, 4, 3, 2]; weight w: f32[4] = uniform(low = 0.5, high = 2.0, seed = 4); let t = ArgMax(z, axis = 1, keepdims = 0); output a = SoftmaxCrossEntropyLoss(x, t, w, ignore_index = 3); output b = SoftmaxCrossEntropyLoss(x, t, w, reduction = "sum"); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `SoftmaxCrossEntropyLoss`.
+    pub model SoftmaxCrossEntropyLossCase2 { opset = 18; input x: f64[2, 3, 4]; input z: f32[2, 3, 4]; let t = ArgMax(z, axis = 1, keepdims = 0); output a = SoftmaxCrossEntropyLoss(x, t, ignore_index = 1); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `Conv`.
     pub model ConvCase0 { opset = 18; input x: f32[1, 3, 7, 8]; weight w: f32[4, 3, 3, 3] = he_normal(seed = 1); weight b: f32[4] = uniform(low = -0.5, high = 0.5, seed = 2); output y = Conv(x, w, b); output z = Relu(Conv(x, w, b, strides = [2, 2], pads = [1, 1, 1, 1])); }
 }
@@ -3779,6 +3809,12 @@ macro_rules! every_case {
             LogSoftmaxCase0,
             LogSoftmaxCase1,
             LogSoftmaxCase2,
+            NegativeLogLikelihoodLossCase0,
+            NegativeLogLikelihoodLossCase1,
+            NegativeLogLikelihoodLossCase2,
+            SoftmaxCrossEntropyLossCase0,
+            SoftmaxCrossEntropyLossCase1,
+            SoftmaxCrossEntropyLossCase2,
             ConvCase0,
             ConvCase1,
             ConvCase2,

@@ -97,6 +97,8 @@ pub static REGISTRY: &[&OpSchema] = &[
     &elementwise::math::SOFTSIGN,
     &reduction::softmax::SOFTMAX,
     &reduction::softmax::LOG_SOFTMAX,
+    &reduction::loss::NEGATIVE_LOG_LIKELIHOOD_LOSS,
+    &reduction::loss::SOFTMAX_CROSS_ENTROPY_LOSS,
     &convolution::conv::CONV,
     &convolution::conv_transpose::CONV_TRANSPOSE,
     &norm::batchnorm::BATCH_NORMALIZATION,

@@ -15,6 +15,7 @@ pub mod copy;
 mod differential;
 pub mod dot;
 pub mod gemm;
+pub mod loss;
 pub mod lstm;
 pub mod math;
 pub mod norm;

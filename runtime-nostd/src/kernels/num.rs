@@ -100,6 +100,8 @@ macro_rules! float_fns {
             + core::ops::Mul<Output = Self>
             + core::ops::Div<Output = Self>
         {
+            /// Not a number.
+            const NAN: Self;
             /// `e^x` as the normalizations use it: the vectorizable approximation for f32
             /// (about 1 ulp, [`super::math::exp`]), libm's for f64.
             fn exp_fast(self) -> Self;
@@ -107,6 +109,7 @@ macro_rules! float_fns {
         }
 
         impl Float for f32 {
+            const NAN: Self = f32::NAN;
             #[inline(always)]
             fn exp_fast(self) -> Self {
                 super::math::exp(self)
@@ -115,6 +118,7 @@ macro_rules! float_fns {
         }
 
         impl Float for f64 {
+            const NAN: Self = f64::NAN;
             #[inline(always)]
             fn exp_fast(self) -> Self {
                 libm::exp(self)
