@@ -3373,6 +3373,31 @@
     pub model MelWeightMatrixCase1 { opset = 17; input x: f32[1]; output a = Add(MelWeightMatrix(Constant(value_int = 20), Constant(value_int = 512), Constant(value_int = 16000), Constant(value_float = 0.0), Constant(value_float = 4000.0)), x); }
 }
 
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `DFT`.
+    pub model DFTCase0 { opset = 17; input x: f32[2, 8, 1]; input c: f32[1, 5, 3, 2]; output a = DFT(x); output b = DFT(x, onesided = 1); output d = DFT(c, inverse = 1); output e = DFT(c, axis = 2); output f = DFT(x, Constant(value_int = 12)); output g = DFT(c, Constant(value_int = 3)); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `DFT`.
+    pub model DFTCase1 { opset = 20; input x: f32[2, 6, 4, 1]; output a = DFT(x); output b = DFT(x, _, Constant(value_int = 1)); output c = DFT(x, Constant(value_int = 6), Constant(value_int = -3), onesided = 1); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `DFT`.
+    pub model DFTCase2 { opset = 17; input x: f64[3, 7, 2]; output a = DFT(x); output b = DFT(x, axis = 0); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `STFT`.
+    pub model STFTCase0 { opset = 17; input x: f32[2, 40, 1]; output a = STFT(x, Constant(value_int = 6), _, Constant(value_int = 8)); output b = STFT(x, Constant(value_int = 4), HannWindow(Constant(value_int = 10)), _, onesided = 0); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `STFT`.
+    pub model STFTCase1 { opset = 17; input x: f32[1, 30, 2]; weight w: f32[8] = uniform(low = 0.0, high = 1.0, seed = 5); output a = STFT(x, Constant(value_int = 5), w, Constant(value_int = 8), onesided = 0); }
+}
+
 /// Calls `$m!` with the names of all case models.
 #[allow(unused_macros)]
 macro_rules! every_case {
@@ -4048,6 +4073,11 @@ macro_rules! every_case {
             BlackmanWindowCase0,
             MelWeightMatrixCase0,
             MelWeightMatrixCase1,
+            DFTCase0,
+            DFTCase1,
+            DFTCase2,
+            STFTCase0,
+            STFTCase1,
         }
     };
 }

@@ -677,4 +677,9 @@ pub const CASES: &[(&str, Example)] = &[
     ("BlackmanWindow", example::<BlackmanWindowCase0>()),
     ("MelWeightMatrix", example::<MelWeightMatrixCase0>()),
     ("MelWeightMatrix", example::<MelWeightMatrixCase1>()),
+    ("DFT", example::<DFTCase0>()),
+    ("DFT", example::<DFTCase1>()),
+    ("DFT", example::<DFTCase2>()),
+    ("STFT", example::<STFTCase0>()),
+    ("STFT", example::<STFTCase1>()),
 ];

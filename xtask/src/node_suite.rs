@@ -5,7 +5,9 @@
 //! - `refused`: its operators are listed but the importer or the checker refuses the
 //!   model (the first error is the reason);
 //! - `pass` or `wrong`: it imported, and `tests/node-suite` ran it on every data set
-//!   against the suite's stored outputs.
+//!   against the suite's stored outputs;
+//! - `disputed`: wrong by that comparison, but listed in [`DISPUTED`] with the evidence
+//!   that the stored output is the inexact one (counted apart, never as a pass).
 //!
 //! `tests/node_suite.tsv` holds the expected status of every case. The run fails when a
 //! case expected to pass does not, or when any case gives a wrong answer that the file
@@ -46,6 +48,20 @@ pub fn generate(root: &Path, python: &Path) -> Result<()> {
     )
 }
 
+/// Cases whose stored outputs are less exact than the tolerance the suite compares
+/// with, and why we hold ours to be right. A case here that gives a wrong answer is
+/// `disputed`; one that passes is a pass.
+const DISPUTED: &[(&str, &str)] = &[
+    (
+        "test_dft_inverse",
+        "the stored imaginary parts are float32 rounding (1.9e-7 where numpy's ifft in f64 of the stored input gives 7e-16 and tinyonnx 0); ONNX Runtime 1.31 misses 20 values of this case",
+    ),
+    (
+        "test_dft_inverse_opset19",
+        "as test_dft_inverse (same data at opset 19)",
+    ),
+];
+
 /// One case of the suite, as `index.tsv` lists it.
 #[derive(Debug, Clone)]
 struct Case {
@@ -60,6 +76,8 @@ pub enum Status {
     /// With a note: the inputs bound at compile time, if any.
     Pass(String),
     Wrong(String),
+    /// Wrong by the comparison, with the reason of [`DISPUTED`].
+    Disputed(String),
     Refused(String),
     Unlisted(String),
 }
@@ -69,6 +87,7 @@ impl Status {
         match self {
             Status::Pass(_) => "pass",
             Status::Wrong(_) => "wrong",
+            Status::Disputed(_) => "disputed",
             Status::Refused(_) => "refused",
             Status::Unlisted(_) => "unlisted",
         }
@@ -76,7 +95,11 @@ impl Status {
 
     fn reason(&self) -> &str {
         match self {
-            Status::Pass(r) | Status::Wrong(r) | Status::Refused(r) | Status::Unlisted(r) => r,
+            Status::Pass(r)
+            | Status::Wrong(r)
+            | Status::Disputed(r)
+            | Status::Refused(r)
+            | Status::Unlisted(r) => r,
         }
     }
 }
@@ -398,7 +421,10 @@ fn statuses(root: &Path) -> Result<(Vec<Case>, BTreeMap<String, Status>)> {
         let f: Vec<&str> = line.splitn(3, '\t').collect();
         let s = match f.as_slice() {
             [name, "pass"] => Status::Pass(notes.get(*name).cloned().unwrap_or_default()),
-            [_, "wrong", why] => Status::Wrong(why.to_string()),
+            [name, "wrong", why] => match DISPUTED.iter().find(|(n, _)| n == name) {
+                Some((_, reason)) => Status::Disputed(format!("{reason}; {why}")),
+                None => Status::Wrong(why.to_string()),
+            },
             _ => bail!("tests/node-suite printed `{line}`"),
         };
         status.insert(f[0].to_string(), s);
@@ -438,7 +464,7 @@ fn read_expected(path: &Path) -> Result<BTreeMap<String, (String, String)>> {
 fn write_expected(path: &Path, cases: &[Case], status: &BTreeMap<String, Status>) -> Result<()> {
     let mut text = String::from(
         "# The ONNX backend node test suite (onnx 1.23.2) through `import`: case, operators,\n\
-         # opset, status (pass, wrong, refused, unlisted), reason. Written by\n\
+         # opset, status (pass, wrong, disputed, refused, unlisted), reason. Written by\n\
          # `cargo xtask node-suite --bless`; `cargo xtask test` fails when a case listed\n\
          # as pass stops passing or a case gives a wrong answer not listed here.\n",
     );
@@ -469,11 +495,12 @@ pub fn run(root: &Path, python: &Path, bless: bool) -> Result<()> {
     }
     let selected = cases.len() - totals.get("unlisted").copied().unwrap_or(0);
     println!(
-        "node suite: {} cases; {selected} use only listed operators: {} pass, {} refused, {} wrong",
+        "node suite: {} cases; {selected} use only listed operators: {} pass, {} refused, {} wrong, {} disputed",
         cases.len(),
         totals.get("pass").unwrap_or(&0),
         totals.get("refused").unwrap_or(&0),
-        totals.get("wrong").unwrap_or(&0)
+        totals.get("wrong").unwrap_or(&0),
+        totals.get("disputed").unwrap_or(&0)
     );
     let mut reasons: BTreeMap<String, usize> = BTreeMap::new();
     for s in status.values() {
@@ -487,8 +514,10 @@ pub fn run(root: &Path, python: &Path, bless: bool) -> Result<()> {
         println!("  refused {n:>4}: {r}");
     }
     for (name, s) in &status {
-        if let Status::Wrong(why) = s {
-            println!("  WRONG {name}: {why}");
+        match s {
+            Status::Wrong(why) => println!("  WRONG {name}: {why}"),
+            Status::Disputed(why) => println!("  disputed {name}: {why}"),
+            _ => {}
         }
     }
     let path = expect_file(root);
@@ -514,7 +543,10 @@ pub fn run(root: &Path, python: &Path, bless: bool) -> Result<()> {
                 s.word(),
                 s.reason()
             )),
-            ("wrong", Status::Wrong(_)) => {}
+            ("wrong", Status::Wrong(_)) | ("disputed", Status::Disputed(_)) => {}
+            (_, Status::Disputed(why)) => {
+                failures.push(format!("{}: newly disputed: {why}", c.name))
+            }
             (_, Status::Wrong(why)) => failures.push(format!("{}: wrong answer: {why}", c.name)),
             (_, Status::Pass(_)) => improved.push(c.name.clone()),
             _ => {}

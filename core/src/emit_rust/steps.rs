@@ -156,6 +156,7 @@ pub(super) fn lower_ctx(p: &Planned, i: usize) -> LowerCtx<'_> {
             .and_then(|t| graph.tensors[t].value.as_ref())
             .and_then(Data::as_f32),
         winograd: step.winograd,
+        opset: graph.opset,
     }
 }
 

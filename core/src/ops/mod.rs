@@ -170,6 +170,8 @@ pub static REGISTRY: &[&OpSchema] = &[
     &signal::window::HAMMING_WINDOW,
     &signal::window::BLACKMAN_WINDOW,
     &signal::window::MEL_WEIGHT_MATRIX,
+    &signal::dft::DFT,
+    &signal::dft::STFT,
 ];
 
 /// Looks an operator up by its exact ONNX name.

@@ -687,6 +687,8 @@ pub struct LowerCtx<'a> {
     pub epilogue_bias: Option<&'a [f32]>,
     /// As [`ScratchCtx::winograd`].
     pub winograd: u8,
+    /// The model's opset (for defaults that changed between opsets).
+    pub opset: i64,
 }
 
 /// Element-wise work the planner fused into a node's kernel.

@@ -26,6 +26,7 @@ pub mod quant;
 pub mod reduce;
 pub mod resize;
 pub mod rnn;
+pub mod signal;
 pub mod softmax;
 pub mod unary;
 pub mod winograd;
