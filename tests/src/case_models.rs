@@ -2922,6 +2922,16 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `RMSNormalization`.
+    pub model RMSNormalizationCase0 { opset = 23; input x: f32[2, 3, 8]; weight s: f32[8] = uniform(low = 0.5, high = 1.5, seed = 1); output y = RMSNormalization(x, s); output z = RMSNormalization(x, s, epsilon = 0.01); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `RMSNormalization`.
+    pub model RMSNormalizationCase1 { opset = 23; input x: f32[2, 3, 4]; weight s: f32[3, 4] = uniform(low = 0.5, high = 1.5, seed = 3); output y = RMSNormalization(x, s, axis = -2); output z = RMSNormalization(x, Constant(value_floats = [1.0, 2.0, 0.5, 1.5]), axis = 2); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `Constant`.
     pub model ConstantCase0 { opset = 18; input x: f32[3]; output y = Add(x, Constant(value_floats = [0.5, -1.0, 2.0])); output z = Mul(x, Constant(value_float = 3.0)); }
 }
@@ -3987,6 +3997,8 @@ macro_rules! every_case {
             RNNCase1,
             LayerNormalizationCase0,
             LayerNormalizationCase1,
+            RMSNormalizationCase0,
+            RMSNormalizationCase1,
             ConstantCase0,
             ConstantCase1,
             DepthToSpaceCase0,

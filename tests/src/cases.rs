@@ -591,6 +591,8 @@ pub const CASES: &[(&str, Example)] = &[
     ("RNN", example::<RNNCase1>()),
     ("LayerNormalization", example::<LayerNormalizationCase0>()),
     ("LayerNormalization", example::<LayerNormalizationCase1>()),
+    ("RMSNormalization", example::<RMSNormalizationCase0>()),
+    ("RMSNormalization", example::<RMSNormalizationCase1>()),
     ("Constant", example::<ConstantCase0>()),
     ("Constant", example::<ConstantCase1>()),
     ("DepthToSpace", example::<DepthToSpaceCase0>()),

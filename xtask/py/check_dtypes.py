@@ -4,12 +4,12 @@
 Reads the JSON `cargo xtask test` writes from the operator registry: per operator, the
 lowest opset, the element types of its `T` inputs, the types that need a later opset,
 which input is the first `T` input, and each attribute with the opsets tinyonnx gives it.
-For every opset from 13 to 21 that tinyonnx accepts the operator at, every element type
+For every opset from 13 to 23 that tinyonnx accepts the operator at, every element type
 tinyonnx accepts there must be allowed by ONNX's schema of that opset for that input, and
 an attribute must be in that schema exactly at the opsets tinyonnx gives it (so a model
 never carries an attribute its opset lacks, and no valid attribute is refused). Files of
-opsets 22 to 28 import as opset 21, so from 22 to 28 each schema must keep its inputs,
-outputs and attributes (defaults included) of opset 21; only new element types and new
+opsets 24 to 28 import as opset 23, so from 24 to 28 each schema must keep its inputs,
+outputs and attributes (defaults included) of opset 23; only new element types and new
 attributes (which the importer refuses) may appear. Prints one line per operator;
 exits 1 on any disagreement.
 """
@@ -21,6 +21,8 @@ import onnx.defs
 
 # core/src/import/convert.rs: MAX_FILE_OPSET
 MAX_FILE_OPSET = 28
+# core/src/ops/schema.rs: MAX_OPSET
+MAX_OPSET = 23
 
 ONNX_TYPES = {
     "f32": "tensor(float)",
@@ -51,7 +53,7 @@ def main():
     for op in ops:
         checked = 0
         attr_checked = 0
-        for opset in range(max(13, op["since"]), 22):
+        for opset in range(max(13, op["since"]), MAX_OPSET + 1):
             schema = onnx.defs.get_schema(op["op"], opset)
             ok = allowed(schema, op["t_input"]) if op["t_input"] is not None else set()
             for d in op["dtypes"] if op["t_input"] is not None else []:
@@ -71,8 +73,8 @@ def main():
                           f"{'has' if ours else 'lacks'} it, ONNX {schema.since_version} "
                           f"{'has' if theirs else 'lacks'} it")
                     bad += 1
-        base = onnx.defs.get_schema(op["op"], 21)
-        for opset in range(22, MAX_FILE_OPSET + 1):
+        base = onnx.defs.get_schema(op["op"], MAX_OPSET)
+        for opset in range(MAX_OPSET + 1, MAX_FILE_OPSET + 1):
             schema = onnx.defs.get_schema(op["op"], opset)
             same_ports = (len(schema.inputs), len(schema.outputs)) == (
                 len(base.inputs), len(base.outputs))
@@ -82,7 +84,7 @@ def main():
                 for n, a in base.attributes.items())
             if not (same_ports and kept):
                 print(f"{op['op']}: opset {opset} (ONNX {schema.since_version}) changes "
-                      f"inputs, outputs or attributes of opset 21")
+                      f"inputs, outputs or attributes of opset {MAX_OPSET}")
                 bad += 1
         print(f"{op['op']:<24} {len(op['dtypes'])} dtypes, {checked} (opset, dtype) pairs "
               f"and {attr_checked} (opset, attribute) pairs agree")

@@ -13,7 +13,7 @@ pub fn supported_ops_markdown() -> String {
          Generated from the operator registry (`core/src/ops/`) by `cargo xtask codegen`; \
          a test fails when this file is stale.\n\n\
          Opsets: the default domain, versions \
-         accepted by a model (`opset = N;`, 13 to 21). Element types: what the forward pass \
+         accepted by a model (`opset = N;`, 13 to 23). Element types: what the forward pass \
          computes; inputs marked (i64, const) are int64 and must be known at compile time (shapes, axes). \
          Inputs in brackets are optional (`_` omits one), `...` repeats.\n\n\
          | operator | opsets | dtypes | inputs | outputs | attributes (default) |\n\
@@ -99,7 +99,7 @@ pub fn supported_ops_markdown() -> String {
     s.push_str(
         "\n## Control flow\n\n\
          Written as statements (see the README), not calls; every dtype above in their \
-         values; opsets 13-21.\n\n\
+         values; opsets 13-23.\n\n\
          | operator | DSL | inputs | attributes |\n\
          |---|---|---|---|\n\
          | If | `let (a, b) = if c { ...; return (x, y); } else { ...; return (u, v); };` | cond (bool, one element) | then_branch, else_branch (graphs; equal output types and shapes) |\n\

@@ -1,5 +1,5 @@
 //! Opset conversion: a node of any default-domain opset from 7 up, rewritten to the
-//! form the operator has at the model's target opset (13 to 21). Attributes that later
+//! form the operator has at the model's target opset (13 to 23). Attributes that later
 //! opsets turned into inputs become constant inputs; attributes that later opsets
 //! dropped and that changed nothing are dropped; the rest is refused with the reason.
 //!
@@ -19,11 +19,11 @@ pub struct Canonical {
 
 /// The lowest opset of the default domain a file may import.
 pub const MIN_FILE_OPSET: i64 = 7;
-/// The highest: the newest opset of onnx 1.23. From 22 to 28 the registered operators'
+/// The highest: the newest opset of onnx 1.23. From 24 to 28 the registered operators'
 /// schemas only gain element types (and Cast a `round_mode` for float8, an attribute
-/// the importer refuses), so such a file imports as opset 21; `check_dtypes.py` checks
+/// the importer refuses), so such a file imports as opset 23; `check_dtypes.py` checks
 /// this against `onnx.defs` in every test run. Three gains are also new semantics, and
-/// the checker refuses them as at 21: `Mod` with `fmod = 0` on floats, `BitShift` on
+/// the checker refuses them as at 23: `Mod` with `fmod = 0` on floats, `BitShift` on
 /// signed integers and `SpaceToDepth`'s `mode` (all opset 28).
 pub const MAX_FILE_OPSET: i64 = 28;
 

@@ -138,6 +138,7 @@ pub static REGISTRY: &[&OpSchema] = &[
     &recurrent::rnn::GRU,
     &recurrent::rnn::RNN,
     &norm::layernorm::LAYER_NORMALIZATION,
+    &norm::layernorm::RMS_NORMALIZATION,
     &shape::constant::CONSTANT,
     &shape::space_depth::DEPTH_TO_SPACE,
     &shape::space_depth::SPACE_TO_DEPTH,

@@ -21,7 +21,7 @@ pub mod prelude {
 /// The lowest and highest default-domain opsets tinyonnx accepts.
 pub const MIN_OPSET: i64 = 13;
 /// See [`MIN_OPSET`]. ONNX Runtime 1.31 and onnx 1.23 both accept these.
-pub const MAX_OPSET: i64 = 21;
+pub const MAX_OPSET: i64 = 23;
 /// The opset used when a model does not say.
 pub const DEFAULT_OPSET: i64 = 17;
 

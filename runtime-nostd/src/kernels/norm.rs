@@ -42,7 +42,7 @@ pub fn batch_norm_inplace<const N: usize, const C: usize, const S: usize>(
 
 /// [`layer_norm`] over `y` in place.
 #[inline]
-pub fn layer_norm_inplace<const OUTER: usize, const INNER: usize>(
+pub fn layer_norm_inplace<const OUTER: usize, const INNER: usize, const RMS: bool>(
     scale: &[f32],
     b: Option<&[f32]>,
     eps: f32,
@@ -51,13 +51,19 @@ pub fn layer_norm_inplace<const OUTER: usize, const INNER: usize>(
     let y = &mut y[..OUTER * INNER];
     for o in 0..OUTER {
         let row = &mut y[o * INNER..(o + 1) * INNER];
-        normalize_row(row, scale, b, eps);
+        normalize_row::<RMS>(row, scale, b, eps);
     }
 }
 
-fn normalize_row(row: &mut [f32], scale: &[f32], b: Option<&[f32]>, eps: f32) {
+/// With `RMS` (`RMSNormalization`) the mean is taken as 0: the row is divided by its
+/// root mean square.
+fn normalize_row<const RMS: bool>(row: &mut [f32], scale: &[f32], b: Option<&[f32]>, eps: f32) {
     let n = row.len() as f32;
-    let mean = super::lane_sum(row, |v| v) / n;
+    let mean = if RMS {
+        0.0
+    } else {
+        super::lane_sum(row, |v| v) / n
+    };
     let var = super::lane_sum(row, |v| (v - mean) * (v - mean)) / n;
     let inv = 1.0 / libm::sqrtf(var + eps);
     match b {
@@ -79,7 +85,7 @@ fn normalize_row(row: &mut [f32], scale: &[f32], b: Option<&[f32]>, eps: f32) {
 /// Normalizes each of `OUTER` rows of `INNER` values: `(x - mean) / sqrt(var + eps)`,
 /// times `scale`, plus `b` (both of `INNER` values, or 1 to broadcast).
 #[inline]
-pub fn layer_norm<const OUTER: usize, const INNER: usize>(
+pub fn layer_norm<const OUTER: usize, const INNER: usize, const RMS: bool>(
     x: &[f32],
     scale: &[f32],
     b: Option<&[f32]>,
@@ -88,7 +94,7 @@ pub fn layer_norm<const OUTER: usize, const INNER: usize>(
 ) {
     let y = &mut y[..OUTER * INNER];
     y.copy_from_slice(&x[..OUTER * INNER]);
-    layer_norm_inplace::<OUTER, INNER>(scale, b, eps, y);
+    layer_norm_inplace::<OUTER, INNER, RMS>(scale, b, eps, y);
 }
 
 /// `GroupNormalization` (opset 21) of `[N, C, S]`: the `C / G` channels of each group
