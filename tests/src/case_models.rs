@@ -2932,6 +2932,36 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `RotaryEmbedding`.
+    pub model RotaryEmbeddingCase0 { opset = 23; input x: f32[2, 4, 3, 8]; input c: f32[10, 4]; input s: f32[10, 4]; input z: f32[2, 3, 10]; let p = ArgMax(z, axis = 2, keepdims = 0); output a = RotaryEmbedding(x, c, s, p); output b = RotaryEmbedding(x, c, s, p, interleaved = 1); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `RotaryEmbedding`.
+    pub model RotaryEmbeddingCase1 { opset = 23; input x: f32[2, 3, 32]; input c: f32[2, 3, 2]; input s: f32[2, 3, 2]; output a = RotaryEmbedding(x, c, s, num_heads = 4, rotary_embedding_dim = 4); output b = RotaryEmbedding(x, c, s, num_heads = 4, rotary_embedding_dim = 4, interleaved = 1); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `Col2Im`.
+    pub model Col2ImCase0 { opset = 18; input x: f32[1, 5, 5]; input z: f32[2, 4, 15]; output a = Col2Im(x, [5, 5], [1, 5]); output b = Col2Im(z, [5, 5], [1, 2], pads = [0, 1, 0, 1], strides = [1, 2]); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `Col2Im`.
+    pub model Col2ImCase1 { opset = 18; input x: f32[1, 4, 5]; input z: f32[1, 10, 12]; input w: f32[2, 9, 4]; output a = Col2Im(x, [6, 6], [2, 2], dilations = [1, 5]); output b = Col2Im(z, [3, 4, 5], [1, 1, 5]); output c = Col2Im(w, [5, 5], [3, 3], strides = [2, 2]); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `AffineGrid`.
+    pub model AffineGridCase0 { opset = 20; input t: f32[2, 2, 3]; output a = AffineGrid(t, [2, 3, 5, 6]); output b = AffineGrid(t, [2, 1, 4, 3], align_corners = 1); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `AffineGrid`.
+    pub model AffineGridCase1 { opset = 20; input t: f32[2, 3, 4]; output a = AffineGrid(t, [2, 3, 4, 5, 6]); output b = AffineGrid(t, [2, 3, 4, 5, 6], align_corners = 1); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `Constant`.
     pub model ConstantCase0 { opset = 18; input x: f32[3]; output y = Add(x, Constant(value_floats = [0.5, -1.0, 2.0])); output z = Mul(x, Constant(value_float = 3.0)); }
 }
@@ -3999,6 +4029,12 @@ macro_rules! every_case {
             LayerNormalizationCase1,
             RMSNormalizationCase0,
             RMSNormalizationCase1,
+            RotaryEmbeddingCase0,
+            RotaryEmbeddingCase1,
+            Col2ImCase0,
+            Col2ImCase1,
+            AffineGridCase0,
+            AffineGridCase1,
             ConstantCase0,
             ConstantCase1,
             DepthToSpaceCase0,

@@ -3,6 +3,7 @@
 //! range, dtypes, shape and dtype inference, scratch, fusion and its lowering to a
 //! kernel call. Adding one touches its file and one line of [`REGISTRY`].
 
+pub mod attention;
 pub mod convolution;
 pub mod elementwise;
 pub mod graph;
@@ -139,6 +140,9 @@ pub static REGISTRY: &[&OpSchema] = &[
     &recurrent::rnn::RNN,
     &norm::layernorm::LAYER_NORMALIZATION,
     &norm::layernorm::RMS_NORMALIZATION,
+    &attention::rotary::ROTARY_EMBEDDING,
+    &convolution::col2im::COL2IM,
+    &image::affine_grid::AFFINE_GRID,
     &shape::constant::CONSTANT,
     &shape::space_depth::DEPTH_TO_SPACE,
     &shape::space_depth::SPACE_TO_DEPTH,

@@ -437,3 +437,81 @@ pub fn unpool<T: Copy + Default, const R: usize>(
         }
     }
 }
+
+/// `Col2Im`: `y` (`nc` images of `R` spatial axes) zero, then every column value of `x`
+/// (`[nc, prod(block), prod(grid)]`) added at its image position; `g` per axis is
+/// `[image, block, grid, stride, dilation, pad_begin]`. Rare, so the geometry is read
+/// at run time.
+#[inline(never)]
+pub fn col2im<const R: usize>(x: &[f32], y: &mut [f32], nc: usize, g: &[[usize; 6]; R]) {
+    let image: usize = g.iter().map(|a| a[0]).product();
+    let blocks: usize = g.iter().map(|a| a[1]).product();
+    let grid: usize = g.iter().map(|a| a[2]).product();
+    let (x, y) = (&x[..nc * blocks * grid], &mut y[..nc * image]);
+    y.fill(0.0);
+    for p in 0..nc {
+        for k in 0..blocks {
+            for l in 0..grid {
+                // Axis by axis from the last: the block and grid indices, the image one.
+                let (mut kr, mut lr, mut at, mut stride, mut inside) = (k, l, 0usize, 1usize, true);
+                for a in g.iter().rev() {
+                    let (ki, li) = (kr % a[1], lr % a[2]);
+                    kr /= a[1];
+                    lr /= a[2];
+                    let pos = (li * a[3] + ki * a[4]) as isize - a[5] as isize;
+                    inside &= pos >= 0 && (pos as usize) < a[0];
+                    at += pos.max(0) as usize * stride;
+                    stride *= a[0];
+                }
+                if inside {
+                    y[p * image + at] += x[(p * blocks + k) * grid + l];
+                }
+            }
+        }
+    }
+}
+
+/// `AffineGrid`: for each of `n` matrices `theta` (`R` rows of `R + 1`), the sampling
+/// coordinates `theta [c_0 .. c_R-1, 1]` of every output position of `size` (`R` axes,
+/// outermost first), as `[n, size..., R]` with the coordinate of the innermost axis
+/// first. Coordinates span -1..1: the extreme pixels' centres with `align_corners`,
+/// their outer edges without.
+#[inline(never)]
+pub fn affine_grid<const R: usize>(
+    theta: &[f32],
+    y: &mut [f32],
+    n: usize,
+    size: [usize; R],
+    align_corners: bool,
+) {
+    let points: usize = size.iter().product();
+    let y = &mut y[..n * points * R];
+    let coord = |i: usize, len: usize| -> f32 {
+        if align_corners {
+            // One position sits at -1, where linspace(-1, 1, 1) puts it.
+            if len <= 1 {
+                -1.0
+            } else {
+                -1.0 + 2.0 * i as f32 / (len - 1) as f32
+            }
+        } else {
+            (2.0 * i as f32 + 1.0) / len as f32 - 1.0
+        }
+    };
+    for b in 0..n {
+        let t = &theta[b * R * (R + 1)..(b + 1) * R * (R + 1)];
+        for q in 0..points {
+            // Base point: the innermost axis is x, the next y, then z.
+            let (mut base, mut rest) = ([0.0f32; R], q);
+            for (a, len) in size.iter().enumerate().rev() {
+                base[R - 1 - a] = coord(rest % len, *len);
+                rest /= len;
+            }
+            let out = &mut y[(b * points + q) * R..(b * points + q + 1) * R];
+            for (r, o) in out.iter_mut().enumerate() {
+                let row = &t[r * (R + 1)..(r + 1) * (R + 1)];
+                *o = row[R] + row[..R].iter().zip(&base).map(|(w, v)| w * v).sum::<f32>();
+            }
+        }
+    }
+}

@@ -8,6 +8,7 @@
 #![allow(clippy::needless_range_loop)]
 
 pub mod arch;
+pub mod attention;
 pub mod binary;
 pub mod conv;
 pub mod copy;

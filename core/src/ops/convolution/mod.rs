@@ -1,5 +1,6 @@
-//! Sliding windows over images: `Conv`, `ConvTranspose`, pooling.
+//! Sliding windows over images: `Conv`, `ConvTranspose`, pooling, `Col2Im`.
 
+pub mod col2im;
 pub mod conv;
 pub mod conv_transpose;
 pub mod pool;

@@ -1,0 +1,3 @@
+//! Transformer building blocks: `RotaryEmbedding` (`rotary.rs`).
+
+pub mod rotary;
