@@ -2962,6 +2962,16 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `GridSample`.
+    pub model GridSampleCase0 { opset = 20; input x: f32[1, 2, 4, 5]; input g: f32[1, 3, 6, 2]; output a = GridSample(x, g); output b = GridSample(x, g, mode = "nearest", padding_mode = "border"); output c = GridSample(x, g, mode = "cubic", padding_mode = "reflection"); output d = GridSample(x, Mul(g, 1.7), align_corners = 1, padding_mode = "reflection"); output e = GridSample(x, Mul(g, 1.3), mode = "cubic", align_corners = 1); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `GridSample`.
+    pub model GridSampleCase1 { opset = 20; input x: f32[2, 2, 3, 4, 5]; input g: f32[2, 2, 3, 4, 3]; output a = GridSample(x, g); output b = GridSample(x, Mul(g, 1.5), mode = "nearest", padding_mode = "reflection", align_corners = 1); output c = GridSample(x, Mul(g, 1.5), padding_mode = "border"); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `Constant`.
     pub model ConstantCase0 { opset = 18; input x: f32[3]; output y = Add(x, Constant(value_floats = [0.5, -1.0, 2.0])); output z = Mul(x, Constant(value_float = 3.0)); }
 }
@@ -4035,6 +4045,8 @@ macro_rules! every_case {
             Col2ImCase1,
             AffineGridCase0,
             AffineGridCase1,
+            GridSampleCase0,
+            GridSampleCase1,
             ConstantCase0,
             ConstantCase1,
             DepthToSpaceCase0,

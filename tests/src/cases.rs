@@ -599,6 +599,8 @@ pub const CASES: &[(&str, Example)] = &[
     ("Col2Im", example::<Col2ImCase1>()),
     ("AffineGrid", example::<AffineGridCase0>()),
     ("AffineGrid", example::<AffineGridCase1>()),
+    ("GridSample", example::<GridSampleCase0>()),
+    ("GridSample", example::<GridSampleCase1>()),
     ("Constant", example::<ConstantCase0>()),
     ("Constant", example::<ConstantCase1>()),
     ("DepthToSpace", example::<DepthToSpaceCase0>()),

@@ -143,6 +143,7 @@ pub static REGISTRY: &[&OpSchema] = &[
     &attention::rotary::ROTARY_EMBEDDING,
     &convolution::col2im::COL2IM,
     &image::affine_grid::AFFINE_GRID,
+    &image::grid_sample::GRID_SAMPLE,
     &shape::constant::CONSTANT,
     &shape::space_depth::DEPTH_TO_SPACE,
     &shape::space_depth::SPACE_TO_DEPTH,

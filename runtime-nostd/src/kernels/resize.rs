@@ -82,3 +82,140 @@ pub fn resize<const R: usize>(
         }
     }
 }
+
+/// `GridSample` of `x` (`[n, c, dims...]`, `R` spatial axes) at the `points` positions
+/// per image that `grid` (`[n, points, R]`, the innermost axis's coordinate first, -1..1)
+/// gives, into `y` (`[n, c, points]`). `mode`: 0 nearest (halves to even), 1 linear, 2
+/// cubic (Keys, a = -0.75); `padding`: 0 zeros, 1 border, 2 reflection, applied to
+/// the coordinate and then to every tap, as the ONNX reference does.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+pub fn grid_sample<const R: usize>(
+    x: &[f32],
+    grid: &[f32],
+    y: &mut [f32],
+    n: usize,
+    c: usize,
+    dims: [usize; R],
+    points: usize,
+    mode: u8,
+    padding: u8,
+    align_corners: bool,
+) {
+    let plane: usize = dims.iter().product();
+    let (x, y) = (&x[..n * c * plane], &mut y[..n * c * points]);
+    let taps = [1usize, 2, 4][mode as usize % 3];
+    // The tap range of an axis: -0.5..d-0.5, or 0..d-1 with align_corners.
+    let bounds = |d: usize| {
+        if align_corners {
+            (0.0f32, d as f32 - 1.0)
+        } else {
+            (-0.5f32, d as f32 - 0.5)
+        }
+    };
+    let reflect = |v: f32, lo: f32, hi: f32| {
+        let range = hi - lo;
+        if range <= 0.0 {
+            return lo;
+        }
+        let (dx, from_lo) = if v < lo {
+            (lo - v, true)
+        } else if v > hi {
+            (v - hi, false)
+        } else {
+            return v;
+        };
+        let k = libm::truncf(dx / range);
+        let r = dx - k * range;
+        if (k as i64 % 2 == 0) == from_lo {
+            lo + r
+        } else {
+            hi - r
+        }
+    };
+    // The index of tap `i` on an axis of `d` values after padding; None reads 0.
+    let index = |i: i64, d: usize| -> Option<usize> {
+        match padding {
+            0 => usize::try_from(i).ok().filter(|&i| i < d),
+            1 => Some(i.clamp(0, d as i64 - 1) as usize),
+            _ => {
+                let (lo, hi) = bounds(d);
+                Some((reflect(i as f32, lo, hi) as i64).clamp(0, d as i64 - 1) as usize)
+            }
+        }
+    };
+    for b in 0..n {
+        for q in 0..points {
+            let g = &grid[(b * points + q) * R..(b * points + q + 1) * R];
+            // Per axis (outermost first): the first tap and the taps' weights.
+            let mut first = [0i64; R];
+            let mut weight = [[0.0f32; 4]; R];
+            for a in 0..R {
+                let d = dims[a];
+                let u = g[R - 1 - a];
+                let mut v = if align_corners {
+                    (u + 1.0) / 2.0 * (d as f32 - 1.0)
+                } else {
+                    ((u + 1.0) * d as f32 - 1.0) / 2.0
+                };
+                if mode == 0 {
+                    v = libm::rintf(v);
+                }
+                let (lo, hi) = bounds(d);
+                if v < lo || v > hi {
+                    v = match padding {
+                        1 => v.clamp(0.0, d as f32 - 1.0),
+                        2 => reflect(v, lo, hi),
+                        _ => v,
+                    };
+                }
+                match mode {
+                    0 => {
+                        first[a] = v as i64;
+                        weight[a][0] = 1.0;
+                    }
+                    1 => {
+                        let f = libm::floorf(v);
+                        let t = v - f;
+                        first[a] = f as i64;
+                        weight[a][..2].copy_from_slice(&[1.0 - t, t]);
+                    }
+                    _ => {
+                        let f = libm::floorf(v);
+                        first[a] = (f as i64).saturating_sub(1);
+                        weight[a] = cubic_weights(v - f);
+                    }
+                }
+            }
+            for ch in 0..c {
+                let xp = &x[(b * c + ch) * plane..(b * c + ch + 1) * plane];
+                let mut acc = 0.0f32;
+                for combo in 0..taps.pow(R as u32) {
+                    let (mut rest, mut w, mut at, mut inside) = (combo, 1.0f32, 0usize, true);
+                    for a in (0..R).rev() {
+                        let k = rest % taps;
+                        rest /= taps;
+                        w *= weight[a][k];
+                        match index(first[a].saturating_add(k as i64), dims[a]) {
+                            Some(i) => at += i * dims[a + 1..].iter().product::<usize>(),
+                            None => inside = false,
+                        }
+                    }
+                    if inside {
+                        acc += w * xp[at];
+                    }
+                }
+                y[(b * c + ch) * points + q] = acc;
+            }
+        }
+    }
+}
+
+/// Keys' cubic convolution weights (a = -0.75) of the four taps around a position `t`
+/// past the second.
+fn cubic_weights(t: f32) -> [f32; 4] {
+    const A: f32 = -0.75;
+    let near = |x: f32| ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0;
+    let far = |x: f32| ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A;
+    [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)]
+}
