@@ -2942,6 +2942,21 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `Attention`.
+    pub model AttentionCase0 { opset = 23; input q: f32[2, 4, 3, 8]; input k: f32[2, 2, 5, 8]; input v: f32[2, 2, 5, 6]; let (y, pk, pv, s) = Attention(q, k, v); output y; output pk; output pv; let (yc, pkc, pvc, sc) = Attention(q, k, v, is_causal = 1, scale = 0.2, softcap = 2.0); output yc; }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `Attention`.
+    pub model AttentionCase1 { opset = 23; input q: f32[1, 2, 3, 4]; input k: f32[1, 2, 3, 4]; input v: f32[1, 2, 3, 4]; input m: f32[3, 5]; input pk: f32[1, 2, 2, 4]; input pv: f32[1, 2, 2, 4]; let (y, ko, vo, s) = Attention(q, k, v, m, pk, pv); output y; output ko; output vo; let (yc, kc, vc, sc) = Attention(q, k, v, m, pk, pv, is_causal = 1); output yc; }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `Attention`.
+    pub model AttentionCase2 { opset = 23; input q: f32[2, 3, 16]; input k: f32[2, 4, 8]; input v: f32[2, 4, 12]; input z: f32[2, 1, 3, 4]; let m = Greater(z, Constant(value_float = -0.5)); let (y, pk, pv, s) = Attention(q, k, v, m, q_num_heads = 4, kv_num_heads = 2); output y; output pk; }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `Col2Im`.
     pub model Col2ImCase0 { opset = 18; input x: f32[1, 5, 5]; input z: f32[2, 4, 15]; output a = Col2Im(x, [5, 5], [1, 5]); output b = Col2Im(z, [5, 5], [1, 2], pads = [0, 1, 0, 1], strides = [1, 2]); }
 }
@@ -4041,6 +4056,9 @@ macro_rules! every_case {
             RMSNormalizationCase1,
             RotaryEmbeddingCase0,
             RotaryEmbeddingCase1,
+            AttentionCase0,
+            AttentionCase1,
+            AttentionCase2,
             Col2ImCase0,
             Col2ImCase1,
             AffineGridCase0,

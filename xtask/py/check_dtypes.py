@@ -9,8 +9,8 @@ tinyonnx accepts there must be allowed by ONNX's schema of that opset for that i
 an attribute must be in that schema exactly at the opsets tinyonnx gives it (so a model
 never carries an attribute its opset lacks, and no valid attribute is refused). Files of
 opsets 24 to 28 import as opset 23, so from 24 to 28 each schema must keep its inputs,
-outputs and attributes (defaults included) of opset 23; only new element types and new
-attributes (which the importer refuses) may appear. Prints one line per operator;
+outputs and attributes (defaults included) of opset 23; only new element types, new
+attributes and new trailing optional inputs (which the importer refuses) may appear. Prints one line per operator;
 exits 1 on any disagreement.
 """
 
@@ -76,8 +76,15 @@ def main():
         base = onnx.defs.get_schema(op["op"], MAX_OPSET)
         for opset in range(MAX_OPSET + 1, MAX_FILE_OPSET + 1):
             schema = onnx.defs.get_schema(op["op"], opset)
-            same_ports = (len(schema.inputs), len(schema.outputs)) == (
-                len(base.inputs), len(base.outputs))
+            # A later opset may append optional inputs and add attributes: a file
+            # that uses them is refused (too many inputs, an unknown attribute).
+            extra = schema.inputs[len(base.inputs):]
+            same_ports = (
+                len(schema.inputs) >= len(base.inputs)
+                and all(i.option == onnx.defs.OpSchema.FormalParameterOption.Optional
+                        for i in extra)
+                and len(schema.outputs) == len(base.outputs)
+            )
             kept = all(
                 n in schema.attributes
                 and schema.attributes[n].default_value == a.default_value

@@ -60,6 +60,18 @@ const DISPUTED: &[(&str, &str)] = &[
         "test_dft_inverse_opset19",
         "as test_dft_inverse (same data at opset 19)",
     ),
+    (
+        "test_attention_3d_causal_bf16",
+        "the stored Y is computed in bfloat16 arithmetic, up to 3.6e-3 from the reference's own formula in f64; at the first difference the f64 value is 0.225052, ours (f32, rounded once) the nearest bfloat16 0.224609, the stored 0.225586; one bfloat16 step is 4e-3 relative, above rtol 1e-3",
+    ),
+    (
+        "test_attention_4d_attn_mask_causal_bf16",
+        "as test_attention_3d_causal_bf16: stored up to 4.0e-3 from f64; first difference f64 0.401785, ours 0.402344 (nearest), stored 0.400391",
+    ),
+    (
+        "test_attention_4d_causal_bf16",
+        "as test_attention_3d_causal_bf16: stored up to 4.4e-3 from f64; first difference f64 0.499396, ours 0.5 (nearest), stored 0.498047",
+    ),
 ];
 
 /// One case of the suite, as `index.tsv` lists it.

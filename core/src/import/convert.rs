@@ -20,8 +20,9 @@ pub struct Canonical {
 /// The lowest opset of the default domain a file may import.
 pub const MIN_FILE_OPSET: i64 = 7;
 /// The highest: the newest opset of onnx 1.23. From 24 to 28 the registered operators'
-/// schemas only gain element types (and Cast a `round_mode` for float8, an attribute
-/// the importer refuses), so such a file imports as opset 23; `check_dtypes.py` checks
+/// schemas only gain element types (and Cast a `round_mode` for float8, Attention an
+/// optional seventh input and window attributes: what the importer refuses), so such a
+/// file imports as opset 23; `check_dtypes.py` checks
 /// this against `onnx.defs` in every test run. Three gains are also new semantics, and
 /// the checker refuses them as at 23: `Mod` with `fmod = 0` on floats, `BitShift` on
 /// signed integers and `SpaceToDepth`'s `mode` (all opset 28).

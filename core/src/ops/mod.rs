@@ -141,6 +141,7 @@ pub static REGISTRY: &[&OpSchema] = &[
     &norm::layernorm::LAYER_NORMALIZATION,
     &norm::layernorm::RMS_NORMALIZATION,
     &attention::rotary::ROTARY_EMBEDDING,
+    &attention::sdpa::ATTENTION,
     &convolution::col2im::COL2IM,
     &image::affine_grid::AFFINE_GRID,
     &image::grid_sample::GRID_SAMPLE,

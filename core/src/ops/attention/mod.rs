@@ -1,3 +1,5 @@
-//! Transformer building blocks: `RotaryEmbedding` (`rotary.rs`).
+//! Transformer building blocks: `Attention` (`sdpa.rs`), `RotaryEmbedding`
+//! (`rotary.rs`).
 
 pub mod rotary;
+pub mod sdpa;
