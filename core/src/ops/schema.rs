@@ -702,6 +702,15 @@ pub struct Epilogue {
 }
 
 impl LowerCtx<'_> {
+    /// The compile-time int64 values of input `i`, when it has them.
+    pub fn const_i64(&self, i: usize) -> Option<&[i64]> {
+        self.input_consts
+            .get(i)
+            .copied()
+            .flatten()
+            .and_then(Data::as_i64)
+    }
+
     /// The compile-time values of input `i` as f64, when it has them.
     pub fn const_f64(&self, i: usize) -> Option<Vec<f64>> {
         self.input_consts

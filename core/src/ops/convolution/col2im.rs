@@ -41,15 +41,13 @@ pub static COL2IM: OpSchema = OpSchema {
     },
     lower: |cx| {
         let x = cx.input(0);
-        let consts = |i: usize| {
-            cx.input_consts
-                .get(i)
-                .copied()
-                .flatten()
-                .and_then(Data::as_i64)
-        };
-        let (c, axes) = geometry(&Shape::fixed(&x.shape), cx.attrs, consts(1), consts(2))
-            .expect("checked during inference");
+        let (c, axes) = geometry(
+            &Shape::fixed(&x.shape),
+            cx.attrs,
+            cx.const_i64(1),
+            cx.const_i64(2),
+        )
+        .expect("checked during inference");
         let nc = x.shape[0] * c;
         let g = axes.iter().map(|a| quote!([#(#a),*]));
         let (xe, y, kernels) = (&x.expr, &cx.outputs[0].expr, kernels());

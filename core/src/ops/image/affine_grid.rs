@@ -38,12 +38,7 @@ pub static AFFINE_GRID: OpSchema = OpSchema {
     },
     lower: |cx| {
         let theta = cx.input(0);
-        let consts = cx
-            .input_consts
-            .get(1)
-            .copied()
-            .flatten()
-            .and_then(Data::as_i64);
+        let consts = cx.const_i64(1);
         let size = spatial(&Shape::fixed(&theta.shape), consts).expect("checked during inference");
         let n = theta.shape[0];
         let align = cx.attrs.int("align_corners") == 1;

@@ -80,13 +80,7 @@ pub static RESIZE: OpSchema = OpSchema {
         let x = cx.input(0);
         let p = params(cx.attrs, i64::MAX).expect("checked during inference");
         let value = |i: usize| cx.const_f64(i).filter(|v| !v.is_empty());
-        let sizes = cx
-            .input_consts
-            .get(3)
-            .copied()
-            .flatten()
-            .and_then(Data::as_i64)
-            .filter(|s| !s.is_empty());
+        let sizes = cx.const_i64(3).filter(|s| !s.is_empty());
         let (out, axes) = plan(
             &x.shape,
             &p,

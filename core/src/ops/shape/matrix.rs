@@ -32,13 +32,7 @@ pub static TRILU: OpSchema = OpSchema {
         let x = cx.input(0);
         let r = x.shape.len();
         let (rows, cols) = (x.shape[r - 2], x.shape[r - 1]);
-        let k = cx
-            .input_consts
-            .get(1)
-            .copied()
-            .flatten()
-            .and_then(Data::as_i64)
-            .map_or(0, |k| k[0]);
+        let k = cx.const_i64(1).map_or(0, |k| k[0]);
         let upper = cx.attrs.int("upper") != 0;
         let (xe, y) = (&x.expr, &cx.outputs[0].expr);
         let kernels = kernels();

@@ -57,15 +57,15 @@ pub static DFT: OpSchema = OpSchema {
     lower: |cx| {
         let x = cx.input(0);
         let shape = Shape::fixed(&x.shape);
-        let consts = |i: usize| {
-            cx.input_consts
-                .get(i)
-                .copied()
-                .flatten()
-                .and_then(Data::as_i64)
-        };
-        let d = dft_geometry("DFT", &shape, cx.attrs, consts(1), consts(2), cx.opset)
-            .expect("checked during inference");
+        let d = dft_geometry(
+            "DFT",
+            &shape,
+            cx.attrs,
+            cx.const_i64(1),
+            cx.const_i64(2),
+            cx.opset,
+        )
+        .expect("checked during inference");
         let outer: usize = x.shape[..d.axis].iter().product();
         let inner: usize = x.shape[d.axis + 1..x.shape.len() - 1].iter().product();
         let g = [
@@ -130,18 +130,12 @@ pub static STFT: OpSchema = OpSchema {
 };
 
 fn lowered_stft(cx: &LowerCtx) -> [usize; 7] {
-    let consts = |i: usize| {
-        cx.input_consts
-            .get(i)
-            .copied()
-            .flatten()
-            .and_then(Data::as_i64)
-    };
     let window = cx.inputs[2]
         .as_ref()
         .map(|w| w.shape.iter().map(|&d| Dim::Fixed(d)).collect());
     let x = Shape::fixed(&cx.input(0).shape);
-    stft_geometry(&x, cx.attrs, consts(1), window, consts(3)).expect("checked during inference")
+    stft_geometry(&x, cx.attrs, cx.const_i64(1), window, cx.const_i64(3))
+        .expect("checked during inference")
 }
 
 /// What a `DFT` node computes: the axis (of the input without its last dim), the
