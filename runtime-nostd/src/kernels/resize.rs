@@ -1,5 +1,7 @@
 //! `Resize`: every output element a weighted sum of input elements, the weights and
-//! indices per axis worked out at compile time (the interpolation is separable).
+//! indices per axis worked out at compile time (the interpolation is separable). And
+//! the sampling at run-time coordinates: `AffineGrid` makes them, `GridSample` reads
+//! them.
 
 /// The taps of one axis: output position `o` reads input indices
 /// `index[o * taps .. (o + 1) * taps]` with the matching weights; `outside[o]` marks a
@@ -79,6 +81,51 @@ pub fn resize<const R: usize>(
                 break;
             }
             o[d] = 0;
+        }
+    }
+}
+
+/// `AffineGrid`: for each of `n` matrices `theta` (`R` rows of `R + 1`), the sampling
+/// coordinates `theta [c_0 .. c_R-1, 1]` of every output position of `size` (`R` axes,
+/// outermost first), as `[n, size..., R]` with the coordinate of the innermost axis
+/// first. Coordinates span -1..1: the extreme pixels' centres with `align_corners`,
+/// their outer edges without.
+#[inline(never)]
+pub fn affine_grid<const R: usize>(
+    theta: &[f32],
+    y: &mut [f32],
+    n: usize,
+    size: [usize; R],
+    align_corners: bool,
+) {
+    let points: usize = size.iter().product();
+    let y = &mut y[..n * points * R];
+    let coord = |i: usize, len: usize| -> f32 {
+        if align_corners {
+            // One position sits at -1, where linspace(-1, 1, 1) puts it.
+            if len <= 1 {
+                -1.0
+            } else {
+                -1.0 + 2.0 * i as f32 / (len - 1) as f32
+            }
+        } else {
+            (2.0 * i as f32 + 1.0) / len as f32 - 1.0
+        }
+    };
+    for b in 0..n {
+        let t = &theta[b * R * (R + 1)..(b + 1) * R * (R + 1)];
+        for q in 0..points {
+            // Base point: the innermost axis is x, the next y, then z.
+            let (mut base, mut rest) = ([0.0f32; R], q);
+            for (a, len) in size.iter().enumerate().rev() {
+                base[R - 1 - a] = coord(rest % len, *len);
+                rest /= len;
+            }
+            let out = &mut y[(b * points + q) * R..(b * points + q + 1) * R];
+            for (r, o) in out.iter_mut().enumerate() {
+                let row = &t[r * (R + 1)..(r + 1) * (R + 1)];
+                *o = row[R] + row[..R].iter().zip(&base).map(|(w, v)| w * v).sum::<f32>();
+            }
         }
     }
 }

@@ -43,7 +43,7 @@ pub static AFFINE_GRID: OpSchema = OpSchema {
         let n = theta.shape[0];
         let align = cx.attrs.int("align_corners") == 1;
         let (t, y, kernels) = (&theta.expr, &cx.outputs[0].expr, kernels());
-        quote! { #kernels::copy::affine_grid(#t, #y, #n, [#(#size),*], #align); }
+        quote! { #kernels::resize::affine_grid(#t, #y, #n, [#(#size),*], #align); }
     },
     macs: |cx| cx.outputs[0].numel() as u64 * 4,
     ..BASE
