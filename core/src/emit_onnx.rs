@@ -7,7 +7,9 @@ use std::collections::HashSet;
 
 use crate::ir::{Graph, Node, TensorId};
 use crate::ops::AttrValue;
+use crate::ops::elementwise::cast::carrier;
 use crate::types::{Dim, TensorType};
+use tinyonnx_layout::narrow::Narrow;
 
 /// The producer recorded in every model.
 pub const PRODUCER: &str = "tinyonnx";
@@ -131,6 +133,7 @@ fn model_proto_without_data(graph: &Graph, skip: &[TensorId]) -> pb::ModelProto 
         functions,
         internal,
     } = functions(graph);
+    let node = split_narrow_casts(node);
     let intermediates: Vec<pb::ValueInfoProto> = graph
         .nodes
         .iter()
@@ -226,11 +229,12 @@ fn node_proto(graph: &Graph, n: &Node, name: &dyn Fn(TensorId) -> String) -> pb:
         let mut a = pb::AttributeProto {
             name: Some(body.attr.to_string()),
             g: Some(pb::GraphProto {
-                node: body
-                    .nodes
-                    .iter()
-                    .map(|m| node_proto(graph, m, name))
-                    .collect(),
+                node: split_narrow_casts(
+                    body.nodes
+                        .iter()
+                        .map(|m| node_proto(graph, m, name))
+                        .collect(),
+                ),
                 name: Some(body.name.clone()),
                 input: body.inputs.iter().map(|&i| value_info(graph, i)).collect(),
                 output: body.outputs.iter().map(|&o| value_info(graph, o)).collect(),
@@ -263,6 +267,44 @@ fn node_proto(graph: &Graph, n: &Node, name: &dyn Fn(TensorId) -> String) -> pb:
         attribute,
         ..Default::default()
     }
+}
+
+/// Each `Cast` to a narrow storage format (whose values tinyonnx carries in f32, i8 or
+/// u8) as the two casts it stands for: to the format, and back to the carrier, so the
+/// file's tensors keep the types the model declares and ONNX Runtime rounds as the
+/// kernel does.
+fn split_narrow_casts(nodes: Vec<pb::NodeProto>) -> Vec<pb::NodeProto> {
+    let mut out = Vec::with_capacity(nodes.len());
+    for n in nodes {
+        let narrow = (n.op_type.as_deref() == Some("Cast")
+            && n.domain.as_deref().unwrap_or("").is_empty())
+        .then(|| n.attribute.iter().find(|a| a.name.as_deref() == Some("to")))
+        .flatten()
+        .and_then(|a| Narrow::from_onnx(a.i.unwrap_or(0)));
+        let (Some(f), [y]) = (narrow, n.output.as_slice()) else {
+            out.push(n);
+            continue;
+        };
+        let mid = format!("{y}__{}", f.name());
+        let widen = pb::NodeProto {
+            input: vec![mid.clone()],
+            output: vec![y.clone()],
+            name: n.name.as_ref().map(|m| format!("{m}__widen")),
+            op_type: Some("Cast".into()),
+            domain: Some(String::new()),
+            attribute: vec![attribute(
+                "to",
+                &AttrValue::Int(i64::from(carrier(f).onnx_code())),
+            )],
+            ..Default::default()
+        };
+        out.push(pb::NodeProto {
+            output: vec![mid],
+            ..n
+        });
+        out.push(widen);
+    }
+    out
 }
 
 /// Every node of the graph, the nodes of control-flow bodies included.
@@ -364,7 +406,7 @@ fn functions(graph: &Graph) -> Functions {
             name: None,
             input: inputs.iter().map(|&t| local(t)).collect(),
             output: outputs.iter().map(|&t| local(t)).collect(),
-            node: body,
+            node: split_narrow_casts(body),
             doc_string: (!inst.doc.is_empty()).then(|| inst.doc.clone()),
             opset_import: {
                 // The default domain, and the domains of custom operators in the body.

@@ -1132,6 +1132,21 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `Cast`.
+    pub model CastCase11 { opset = 21; input x: f32[2, 3]; output a = Cast(Mul(x, 300.0), to = f16); output b = Cast(Mul(x, 1000.0), to = bf16); output c = Cast(Mul(x, 500.0), to = f8e4m3fn); output d = Cast(Mul(x, 200.0), to = f8e4m3fnuz, saturate = 0); output e = Cast(Mul(x, 70000.0), to = f8e5m2); output f = Cast(Mul(x, 50000.0), to = 20, saturate = 0); output g = Cast(Cast(Mul(x, 20.0), to = i32), to = i4); output h = Cast(Cast(Mul(x, 20.0), to = i32), to = u4); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `Cast`.
+    pub model CastCase12 { opset = 21; input x: f64[5]; output a = Cast(Mul(x, Cast(Constant(value_float = 30000.0), to = f64)), to = f16); output b = Cast(x, to = f8e5m2); output c = Cast(Cast(x, to = f8e4m3fn), to = f64); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `Cast`.
+    pub model CastCase13 { opset = 18; input x: f32[4]; output a = Add(Cast(Mul(x, 5000.0), to = f16), x); output b = Cast(Constant(value_floats = [0.1, 60000.0, -3.3]), to = f16); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `CastLike`.
     pub model CastLikeCase0 { opset = 15; input x: f32[2, 3]; input t: i32[1]; output a = CastLike(Mul(x, 7.0), t); output b = CastLike(x, x); }
 }
@@ -3694,6 +3709,9 @@ macro_rules! every_case {
             CastCase8,
             CastCase9,
             CastCase10,
+            CastCase11,
+            CastCase12,
+            CastCase13,
             CastLikeCase0,
             CastLikeCase1,
             CastLikeCase2,

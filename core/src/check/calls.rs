@@ -522,6 +522,18 @@ pub(crate) fn attr_value(spec: &AttrSpec, value: &Expr) -> Result<AttrValue, (Sp
             let d = DType::from_name(&id.to_string()).expect("checked by the guard");
             Ok(AttrValue::Int(i64::from(d.onnx_code())))
         }
+        // So does a narrow storage format's (`Cast(x, to = f16)`).
+        (AttrKind::Int, Expr::Name(id))
+            if tinyonnx_layout::narrow::Narrow::ALL
+                .iter()
+                .any(|n| *id == n.name()) =>
+        {
+            let n = tinyonnx_layout::narrow::Narrow::ALL
+                .into_iter()
+                .find(|n| *id == n.name())
+                .expect("checked by the guard");
+            Ok(AttrValue::Int(i64::from(n.onnx_code())))
+        }
         (AttrKind::Float, e) => float(e).map(AttrValue::Float),
         (AttrKind::Str, Expr::Str(s)) => Ok(AttrValue::Str(s.value())),
         (AttrKind::Ints, Expr::List(items, _)) => items

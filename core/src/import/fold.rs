@@ -317,6 +317,22 @@ pub fn fold(
             let to = proto::int(node, "to").unwrap_or(0) as i32;
             let dtype =
                 proto::dtype(to).ok_or_else(|| format!("casts to {}", proto::type_name(to)))?;
+            // A narrow format: its grid, in the carrier (the function the kernel calls).
+            if let Some(n) = tinyonnx_layout::narrow::Narrow::from_onnx(i64::from(to)) {
+                let sat = proto::int(node, "saturate").unwrap_or(1) != 0;
+                let v = match values(x) {
+                    V::I(v) if n.is_int() => V::I(v.into_iter().map(|i| n.wrap(i)).collect()),
+                    V::I(v) => V::F(v.into_iter().map(|i| n.round(i as f64, sat)).collect()),
+                    V::F(v) if n.is_int() && v.iter().any(|f| f.is_nan() || f.abs() >= 9.0e15) => {
+                        return Err(format!(
+                            "casts NaN or a value beyond 2^53 to {} at compile time, where the result is undefined",
+                            n.name()
+                        ));
+                    }
+                    V::F(v) => V::F(v.into_iter().map(|f| n.round(f, sat)).collect()),
+                };
+                return Ok(vec![make(dtype, x.dims.clone(), v)]);
+            }
             let v = match (values(x), is_float(dtype)) {
                 // Float to integer truncates toward zero, as ONNX Runtime does.
                 (V::F(v), false) if dtype != DType::Bool => {

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use proc_macro2::Span;
+use tinyonnx_layout::narrow::Narrow;
 use tinyonnx_proto::{self as pb, Message};
 
 use crate::check::{Checked, Checker};
@@ -88,6 +89,9 @@ struct Importer<'a> {
     branch: String,
     /// The directory of the file, where its external data files are.
     dir: std::path::PathBuf,
+    /// Values the file types as a narrow format (f16, float 8, INT4, ...), which the
+    /// graph carries in a wider type: a `CastLike` to one must round to the format.
+    narrow: HashMap<String, Narrow>,
 }
 
 /// How deep constant-condition Ifs may nest.
@@ -151,6 +155,7 @@ pub fn import(def: &ImportDef) -> Result<Checked, Vec<syn::Error>> {
             .parent()
             .map(std::path::Path::to_path_buf)
             .unwrap_or_default(),
+        narrow: HashMap::new(),
     };
     im.run(graph, &model.functions);
     im.cx.finish()
@@ -167,6 +172,7 @@ impl Importer<'_> {
         self.initializers(&graph.initializer, "");
         self.inputs(graph);
         let nodes = self.inline(graph, functions);
+        self.narrow = narrow_values(graph, &nodes);
         let outputs: Vec<&str> = graph
             .output
             .iter()
@@ -300,6 +306,20 @@ impl Importer<'_> {
             self.error("loops in an imported file are not supported yet (If with a condition known at compile time is)");
             return;
         }
+        // CastLike to a value the file types as a narrow format: Cast to that format.
+        let cast_like;
+        let node = match node.input.get(1).and_then(|l| self.narrow.get(l)) {
+            Some(&n) if op == "CastLike" => {
+                let mut cast = node.clone();
+                cast.op_type = Some("Cast".into());
+                cast.input.truncate(1);
+                cast.attribute
+                    .push(rewrite::int_attr("to", i64::from(n.onnx_code())));
+                cast_like = cast;
+                &cast_like
+            }
+            _ => node,
+        };
         let canon = match convert::canonical(node, self.file_opset) {
             Ok(c) => c,
             Err(e) => {
@@ -419,6 +439,14 @@ impl Importer<'_> {
             ));
             return;
         };
+        if op == "QuantizeLinear" {
+            let zp = node.input.get(2).and_then(|z| self.narrow.get(z)).copied();
+            let to = proto::int(node, "output_dtype").and_then(Narrow::from_onnx);
+            if let Some(n) = zp.or(to).filter(|n| n.is_int()) {
+                self.quantize_4bit(node, &name, n);
+                return;
+            }
+        }
         if op == "Pow" {
             if let Some(node) = self.pow_mixed(node, &name) {
                 self.build(schema, &node, name);
@@ -686,3 +714,31 @@ impl Importer<'_> {
 
 #[cfg(test)]
 mod tests;
+
+/// The values a file types as a narrow format: graph inputs, initializers and value
+/// infos of such a type, and the outputs of `Cast` nodes to one.
+fn narrow_values(graph: &pb::GraphProto, nodes: &[pb::NodeProto]) -> HashMap<String, Narrow> {
+    let elem = |vi: &pb::ValueInfoProto| match vi.r#type.as_ref().and_then(|t| t.value.as_ref()) {
+        Some(pb::type_proto::Value::TensorType(tt)) => tt.elem_type,
+        _ => None,
+    };
+    let typed = graph
+        .input
+        .iter()
+        .chain(&graph.value_info)
+        .filter_map(|vi| Some((vi.name.clone()?, elem(vi)?)))
+        .chain(
+            graph
+                .initializer
+                .iter()
+                .filter_map(|t| Some((t.name.clone()?, t.data_type?))),
+        );
+    let cast = nodes
+        .iter()
+        .filter(|n| n.op_type.as_deref() == Some("Cast"))
+        .filter_map(|n| Some((n.output.first()?.clone(), proto::int(n, "to")? as i32)));
+    typed
+        .chain(cast)
+        .filter_map(|(name, code)| Some((name, Narrow::from_onnx(i64::from(code))?)))
+        .collect()
+}

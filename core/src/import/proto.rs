@@ -4,6 +4,8 @@
 
 use tinyonnx_proto as pb;
 
+use tinyonnx_layout::narrow::Narrow;
+
 use crate::data::Data;
 use crate::ops::{AttrKind, AttrValue};
 use crate::types::{DType, MAX_DIM};
@@ -32,10 +34,14 @@ pub mod code {
     pub const BFLOAT16: i32 = 16;
 }
 
-/// The runtime's element type for an ONNX data type (f16 and bf16 compute as f32).
+/// The runtime's element type for an ONNX data type: the narrow formats (f16, bf16, the
+/// float 8 formats, FLOAT4E2M1, INT4, UINT4) are carried in f32, i8 or u8.
 pub fn dtype(code: i32) -> Option<DType> {
+    if let Some(n) = Narrow::from_onnx(i64::from(code)) {
+        return Some(crate::ops::elementwise::cast::carrier(n));
+    }
     Some(match code {
-        code::FLOAT | code::FLOAT16 | code::BFLOAT16 => DType::F32,
+        code::FLOAT => DType::F32,
         code::UINT8 => DType::U8,
         code::INT8 => DType::I8,
         code::INT32 => DType::I32,
@@ -117,10 +123,13 @@ pub fn tensor(t: &pb::TensorProto) -> Result<Const, String> {
     let code = t.data_type.unwrap_or(0);
     let Some(dtype) = dtype(code) else {
         return Err(format!(
-            "has element type {}; tinyonnx reads FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8 and BOOL",
+            "has element type {}; tinyonnx reads FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8, BOOL, the FLOAT8 types, FLOAT4E2M1, INT4 and UINT4",
             type_name(code)
         ));
     };
+    if let Some(n) = Narrow::from_onnx(i64::from(code)).filter(|n| n.bits() < 16) {
+        return narrow_tensor(t, n, dims, numel);
+    }
     let width = match code {
         code::FLOAT | code::INT32 | code::UINT32 => 4,
         code::INT64 | code::DOUBLE | code::UINT64 => 8,
@@ -237,6 +246,44 @@ pub fn tensor(t: &pb::TensorProto) -> Result<Const, String> {
     {
         return Err("holds a UINT64 value above 2^53, which tinyonnx cannot keep exact".into());
     }
+    Ok(Const { dims, data })
+}
+
+/// A tensor of an 8- or 4-bit format: one value a byte, or two (the first in the low
+/// half), in `raw_data` or, one byte each, in `int32_data`; widened to its carrier.
+fn narrow_tensor(
+    t: &pb::TensorProto,
+    n: Narrow,
+    dims: Vec<usize>,
+    numel: usize,
+) -> Result<Const, String> {
+    let bytes: Vec<u8> = match t.raw_data.as_deref() {
+        Some(raw) if !raw.is_empty() => raw.to_vec(),
+        _ => t.int32_data.iter().map(|&v| v as u8).collect(),
+    };
+    let per_byte = (8 / n.bits()) as usize;
+    if bytes.len() != numel.div_ceil(per_byte) {
+        return Err(format!(
+            "is truncated or corrupt: dims {dims:?} need {} bytes of {}, it holds {}",
+            numel.div_ceil(per_byte),
+            type_name(n.onnx_code()),
+            bytes.len()
+        ));
+    }
+    let values = (0..numel).map(|i| {
+        let byte = u32::from(bytes[i / per_byte]);
+        n.decode(if per_byte == 2 {
+            byte >> (4 * (i % 2)) & 0xF
+        } else {
+            byte
+        })
+    });
+    let dtype = crate::ops::elementwise::cast::carrier(n);
+    let data = if dtype == DType::F32 {
+        Data::F32(values.map(|v| v as f32).collect())
+    } else {
+        typed(dtype, values)
+    };
     Ok(Const { dims, data })
 }
 

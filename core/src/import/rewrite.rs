@@ -2,6 +2,7 @@
 //! and friends before opset 13, Sum and Mean, scikit-learn's `ai.onnx.ml` operators, and
 //! Constant.
 
+use tinyonnx_layout::narrow::Narrow;
 use tinyonnx_proto as pb;
 
 use super::proto::Const;
@@ -99,6 +100,46 @@ impl Importer<'_> {
             ..Default::default()
         };
         self.build(schema, &node, name);
+    }
+
+    /// QuantizeLinear to INT4 or UINT4 (its zero point's type, or `output_dtype`): the
+    /// registered 8-bit quantization, then a `Clip` to the 4-bit range, as ONNX
+    /// saturates to the output type (the 8-bit carrier keeps the result).
+    pub(super) fn quantize_4bit(&mut self, node: &pb::NodeProto, name: &str, n: Narrow) {
+        let Some(y) = node.output.first().filter(|y| !y.is_empty()) else {
+            return;
+        };
+        let carrier = ops::elementwise::cast::carrier(n);
+        let wide = format!("{y}::8bit");
+        let mut q = node.clone();
+        q.output = vec![wide.clone()];
+        for a in &mut q.attribute {
+            if a.name.as_deref() == Some("output_dtype") {
+                a.i = Some(i64::from(carrier.onnx_code()));
+            }
+        }
+        let schema = ops::lookup("QuantizeLinear").expect("registered");
+        self.build(schema, &q, format!("{name}::8bit"));
+        let (lo, hi) = if n == Narrow::I4 {
+            (-8.0, 7.0)
+        } else {
+            (0.0, 15.0)
+        };
+        let (min, max) = (format!("{y}::min"), format!("{y}::max"));
+        for (c, v) in [(&min, lo), (&max, hi)] {
+            let data = Data::Typed {
+                dtype: carrier,
+                values: vec![v],
+            };
+            self.define_const(c, Vec::new(), data);
+        }
+        self.emit(
+            "Clip",
+            vec![wide, min, max],
+            y.clone(),
+            Vec::new(),
+            name.to_string(),
+        );
     }
 
     /// Names a constant a rewrite makes.
@@ -602,7 +643,7 @@ impl Importer<'_> {
 }
 
 /// An INT attribute.
-fn int_attr(name: &str, i: i64) -> pb::AttributeProto {
+pub(super) fn int_attr(name: &str, i: i64) -> pb::AttributeProto {
     pb::AttributeProto {
         name: Some(name.into()),
         r#type: Some(2),

@@ -302,6 +302,37 @@ pub fn cast<T: CastTo<U> + Copy, U>(x: &[T], y: &mut [U]) {
     }
 }
 
+/// `y[i]` = `x[i]` rounded to the float storage format `to` (ONNX `Cast` to `FLOAT16`,
+/// `BFLOAT16`, the float 8 formats or `FLOAT4E2M1`), carried in `f32`: the rounding is
+/// done once, from the source's own value in f64, so an f64 source is not rounded twice.
+#[inline]
+pub fn cast_narrow_float<T: CastTo<f64> + Copy>(
+    x: &[T],
+    y: &mut [f32],
+    to: tinyonnx_layout::narrow::Narrow,
+    saturate: bool,
+) {
+    for (o, &v) in y.iter_mut().zip(x) {
+        // Exact: the rounded value is one the narrow format holds, and f32 holds them all.
+        *o = to.round(v.cast(), saturate) as f32;
+    }
+}
+
+/// `y[i]` = `x[i]` cast to the 4-bit integer format `to` (`INT4` carried in `i8`,
+/// `UINT4` in `u8`): converted to i64 as [`cast`] does, then its low four bits.
+#[inline]
+pub fn cast_narrow_int<T: CastTo<i64> + Copy, U>(
+    x: &[T],
+    y: &mut [U],
+    to: tinyonnx_layout::narrow::Narrow,
+) where
+    i64: CastTo<U>,
+{
+    for (o, &v) in y.iter_mut().zip(x) {
+        *o = to.wrap(v.cast()).cast();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,7 @@
 tinyonnx::onnx_model! {
     model M {
         input x: f32[4];
-        output y = Cast(x, to = 10);
+        output y = Cast(x, to = 8);
     }
 }
 
