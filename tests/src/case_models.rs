@@ -1162,6 +1162,11 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `CastLike`.
+    pub model CastLikeCase3 { opset = 15; input x: f32[2, 3]; input t: f64[0]; input u: i8[2, 0]; output a = CastLike(x, t); output b = CastLike(Mul(x, 9.0), u); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `Where`.
     pub model WhereCase0 { opset = 18; input c: bool[2, 3]; input x: f32[2, 3]; input y: f32[3]; output z = Where(c, x, y); output w = Where(c, y, x); }
 }
@@ -3715,6 +3720,7 @@ macro_rules! every_case {
             CastLikeCase0,
             CastLikeCase1,
             CastLikeCase2,
+            CastLikeCase3,
             WhereCase0,
             WhereCase1,
             WhereCase2,

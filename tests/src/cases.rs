@@ -239,6 +239,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("CastLike", example::<CastLikeCase0>()),
     ("CastLike", example::<CastLikeCase1>()),
     ("CastLike", example::<CastLikeCase2>()),
+    ("CastLike", example::<CastLikeCase3>()),
     ("Where", example::<WhereCase0>()),
     ("Where", example::<WhereCase1>()),
     ("Where", example::<WhereCase2>()),

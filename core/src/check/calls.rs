@@ -224,6 +224,33 @@ impl<'m> Checker<'m> {
         self.build(op, node_name, inputs, attrs, &spans_of)
     }
 
+    /// Zero-size tensors known only when the model runs exist only as inputs whose
+    /// values no operator reads: `CastLike`'s target takes one (its type is all it
+    /// needs); any other use is an error. (Empty constants are read at compile time.)
+    fn check_zero_size(
+        &mut self,
+        op: &'static OpSchema,
+        inputs: &[Option<TensorId>],
+        span_of: &dyn Fn(At) -> Span,
+    ) -> bool {
+        let mut ok = true;
+        for (i, id) in inputs.iter().enumerate() {
+            let Some(id) = *id else { continue };
+            let t = &self.graph.tensors[id];
+            // A compile-time value (an empty `axes`) is the operator's to interpret.
+            let empty = t.value.is_none() && t.ty.shape.0.iter().any(|d| d.fixed() == Some(0));
+            if empty && !(op.op_type == "CastLike" && i == 1) {
+                let msg = format!(
+                    "`{}` has no elements ({}); tinyonnx takes a zero-size tensor only as CastLike's target type so far",
+                    t.name, t.ty
+                );
+                self.error(span_of(At::Input(i)), msg);
+                ok = false;
+            }
+        }
+        ok
+    }
+
     /// Checks dtypes, infers, folds, and adds a node; errors go where `span_of` says.
     pub(crate) fn build(
         &mut self,
@@ -234,6 +261,9 @@ impl<'m> Checker<'m> {
         span_of: &dyn Fn(At) -> Span,
     ) -> Option<Vec<TensorId>> {
         if !self.check_dtypes(op, &inputs, span_of) {
+            return None;
+        }
+        if !self.check_zero_size(op, &inputs, span_of) {
             return None;
         }
         let n_in = if op.variadic {

@@ -30,13 +30,16 @@ impl<'m> Checker<'m> {
         let mut ok = dtype.is_some();
         for d in &ty.dims {
             match d {
+                // An input may have no elements (a CastLike target read for its type
+                // only); `build` refuses it where an operator would read its values.
                 DimExpr::Fixed(lit) => match lit.base10_parse::<usize>() {
-                    Ok(n) if n > 0 && n <= MAX_DIM => dims.push(Dim::Fixed(n)),
+                    Ok(n) if (n > 0 || !weight) && n <= MAX_DIM => dims.push(Dim::Fixed(n)),
                     _ => {
                         ok = false;
+                        let least = if weight { 1 } else { 0 };
                         self.error(
                             lit.span(),
-                            format!("a dimension must be an integer in 1..={MAX_DIM}"),
+                            format!("a dimension must be an integer in {least}..={MAX_DIM}"),
                         );
                     }
                 },

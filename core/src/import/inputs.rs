@@ -57,10 +57,10 @@ impl Importer<'_> {
                     let mut out = Vec::new();
                     for lit in given {
                         match lit.base10_parse::<usize>() {
-                            Ok(v) if (1..=crate::types::MAX_DIM).contains(&v) => out.push(v),
+                            Ok(v) if (0..=crate::types::MAX_DIM).contains(&v) => out.push(v),
                             _ => self
                                 .cx
-                                .error(lit.span(), "a dim is an integer from 1 to 2^31"),
+                                .error(lit.span(), "a dim is an integer from 0 to 2^31"),
                         }
                     }
                     if !file_dims.is_empty() && given.len() != file_dims.len() {
@@ -84,7 +84,7 @@ impl Importer<'_> {
                         use pb::tensor_shape_proto::dimension::Value as D;
                         match d {
                             Some(D::DimValue(v))
-                                if *v > 0 && (*v as u64) <= crate::types::MAX_DIM as u64 =>
+                                if *v >= 0 && (*v as u64) <= crate::types::MAX_DIM as u64 =>
                             {
                                 out.push(*v as usize)
                             }

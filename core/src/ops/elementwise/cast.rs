@@ -238,6 +238,8 @@ pub static CAST_LIKE: OpSchema = OpSchema {
             "opset = 15; input x: f32[2, 3]; input t: i32[1]; output a = CastLike(Mul(x, 7.0), t); output b = CastLike(x, x);",
             "opset = 15; input x: i64[4]; input t: f64[]; input u: u8[2]; output a = CastLike(x, t); output b = CastLike(x, u);",
             "opset = 15; input x: bool[3]; input t: f32[3]; output a = CastLike(x, t);",
+            // A target with no elements, as exporters write it: only its type is read.
+            "opset = 15; input x: f32[2, 3]; input t: f64[0]; input u: i8[2, 0]; output a = CastLike(x, t); output b = CastLike(Mul(x, 9.0), u);",
         ])
     },
     op_type: "CastLike",
