@@ -32,6 +32,18 @@ pub enum Data {
 }
 
 impl Data {
+    /// No values of `dtype`.
+    pub fn empty(dtype: DType) -> Data {
+        match dtype {
+            DType::F32 => Data::F32(Vec::new()),
+            DType::I64 => Data::I64(Vec::new()),
+            dtype => Data::Typed {
+                dtype,
+                values: Vec::new(),
+            },
+        }
+    }
+
     /// Number of values.
     pub fn len(&self) -> usize {
         match self {

@@ -2377,6 +2377,11 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `ReduceSum`.
+    pub model ReduceSumCase7 { opset = 18; input x: f32[2, 0, 3]; output y = ReduceSum(x, [1]); output z = ReduceSum(x, [1], keepdims = 0); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `ReduceMean`.
     pub model ReduceMeanCase0 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceMean(x, [-1]); }
 }
@@ -2457,6 +2462,11 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `ReduceMax`.
+    pub model ReduceMaxCase9 { opset = 18; input x: i32[2, 0]; output y = ReduceMax(x, [1]); input u: u8[0, 3]; output z = ReduceMax(u, [0], keepdims = 0); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `ReduceMin`.
     pub model ReduceMinCase0 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceMin(x, [-1]); }
 }
@@ -2502,6 +2512,11 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `ReduceMin`.
+    pub model ReduceMinCase9 { opset = 18; input x: i32[2, 0]; output y = ReduceMin(x, [1]); input u: u8[0, 3]; output z = ReduceMin(u, [0], keepdims = 0); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `ReduceProd`.
     pub model ReduceProdCase0 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceProd(Add(Mul(x, 0.5), 1.0), [-1]); }
 }
@@ -2534,6 +2549,11 @@
 ::tinyonnx::onnx_model! {
     /// A cross-check case of `ReduceProd`.
     pub model ReduceProdCase6 { opset = 17; input x: f32[2, 3, 4]; output y = ReduceProd(Add(Mul(x, 0.5), 1.0), axes = [1], keepdims = 0); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `ReduceProd`.
+    pub model ReduceProdCase7 { opset = 18; input x: f32[2, 0, 3]; output y = ReduceProd(x, [1]); output z = ReduceProd(x, [1], keepdims = 0); }
 }
 
 ::tinyonnx::onnx_model! {
@@ -2572,6 +2592,11 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `ReduceL1`.
+    pub model ReduceL1Case7 { opset = 18; input x: f32[2, 0, 3]; output y = ReduceL1(x, [1]); output z = ReduceL1(x, [1], keepdims = 0); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `ReduceL2`.
     pub model ReduceL2Case0 { opset = 18; input x: f32[2, 3, 4]; output y = ReduceL2(x, [-1]); }
 }
@@ -2594,6 +2619,11 @@
 ::tinyonnx::onnx_model! {
     /// A cross-check case of `ReduceL2`.
     pub model ReduceL2Case4 { opset = 17; input x: f32[2, 3, 4]; output y = ReduceL2(x, axes = [1], keepdims = 0); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `ReduceL2`.
+    pub model ReduceL2Case5 { opset = 18; input x: f32[2, 0, 3]; output y = ReduceL2(x, [1]); output z = ReduceL2(x, [1], keepdims = 0); }
 }
 
 ::tinyonnx::onnx_model! {
@@ -2629,6 +2659,11 @@
 ::tinyonnx::onnx_model! {
     /// A cross-check case of `ReduceSumSquare`.
     pub model ReduceSumSquareCase6 { opset = 17; input x: f32[2, 3, 4]; output y = ReduceSumSquare(x, axes = [1], keepdims = 0); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `ReduceSumSquare`.
+    pub model ReduceSumSquareCase7 { opset = 18; input x: f32[2, 0, 3]; output y = ReduceSumSquare(x, [1]); output z = ReduceSumSquare(x, [1], keepdims = 0); }
 }
 
 ::tinyonnx::onnx_model! {
@@ -3049,6 +3084,11 @@
 ::tinyonnx::onnx_model! {
     /// A cross-check case of `Trilu`.
     pub model TriluCase2 { opset = 14; input x: bool[3, 3]; output a = Trilu(x); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `Trilu`.
+    pub model TriluCase3 { opset = 14; input x: f32[0, 3]; output a = Trilu(x); output b = ReduceSum(Trilu(x, upper = 0), [0]); }
 }
 
 ::tinyonnx::onnx_model! {
@@ -3963,6 +4003,7 @@ macro_rules! every_case {
             ReduceSumCase4,
             ReduceSumCase5,
             ReduceSumCase6,
+            ReduceSumCase7,
             ReduceMeanCase0,
             ReduceMeanCase1,
             ReduceMeanCase2,
@@ -3979,6 +4020,7 @@ macro_rules! every_case {
             ReduceMaxCase6,
             ReduceMaxCase7,
             ReduceMaxCase8,
+            ReduceMaxCase9,
             ReduceMinCase0,
             ReduceMinCase1,
             ReduceMinCase2,
@@ -3988,6 +4030,7 @@ macro_rules! every_case {
             ReduceMinCase6,
             ReduceMinCase7,
             ReduceMinCase8,
+            ReduceMinCase9,
             ReduceProdCase0,
             ReduceProdCase1,
             ReduceProdCase2,
@@ -3995,6 +4038,7 @@ macro_rules! every_case {
             ReduceProdCase4,
             ReduceProdCase5,
             ReduceProdCase6,
+            ReduceProdCase7,
             ReduceL1Case0,
             ReduceL1Case1,
             ReduceL1Case2,
@@ -4002,11 +4046,13 @@ macro_rules! every_case {
             ReduceL1Case4,
             ReduceL1Case5,
             ReduceL1Case6,
+            ReduceL1Case7,
             ReduceL2Case0,
             ReduceL2Case1,
             ReduceL2Case2,
             ReduceL2Case3,
             ReduceL2Case4,
+            ReduceL2Case5,
             ReduceSumSquareCase0,
             ReduceSumSquareCase1,
             ReduceSumSquareCase2,
@@ -4014,6 +4060,7 @@ macro_rules! every_case {
             ReduceSumSquareCase4,
             ReduceSumSquareCase5,
             ReduceSumSquareCase6,
+            ReduceSumSquareCase7,
             ReduceLogSumCase0,
             ReduceLogSumCase1,
             ReduceLogSumCase2,
@@ -4098,6 +4145,7 @@ macro_rules! every_case {
             TriluCase0,
             TriluCase1,
             TriluCase2,
+            TriluCase3,
             EyeLikeCase0,
             EyeLikeCase1,
             CumSumCase0,

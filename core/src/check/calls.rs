@@ -225,8 +225,10 @@ impl<'m> Checker<'m> {
     }
 
     /// Zero-size tensors known only when the model runs exist only as inputs whose
-    /// values no operator reads: `CastLike`'s target takes one (its type is all it
-    /// needs); any other use is an error. (Empty constants are read at compile time.)
+    /// values no kernel reads: `CastLike`'s target (its type is all it needs), or any
+    /// input of a node whose outputs are all known at compile time (an empty reduction,
+    /// an empty result); any other use is an error. (Empty constants are read at
+    /// compile time.)
     fn check_zero_size(
         &mut self,
         op: &'static OpSchema,
@@ -263,7 +265,8 @@ impl<'m> Checker<'m> {
         if !self.check_dtypes(op, &inputs, span_of) {
             return None;
         }
-        if !self.check_zero_size(op, &inputs, span_of) {
+        // Only operators whose inference is written for zero dims see a zero-size value.
+        if !EMPTY_SAFE.contains(&op.op_type) && !self.check_zero_size(op, &inputs, span_of) {
             return None;
         }
         let n_in = if op.variadic {
@@ -318,15 +321,29 @@ impl<'m> Checker<'m> {
             );
             return None;
         }
+        // An output with no elements is known whatever the inputs hold.
+        let mut values: Vec<Option<Data>> = match values {
+            Some(v) if !v.is_empty() => v.into_iter().map(Some).collect(),
+            _ => Vec::new(),
+        };
+        values.resize(out_types.len(), None);
+        for (v, t) in values.iter_mut().zip(&out_types) {
+            if v.is_none() && t.shape.0.iter().any(|d| d.fixed() == Some(0)) {
+                *v = Some(Data::empty(t.dtype));
+            }
+        }
+        if values.iter().any(Option::is_none) && !self.check_zero_size(op, &inputs, span_of) {
+            return None;
+        }
         while inputs.last().is_some_and(Option::is_none) {
             inputs.pop();
         }
-        let mut values = values.map(|v| v.into_iter());
+        let mut values = values.into_iter();
         let outputs: Vec<TensorId> = out_types
             .into_iter()
             .enumerate()
             .map(|(i, ty)| {
-                let value = values.as_mut().and_then(Iterator::next);
+                let value = values.next().flatten();
                 // Operators with a variable number of outputs (Split) name them by index.
                 let out_name = if op.output_names.is_empty() {
                     format!("output_{i}")
@@ -590,6 +607,23 @@ pub(crate) fn attr_value(spec: &AttrSpec, value: &Expr) -> Result<AttrValue, (Sp
         (_, e) => Err(wrong(e)),
     }
 }
+
+/// Operators whose shape inference and folding take a zero-size input known only when
+/// the model runs (the reductions fold it to their value over the empty set, Trilu to
+/// an empty result); the others refuse one before inferring.
+const EMPTY_SAFE: &[&str] = &[
+    "ReduceSum",
+    "ReduceMean",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceSumSquare",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "Trilu",
+];
 
 #[cfg(test)]
 mod tests {

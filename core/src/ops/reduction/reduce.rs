@@ -29,6 +29,7 @@ macro_rules! reduce_op {
             ],
             output_names: &["reduced"],
             infer,
+            fold: Some(fold_empty),
             lower: |cx| lower(cx, $kernel),
             cases: reduce_cases,
             macs: |cx| cx.input(0).numel() as u64,
@@ -163,6 +164,63 @@ fn infer(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     }])
 }
 
+/// A reduction of a tensor with no elements: each output is the reduction over the
+/// empty set, as the ONNX reference gives it (0 for the sums and norms, 1 for the
+/// product, the type's lowest or highest value for max and min, -inf for the
+/// log-sums), so no kernel runs. The mean of nothing is left unfolded (an error).
+fn fold_empty(cx: &InferCtx) -> Result<Vec<Data>, OpError> {
+    let x = cx.input(0);
+    if !x.shape.0.iter().any(|d| d.fixed() == Some(0)) {
+        return Ok(Vec::new());
+    }
+    let out = infer(cx)?.remove(0);
+    let Some(n) = out
+        .shape
+        .0
+        .iter()
+        .map(Dim::fixed)
+        .product::<Option<usize>>()
+    else {
+        return Ok(Vec::new());
+    };
+    let float = x.dtype.is_float();
+    let (lo, hi) = match x.dtype {
+        DType::I64 => (i64::MIN as f64, i64::MAX as f64),
+        DType::I32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
+        DType::I16 => (f64::from(i16::MIN), f64::from(i16::MAX)),
+        DType::I8 => (f64::from(i8::MIN), f64::from(i8::MAX)),
+        DType::U32 => (0.0, f64::from(u32::MAX)),
+        DType::U16 => (0.0, f64::from(u16::MAX)),
+        DType::U8 => (0.0, f64::from(u8::MAX)),
+        _ if float => (f64::NEG_INFINITY, f64::INFINITY),
+        // u64's largest value is not exact in the compiler's f64 values.
+        _ => return Ok(Vec::new()),
+    };
+    let v = match cx.op.op_type {
+        "ReduceSum" | "ReduceL1" | "ReduceL2" | "ReduceSumSquare" => 0.0,
+        "ReduceProd" => 1.0,
+        "ReduceMax" => lo,
+        "ReduceMin" => hi,
+        "ReduceLogSum" | "ReduceLogSumExp" => f64::NEG_INFINITY,
+        _ => return Ok(Vec::new()),
+    };
+    Ok(vec![match x.dtype {
+        DType::F32 => Data::F32(vec![v as f32; n]),
+        DType::I64 => Data::I64(vec![
+            match cx.op.op_type {
+                "ReduceMax" => i64::MIN,
+                "ReduceMin" => i64::MAX,
+                _ => v as i64,
+            };
+            n
+        ]),
+        dtype => Data::Typed {
+            dtype,
+            values: vec![v; n],
+        },
+    }])
+}
+
 fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
     let kernels = kernels();
     let x = cx.input(0);
@@ -263,5 +321,16 @@ fn reduce_cases(op: &OpSchema) -> Vec<String> {
     c.push(format!(
         "opset = 17; input x: f32[2, 3, 4]; output y = {name}({xf}, {axes}, keepdims = 0);"
     ));
+    // Over an empty axis: the value over the empty set, folded at compile time (the
+    // infinite ones of ReduceMax, ReduceMin and the log-sums are the node suite's).
+    match name {
+        "ReduceSum" | "ReduceProd" | "ReduceL1" | "ReduceL2" | "ReduceSumSquare" => c.push(format!(
+            "opset = 18; input x: f32[2, 0, 3]; output y = {name}(x, [1]); output z = {name}(x, [1], keepdims = 0);"
+        )),
+        "ReduceMax" | "ReduceMin" => c.push(format!(
+            "opset = 18; input x: i32[2, 0]; output y = {name}(x, [1]); input u: u8[0, 3]; output z = {name}(u, [0], keepdims = 0);"
+        )),
+        _ => {}
+    }
     c
 }

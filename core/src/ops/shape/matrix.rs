@@ -43,6 +43,7 @@ pub static TRILU: OpSchema = OpSchema {
             "opset = 14; input x: f32[2, 3, 4]; output a = Trilu(x); output b = Trilu(x, upper = 0); output c = Trilu(x, [1]); output d = Trilu(x, [-1], upper = 0); output e = Trilu(x, [-7]);",
             "opset = 14; input x: i64[5, 2]; output a = Trilu(x, [1], upper = 0);",
             "opset = 14; input x: bool[3, 3]; output a = Trilu(x);",
+            "opset = 14; input x: f32[0, 3]; output a = Trilu(x); output b = ReduceSum(Trilu(x, upper = 0), [0]);",
         ])
     },
     ..BASE
