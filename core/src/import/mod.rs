@@ -314,7 +314,7 @@ impl Importer<'_> {
                 cast.op_type = Some("Cast".into());
                 cast.input.truncate(1);
                 cast.attribute
-                    .push(rewrite::int_attr("to", i64::from(n.onnx_code())));
+                    .push(proto::int_attr("to", i64::from(n.onnx_code())));
                 cast_like = cast;
                 &cast_like
             }

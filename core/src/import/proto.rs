@@ -385,3 +385,13 @@ pub fn find<'a>(node: &'a pb::NodeProto, name: &str) -> Option<&'a pb::Attribute
         .iter()
         .find(|a| a.name.as_deref() == Some(name))
 }
+
+/// An INT attribute.
+pub fn int_attr(name: &str, i: i64) -> pb::AttributeProto {
+    pb::AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(2),
+        i: Some(i),
+        ..Default::default()
+    }
+}

@@ -6,6 +6,7 @@ use tinyonnx_layout::narrow::Narrow;
 use tinyonnx_proto as pb;
 
 use super::proto::Const;
+use super::proto::int_attr;
 use super::{Importer, MAX_IF_DEPTH, Val, proto};
 use crate::data::Data;
 use crate::ops;
@@ -639,16 +640,6 @@ impl Importer<'_> {
                 name.to_string(),
             );
         }
-    }
-}
-
-/// An INT attribute.
-pub(super) fn int_attr(name: &str, i: i64) -> pb::AttributeProto {
-    pb::AttributeProto {
-        name: Some(name.into()),
-        r#type: Some(2),
-        i: Some(i),
-        ..Default::default()
     }
 }
 
