@@ -442,10 +442,22 @@ impl Importer<'_> {
         if op == "QuantizeLinear" {
             let zp = node.input.get(2).and_then(|z| self.narrow.get(z)).copied();
             let to = proto::int(node, "output_dtype").and_then(Narrow::from_onnx);
-            if let Some(n) = zp.or(to).filter(|n| n.is_int()) {
-                self.quantize_4bit(node, &name, n);
-                return;
+            match zp.or(to) {
+                Some(n) if n.is_int() => {
+                    self.quantize_4bit(node, &name, n);
+                    return;
+                }
+                Some(n) if n.bits() < 16 && self.quantize_float(node, &name, n, false) => return,
+                _ => {}
             }
+        }
+        if op == "DequantizeLinear"
+            && let Some(&n) = node.input.first().and_then(|x| self.narrow.get(x))
+            && !n.is_int()
+            && n.bits() < 16
+            && self.quantize_float(node, &name, n, true)
+        {
+            return;
         }
         if op == "Pow" {
             if let Some(node) = self.pow_mixed(node, &name) {

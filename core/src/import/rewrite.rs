@@ -143,6 +143,107 @@ impl Importer<'_> {
         );
     }
 
+    /// Quantize/DequantizeLinear to or from a narrow float format (float 8, FLOAT4E2M1),
+    /// whose values the graph carries in f32, as the arithmetic the ONNX reference does:
+    /// `Cast(x / scale, to = format, saturate)` (FLOAT4E2M1 adds its zero point first;
+    /// a float 8 zero point is 0 by the spec), and `(x - zero_point) * scale`. A 1-D
+    /// scale along `axis` is unsqueezed to broadcast over the axes after it. Returns
+    /// false, having built nothing, for blocked quantization (the registered operator's
+    /// check explains it).
+    pub(super) fn quantize_float(
+        &mut self,
+        node: &pb::NodeProto,
+        name: &str,
+        n: Narrow,
+        dequantize: bool,
+    ) -> bool {
+        if proto::int(node, "block_size").unwrap_or(0) != 0 {
+            return false;
+        }
+        let (Some(x), Some(scale), Some(y)) = (
+            node.input.first(),
+            node.input.get(1).filter(|s| !s.is_empty()),
+            node.output.first().filter(|y| !y.is_empty()),
+        ) else {
+            return false;
+        };
+        let rank = self.dims_of(x).map_or(0, |d| d.len());
+        let axis = proto::int(node, "axis").unwrap_or(1);
+        let axis = if axis < 0 { axis + rank as i64 } else { axis };
+        let along = |me: &mut Self, v: &str, what: &str| -> String {
+            let per_axis = me.dims_of(v).is_some_and(|d| d.len() == 1 && d[0] > 1);
+            let after: Vec<i64> = ((axis + 1).max(1)..rank as i64).collect();
+            if !per_axis || after.is_empty() {
+                return v.to_string();
+            }
+            let (axes, out) = (format!("{y}::{what}_axes"), format!("{y}::{what}"));
+            me.define_const(&axes, vec![after.len()], Data::I64(after));
+            me.emit(
+                "Unsqueeze",
+                vec![v.to_string(), axes],
+                out.clone(),
+                Vec::new(),
+                format!("{name}::{what}"),
+            );
+            out
+        };
+        let scale = along(self, scale, "scale");
+        let zp = node
+            .input
+            .get(2)
+            .filter(|z| !z.is_empty())
+            .map(|z| along(self, z, "zero_point"));
+        if dequantize {
+            let shifted = match zp {
+                Some(zp) => {
+                    let d = format!("{y}::shifted");
+                    self.emit(
+                        "Sub",
+                        vec![x.clone(), zp],
+                        d.clone(),
+                        Vec::new(),
+                        format!("{name}::shift"),
+                    );
+                    d
+                }
+                None => x.clone(),
+            };
+            self.emit(
+                "Mul",
+                vec![shifted, scale],
+                y.clone(),
+                Vec::new(),
+                name.to_string(),
+            );
+            return true;
+        }
+        let mut q = format!("{y}::scaled");
+        self.emit(
+            "Div",
+            vec![x.clone(), scale],
+            q.clone(),
+            Vec::new(),
+            format!("{name}::scale"),
+        );
+        if let Some(zp) = zp.filter(|_| n == Narrow::F4E2M1) {
+            let shifted = format!("{y}::shifted");
+            self.emit(
+                "Add",
+                vec![q, zp],
+                shifted.clone(),
+                Vec::new(),
+                format!("{name}::shift"),
+            );
+            q = shifted;
+        }
+        let mut attrs = vec![int_attr("to", i64::from(n.onnx_code()))];
+        if let Some(sat) = proto::int(node, "saturate") {
+            attrs.push(int_attr("saturate", sat));
+        }
+        self.emit("Cast", vec![q], y.clone(), attrs, name.to_string());
+        true
+    }
+
     /// Names a constant a rewrite makes.
     fn define_const(&mut self, name: &str, dims: Vec<usize>, data: Data) {
         self.vals
