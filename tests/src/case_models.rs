@@ -2822,6 +2822,11 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `Slice`.
+    pub model SliceCase3 { opset = 18; input x: f32[2, 5]; output a = Concat(Slice(x, [1000], [2000], [1]), x, axis = 1); output b = Concat(x, Slice(x, [2], [2], [1]), Slice(x, [0], [3], [1]), axis = 1); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `Split`.
     pub model SplitCase0 { opset = 18; input x: f32[2, 3, 5]; let (a, b, c) = Split(x, [1, 3, 1], axis = -1); output a; output b; output c; let (d, e) = Split(x, [1, 1]); output d; output e; }
 }
@@ -2834,6 +2839,11 @@
 ::tinyonnx::onnx_model! {
     /// A cross-check case of `Split`.
     pub model SplitCase2 { opset = 18; input x: i32[6, 2]; input b: bool[4]; let (p, q) = Split(x, [2, 4]); output p; output q; let (r, s) = Split(b, [3, 1]); output r; output s; }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `Split`.
+    pub model SplitCase3 { opset = 18; input x: f32[2, 6]; let (p, q, r) = Split(x, [4, 0, 2], axis = 1); output a = Concat(r, q, p, axis = 1); output p; }
 }
 
 ::tinyonnx::onnx_model! {
@@ -4092,9 +4102,11 @@ macro_rules! every_case {
             SliceCase0,
             SliceCase1,
             SliceCase2,
+            SliceCase3,
             SplitCase0,
             SplitCase1,
             SplitCase2,
+            SplitCase3,
             ExpandCase0,
             ExpandCase1,
             TileCase0,

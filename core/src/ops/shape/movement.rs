@@ -53,6 +53,8 @@ pub static SLICE: OpSchema = OpSchema {
             "input x: f32[2, 3, 5]; output a = Slice(x, [0, 1], [1, 100], [0, 2]); output b = Slice(x, [-1, 4], [-100, 0], [1, -1], [-1, -2]); output c = Slice(x, [1], [3]); output d = Slice(x, [0, 0, 0], [2, 3, 5], [0, 1, 2], [1, 2, 3]);",
             "input x: i64[6]; input b: bool[4, 2]; output y = Slice(x, [-2], [1000]); output z = Slice(x, [5], [-1000], [0], [-2]); output w = Slice(b, [1], [3]);",
             "input x: u8[3, 4]; input i: i8[5]; input d: f64[4]; input k: i32[2, 2]; output y = Slice(x, [1, 1], [3, 3]); output z = Slice(i, [-10], [2]); output w = Slice(d, [-3], [-1]); output v = Slice(k, [0], [1], [1]);",
+            // An empty result is an empty constant, here concatenated with values.
+            "input x: f32[2, 5]; output a = Concat(Slice(x, [1000], [2000], [1]), x, axis = 1); output b = Concat(x, Slice(x, [2], [2], [1]), Slice(x, [0], [3], [1]), axis = 1);",
         ])
     },
     dtypes: ALL_DTYPES,
@@ -126,7 +128,10 @@ fn slice_plan(cx: &InferCtx) -> Result<SliceAxes, OpError> {
         if end < 0 {
             end += dim;
         }
-        let len = if step > 0 {
+        let len = if dim == 0 {
+            start = 0;
+            0
+        } else if step > 0 {
             let (s, e) = (start.clamp(0, dim), end.clamp(0, dim));
             start = s;
             ((e - s).max(0) + step - 1) / step
@@ -135,15 +140,7 @@ fn slice_plan(cx: &InferCtx) -> Result<SliceAxes, OpError> {
             start = s;
             ((s - e).max(0) + (-step) - 1) / (-step)
         };
-        if len == 0 {
-            return Err(OpError::input(
-                1,
-                format!(
-                    "Slice of axis {axis} (size {dim}) from {} to {} step {step} is empty; tinyonnx has no empty tensors",
-                    starts[k], ends[k]
-                ),
-            ));
-        }
+        // An empty result is allowed: the checker makes it an empty constant, no code.
         plan[axis] = (start as usize, step as isize, len as usize);
     }
     Ok(plan)
@@ -566,6 +563,8 @@ pub static SPLIT: OpSchema = OpSchema {
             "input x: f32[2, 3, 5]; let (a, b, c) = Split(x, [1, 3, 1], axis = -1); output a; output b; output c; let (d, e) = Split(x, [1, 1]); output d; output e;",
             "opset = 18; input x: f32[2, 3, 5]; let (a, _, c) = Split(x, num_outputs = 3, axis = 2); output a; output c; let (d, e) = Split(x, num_outputs = 2, axis = 1); output d; output e;",
             "input x: i32[6, 2]; input b: bool[4]; let (p, q) = Split(x, [2, 4]); output p; output q; let (r, s) = Split(b, [3, 1]); output r; output s;",
+            // A part of size 0 (an empty constant; the others are written).
+            "input x: f32[2, 6]; let (p, q, r) = Split(x, [4, 0, 2], axis = 1); output a = Concat(r, q, p, axis = 1); output p;",
         ])
     },
     dtypes: ALL_DTYPES,
@@ -599,10 +598,11 @@ fn split_plan(cx: &InferCtx) -> Result<(usize, Vec<usize>), OpError> {
             ));
         }
         (Some(split), None) => {
-            if split.iter().any(|&s| s < 1) {
+            // A part of size 0 is an empty constant output (the checker's rule).
+            if split.iter().any(|&s| s < 0) {
                 return Err(OpError::input(
                     1,
-                    format!("Split sizes must be positive, got {split:?}"),
+                    format!("Split sizes must not be negative, got {split:?}"),
                 ));
             }
             let total: i64 = split.iter().sum();
@@ -674,10 +674,13 @@ fn lower_split(cx: &LowerCtx) -> TokenStream {
     let kernels = kernels();
     let x = &cx.input(0).expr;
     let mut offset = 0;
-    let parts = sizes.iter().zip(&cx.outputs).map(|(&s, out)| {
+    let parts = sizes.iter().zip(&cx.outputs).filter_map(|(&s, out)| {
         let (chunk, off, y) = (s * inner, offset, &out.expr);
         offset += s * inner;
-        quote! { #kernels::copy::split_part::<_, #outer, #in_chunk, #chunk, #off>(#x, #y); }
+        // An empty part is a constant with no buffer to write.
+        (s > 0).then(|| {
+            quote! { #kernels::copy::split_part::<_, #outer, #in_chunk, #chunk, #off>(#x, #y); }
+        })
     });
     quote! { #(#parts)* }
 }
