@@ -232,3 +232,69 @@ write(
     "cnn_28x28_dynamic",
     lambda p: quantize_dynamic(cnn_src, p, weight_type=QuantType.QInt8, reduce_range=True),
 )
+
+# Control flow as exporters write it (torch.onnx traces a Python loop over a tensor's
+# rows into Scan; a fixed-count loop into Loop): a Scan carrying a running state over the
+# rows of x, and a Loop of four trips carrying h, each with per-step outputs. The
+# importer maps them onto the same nodes as the language's `for`.
+import onnx  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+F = TensorProto.FLOAT
+scan_body = helper.make_graph(
+    [
+        helper.make_node("Tanh", ["x_t"], ["t"]),
+        helper.make_node("Add", ["s_in", "t"], ["s_out"]),
+        helper.make_node("Mul", ["s_out", "x_t"], ["y_t"]),
+    ],
+    "scan_body",
+    [helper.make_tensor_value_info("s_in", F, [3]), helper.make_tensor_value_info("x_t", F, [3])],
+    [helper.make_tensor_value_info("s_out", F, [3]), helper.make_tensor_value_info("y_t", F, [3])],
+)
+loop_body = helper.make_graph(
+    [
+        helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+        helper.make_node("Cast", ["i"], ["i_f"], to=F),
+        helper.make_node("Mul", ["h_in", "half"], ["h_half"]),
+        helper.make_node("Sin", ["i_f"], ["si"]),
+        helper.make_node("Add", ["h_half", "si"], ["h_sum"]),
+        helper.make_node("Add", ["h_sum", "s_final"], ["h_out"]),
+        helper.make_node("Relu", ["h_out"], ["step"]),
+    ],
+    "loop_body",
+    [
+        helper.make_tensor_value_info("i", TensorProto.INT64, []),
+        helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+        helper.make_tensor_value_info("h_in", F, [3]),
+    ],
+    [
+        helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+        helper.make_tensor_value_info("h_out", F, [3]),
+        helper.make_tensor_value_info("step", F, [3]),
+    ],
+)
+control = helper.make_graph(
+    [
+        helper.make_node("Scan", ["s0", "x"], ["s_final", "ys"], body=scan_body, num_scan_inputs=1),
+        helper.make_node("Loop", ["trips", "", "h0"], ["h_final", "steps"], body=loop_body),
+    ],
+    "control_flow",
+    [helper.make_tensor_value_info("x", F, [5, 3]), helper.make_tensor_value_info("h0", F, [3])],
+    [
+        helper.make_tensor_value_info("ys", F, [5, 3]),
+        helper.make_tensor_value_info("h_final", F, [3]),
+        helper.make_tensor_value_info("steps", F, [4, 3]),
+    ],
+    [
+        numpy_helper.from_array(np.zeros(3, np.float32), "s0"),
+        numpy_helper.from_array(np.array(4, np.int64), "trips"),
+        numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+    ],
+)
+control_model = helper.make_model(control, opset_imports=[helper.make_opsetid("", 17)])
+control_model.ir_version = 8
+onnx.checker.check_model(control_model, full_check=True)
+path = os.path.join(out, "control_flow.onnx")
+onnx.save(control_model, path + ".partial.onnx")
+os.replace(path + ".partial.onnx", path)
+print("control_flow: written")

@@ -457,6 +457,7 @@ pub const IMPORTED: &[(&str, &str, &str)] = &[
         "target/xtask/models/cnn_28x28_dynamic.onnx",
         "",
     ),
+    ("ControlFlow", "target/xtask/models/control_flow.onnx", ""),
 ];
 
 /// What the firmware of an imported model is compared with: its `ModelInfo` (made

@@ -234,6 +234,16 @@ fn bind_compile_time_inputs(dir: &Path) -> Result<Result<Vec<String>, String>> {
             }
             continue;
         }
+        // Loop's trip count and condition fix its plan (the importer needs them).
+        if op == "Loop" {
+            for name in node.input.iter().take(2).filter(|i| !i.is_empty()) {
+                needed.insert(name.clone());
+                if inputs.contains(name) {
+                    bind.insert(name.clone());
+                }
+            }
+            continue;
+        }
         // Upsample's scales become Resize's, which must be known.
         if op == "Upsample" {
             for name in node.input.iter().skip(1).filter(|i| !i.is_empty()) {

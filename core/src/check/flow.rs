@@ -524,6 +524,106 @@ impl<'m> Checker<'m> {
         })
     }
 
+    /// For the importer: tensors for a body's formal inputs (named `prefix` + `name`),
+    /// and the graph's nodes so far, set aside while the body's nodes are built.
+    pub(crate) fn begin_imported_body(
+        &mut self,
+        prefix: &str,
+        formals: Vec<(String, TensorType)>,
+    ) -> (Vec<TensorId>, Vec<Node>) {
+        let ids = formals
+            .into_iter()
+            .map(|(n, ty)| self.new_tensor(format!("{prefix}{n}"), ty, TensorKind::Value, "", None))
+            .collect();
+        self.body_depth += 1;
+        (ids, std::mem::take(&mut self.graph.nodes))
+    }
+
+    /// For the importer: puts back the graph's nodes after a body that failed.
+    pub(crate) fn abandon_imported_body(&mut self, outer: Vec<Node>) {
+        self.body_depth -= 1;
+        self.graph.nodes = outer;
+    }
+
+    /// For the importer: the `Loop` or `Scan` whose body nodes were built since
+    /// [`Checker::begin_imported_body`]. The body returns `returned`: for a `Loop` its
+    /// condition first (`lead` = 1), then the carried values (starting as `carried`),
+    /// then the per-step outputs. `inputs` are the node's ONNX inputs. Its outputs, or
+    /// `None` after an error.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn end_imported_body(
+        &mut self,
+        span: Span,
+        name: String,
+        outer: Vec<Node>,
+        formals: Vec<TensorId>,
+        returned: Vec<TensorId>,
+        lead: usize,
+        carried: Vec<TensorId>,
+        inputs: Vec<Option<TensorId>>,
+        attrs: Attrs,
+        kind: ControlKind,
+    ) -> Option<Vec<TensorId>> {
+        self.body_depth -= 1;
+        let nodes = std::mem::replace(&mut self.graph.nodes, outer);
+        let prefix = format!("{name}.body.");
+        let mut body = Body {
+            attr: "body",
+            name: format!("{name}_body").replace('.', "_"),
+            inputs: formals,
+            nodes,
+            outputs: Vec::new(),
+        };
+        for (k, &id) in returned.iter().enumerate() {
+            let produced = body.nodes.iter().any(|n| n.outputs.contains(&id));
+            let id = if produced && !body.outputs.contains(&id) {
+                id
+            } else {
+                self.body_identity(&mut body, id, format!("{prefix}return_{k}"))?
+            };
+            body.outputs.push(id);
+        }
+        let trips = match kind {
+            ControlKind::Loop { trips } | ControlKind::Scan { trips, .. } => trips,
+            ControlKind::If => 0,
+        };
+        let mut outs = Vec::new();
+        for (k, &ret) in body.outputs.iter().enumerate().skip(lead) {
+            let ty = self.graph.tensors[ret].ty.clone();
+            if let Some(&init) = carried.get(k - lead) {
+                let ti = self.graph.tensors[init].ty.clone();
+                if ti != ty {
+                    self.error(
+                        span,
+                        format!("its body returns {ty} for the value it carries as {ti}: a carried value keeps its type and shape"),
+                    );
+                    return None;
+                }
+                outs.push((format!("{name}.state_{k}"), ti));
+                continue;
+            }
+            let mut dims = vec![Dim::Fixed(trips)];
+            dims.extend(ty.shape.0.iter().cloned());
+            let stacked = TensorType {
+                dtype: ty.dtype,
+                shape: Shape(dims),
+            };
+            if self.device_numel(&stacked.shape).is_none() {
+                self.error(
+                    span,
+                    format!("its stacked output would be {stacked}, more than {MAX_DIM} elements"),
+                );
+                return None;
+            }
+            outs.push((format!("{name}.scan_{k}"), stacked));
+        }
+        let op = match kind {
+            ControlKind::Loop { .. } => &ops::control::LOOP,
+            _ => &ops::control::SCAN,
+        };
+        Some(self.control_node(op, name, inputs, attrs, kind, vec![body], outs))
+    }
+
     /// Adds `Identity(src)` named `name` to `body`; returns its output.
     fn body_identity(&mut self, body: &mut Body, src: TensorId, name: String) -> Option<TensorId> {
         let outer_nodes = std::mem::replace(&mut self.graph.nodes, std::mem::take(&mut body.nodes));

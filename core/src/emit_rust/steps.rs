@@ -274,6 +274,14 @@ pub(crate) fn read_weights(p: &Planned) -> Vec<TensorId> {
         }
         if node.control.is_some() {
             read.extend(step.bodies.iter().flat_map(read_weights));
+            // The node's own inputs: an initial carried value or a scanned tensor may be
+            // a weight (an imported constant), which the loop code copies or slices.
+            read.extend(
+                node.inputs
+                    .iter()
+                    .flatten()
+                    .filter(|&&t| graph.tensors[t].kind == TensorKind::Weight),
+            );
             continue;
         }
         let packed = (node.op.packs)(&lower_ctx(p, i));

@@ -22,6 +22,7 @@ mod convert;
 mod fold;
 mod graph;
 mod inputs;
+mod loops;
 pub mod proto;
 mod rewrite;
 
@@ -302,8 +303,12 @@ impl Importer<'_> {
             self.constant_if(node);
             return;
         }
-        if ["Loop", "Scan"].contains(&op.as_str()) {
-            self.error("loops in an imported file are not supported yet (If with a condition known at compile time is)");
+        if op == "Scan" {
+            self.scan(node, &name);
+            return;
+        }
+        if op == "Loop" {
+            self.onnx_loop(node, &name);
             return;
         }
         // CastLike to a value the file types as a narrow format: Cast to that format.

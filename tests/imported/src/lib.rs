@@ -124,6 +124,13 @@ tinyonnx::onnx_model! {
 }
 
 tinyonnx::onnx_model! {
+    /// A Scan carrying a running sum over the rows of `x` and a Loop of four trips
+    /// carrying `h` (reading the Scan's result from the enclosing graph), each with
+    /// per-step outputs, written with onnx.helper (`xtask/py/sklearn_models.py`).
+    pub model ControlFlow = import("../../target/xtask/models/control_flow.onnx");
+}
+
+tinyonnx::onnx_model! {
     /// A head written in the DSL: which of the classifier's two classes wins.
     pub model Upright {
         opset = 13;
@@ -170,6 +177,10 @@ pub const MODELS: &[(Example, &str)] = &[
     (
         example::<Cnn28>(),
         "../../target/xtask/models/cnn_28x28.onnx",
+    ),
+    (
+        example::<ControlFlow>(),
+        "../../target/xtask/models/control_flow.onnx",
     ),
 ];
 

@@ -1,0 +1,296 @@
+//! `Scan` and `Loop` in an imported file, into the same control-flow nodes the
+//! language's `for x_t in xs` and `for i in 0..n` make: a Scan along axis 0 of its scan
+//! inputs, a Loop whose trip count is known at compile time and whose condition never
+//! ends it early.
+
+use std::collections::HashSet;
+
+use tinyonnx_proto as pb;
+
+use super::{Importer, MAX_IF_DEPTH, Val, proto};
+use crate::data::Data;
+use crate::ir::{ControlKind, TensorId};
+use crate::ops::{AttrValue, Attrs};
+use crate::types::{DType, Dim, Shape, TensorType};
+
+impl Importer<'_> {
+    pub(super) fn scan(&mut self, node: &pb::NodeProto, name: &str) {
+        if self.file_opset < 9 {
+            self.error("is Scan of opset 8 (with a batch axis and sequence_lens), which tinyonnx does not import; convert the file to opset 9 or later");
+            return;
+        }
+        let Some(g) = self.body_of(node) else { return };
+        let m = proto::int(node, "num_scan_inputs").unwrap_or(0);
+        let total = node.input.len();
+        let Some(m) = usize::try_from(m).ok().filter(|&m| m >= 1 && m <= total) else {
+            self.error(format!(
+                "has num_scan_inputs = {m} for {total} inputs: it scans 1 to {total} of them"
+            ));
+            return;
+        };
+        for attr in [
+            "scan_input_axes",
+            "scan_output_axes",
+            "scan_output_directions",
+        ] {
+            if proto::find(node, attr).is_some_and(|a| a.ints.iter().any(|&v| v != 0)) {
+                self.error(format!(
+                    "has {attr} other than 0: tinyonnx scans along axis 0 and stacks outputs forward"
+                ));
+                return;
+            }
+        }
+        let states = total - m;
+        if g.input.len() != total || g.output.len() < states {
+            self.error(format!(
+                "has {total} inputs ({states} states) but its body takes {} and returns {}",
+                g.input.len(),
+                g.output.len()
+            ));
+            return;
+        }
+        let mut ids = Vec::with_capacity(total);
+        for (k, i) in node.input.iter().enumerate() {
+            match self.tensor(i, &format!("{name}.{k}")) {
+                Some(t) => ids.push(t),
+                None => return,
+            }
+        }
+        let seqs = ids.split_off(states);
+        let mut trips = None;
+        let mut formals = Vec::with_capacity(total);
+        for (k, &id) in ids.iter().chain(&seqs).enumerate() {
+            let ty = self.cx.graph.tensors[id].ty.clone();
+            let ty = if k < states {
+                ty
+            } else {
+                let Some(Dim::Fixed(steps)) = ty.shape.0.first().cloned() else {
+                    self.error(format!(
+                        "scans `{}` ({ty}), which has no fixed first dim",
+                        node.input[k]
+                    ));
+                    return;
+                };
+                if trips.is_some_and(|t| t != steps) {
+                    self.error("scans inputs of different lengths along axis 0");
+                    return;
+                }
+                trips = Some(steps);
+                TensorType {
+                    dtype: ty.dtype,
+                    shape: Shape(ty.shape.0[1..].to_vec()),
+                }
+            };
+            formals.push(ty);
+        }
+        let trips = trips.expect("at least one scan input");
+        let mut explicit = vec![("num_scan_inputs", AttrValue::Int(m as i64))];
+        if let Some(d) =
+            proto::find(node, "scan_input_directions").filter(|a| a.ints.iter().any(|&v| v != 0))
+        {
+            explicit.push(("scan_input_directions", AttrValue::Ints(d.ints.clone())));
+        }
+        let mut inputs: Vec<Option<TensorId>> = ids.iter().map(|&id| Some(id)).collect();
+        inputs.extend(seqs.iter().map(|&id| Some(id)));
+        let kind = ControlKind::Scan {
+            trips,
+            scan_inputs: seqs.len(),
+        };
+        let attrs = Attrs {
+            explicit,
+            defaults: Vec::new(),
+        };
+        self.import_body(node, name, g, formals, 0, ids, inputs, attrs, kind);
+    }
+
+    pub(super) fn onnx_loop(&mut self, node: &pb::NodeProto, name: &str) {
+        let Some(g) = self.body_of(node) else { return };
+        let trips = match node.input.first().map(|m| (m, self.vals.get(m))) {
+            Some((_, Some(Val::Const(c)))) if c.data.len() == 1 => c.data.to_f64()[0],
+            Some((m, _)) if !m.is_empty() => {
+                self.error("has a trip count known only when the model runs; tinyonnx imports a Loop whose trip count the fixed dims decide");
+                return;
+            }
+            _ => {
+                self.error("has no trip count (a loop ended by its condition only), which no static plan holds");
+                return;
+            }
+        };
+        if !(1.0..=crate::types::MAX_DIM as f64).contains(&trips) {
+            self.error(format!(
+                "has trip count {trips}; tinyonnx runs 1 to {} trips",
+                crate::types::MAX_DIM
+            ));
+            return;
+        }
+        let trips = trips as usize;
+        match node
+            .input
+            .get(1)
+            .filter(|c| !c.is_empty())
+            .map(|c| self.vals.get(c))
+        {
+            None => {}
+            Some(Some(Val::Const(c))) if c.data.to_f64().iter().all(|&v| v != 0.0) => {}
+            Some(_) => {
+                self.error("has a condition that is not the constant true; tinyonnx runs a Loop its trip count ends");
+                return;
+            }
+        }
+        let carried_n = node.input.len().saturating_sub(2);
+        if g.input.len() != carried_n + 2 || g.output.len() < carried_n + 1 {
+            self.error(format!(
+                "carries {carried_n} values but its body takes {} inputs and returns {}",
+                g.input.len(),
+                g.output.len()
+            ));
+            return;
+        }
+        // No early exit: the body's condition output is its condition input.
+        let cond_in = g.input[1].name.as_deref().unwrap_or("");
+        let cond_out = g.output[0].name.as_deref().unwrap_or("");
+        let passthrough = cond_out == cond_in
+            || g.node.iter().any(|n| {
+                n.op_type.as_deref() == Some("Identity")
+                    && n.output.first().map(String::as_str) == Some(cond_out)
+                    && n.input.first().map(String::as_str) == Some(cond_in)
+            });
+        if !passthrough {
+            self.error("has a body that computes its condition (an early exit), which no static plan holds; tinyonnx imports a Loop whose body passes the condition through");
+            return;
+        }
+        let mut carried = Vec::with_capacity(carried_n);
+        for (k, i) in node.input.iter().enumerate().skip(2) {
+            match self.tensor(i, &format!("{name}.{k}")) {
+                Some(t) => carried.push(t),
+                None => return,
+            }
+        }
+        let scalar = |dtype| TensorType {
+            dtype,
+            shape: Shape(Vec::new()),
+        };
+        let mut formals = vec![scalar(DType::I64), scalar(DType::Bool)];
+        formals.extend(
+            carried
+                .iter()
+                .map(|&id| self.cx.graph.tensors[id].ty.clone()),
+        );
+        let m = self
+            .cx
+            .add_weight(format!("{name}.M"), &[], Data::I64(vec![trips as i64]));
+        let mut inputs = vec![Some(m), None];
+        inputs.extend(carried.iter().map(|&id| Some(id)));
+        let kind = ControlKind::Loop { trips };
+        self.import_body(
+            node,
+            name,
+            g,
+            formals,
+            1,
+            carried,
+            inputs,
+            Attrs::default(),
+            kind,
+        );
+    }
+
+    fn body_of<'g>(&mut self, node: &'g pb::NodeProto) -> Option<&'g pb::GraphProto> {
+        let g = proto::find(node, "body").and_then(|a| a.g.as_ref());
+        if g.is_none() {
+            self.error("has no body");
+        }
+        if self.depth >= MAX_IF_DEPTH {
+            self.error(format!("nests subgraphs more than {MAX_IF_DEPTH} deep"));
+            return None;
+        }
+        g
+    }
+
+    /// Imports the body `g` with formal inputs of types `formals` into the control node.
+    #[allow(clippy::too_many_arguments)]
+    fn import_body(
+        &mut self,
+        node: &pb::NodeProto,
+        name: &str,
+        g: &pb::GraphProto,
+        formals: Vec<TensorType>,
+        lead: usize,
+        carried: Vec<TensorId>,
+        inputs: Vec<Option<TensorId>>,
+        attrs: Attrs,
+        kind: ControlKind,
+    ) {
+        // Subgraph names may not reuse the enclosing graph's (ONNX's single assignment);
+        // refusing them keeps every body tensor inside its body.
+        let clash = g
+            .input
+            .iter()
+            .filter_map(|i| i.name.as_deref())
+            .chain(
+                g.node
+                    .iter()
+                    .flat_map(|n| n.output.iter().map(String::as_str)),
+            )
+            .find(|n| !n.is_empty() && self.vals.contains_key(*n));
+        if let Some(c) = clash {
+            self.error(format!(
+                "its body redefines `{c}`, a name of the enclosing graph"
+            ));
+            return;
+        }
+        let known: HashSet<String> = self.vals.keys().cloned().collect();
+        let named: Vec<(String, TensorType)> = g
+            .input
+            .iter()
+            .map(|i| i.name.clone().unwrap_or_default())
+            .zip(formals)
+            .collect();
+        let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
+        let (formal_ids, outer) = self.cx.begin_imported_body(&format!("{name}.body."), named);
+        for (n, &id) in names.iter().zip(&formal_ids) {
+            self.vals.insert(n.clone(), Val::Tensor(id));
+        }
+        self.initializers(&g.initializer, " of its body");
+        let outs: Vec<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();
+        let before = self.cx.error_count();
+        let saved = std::mem::replace(&mut self.branch, format!("{name} > body"));
+        self.depth += 1;
+        self.run_nodes(&g.node, &outs);
+        self.depth -= 1;
+        let mut returned = Vec::with_capacity(outs.len());
+        for (k, o) in outs.iter().enumerate() {
+            if let Some(t) = self.tensor(o, &format!("{name}.body.return_{k}")) {
+                returned.push(t);
+            }
+        }
+        self.branch = saved;
+        // The body's names end with it.
+        self.vals.retain(|k, _| known.contains(k));
+        if self.cx.error_count() > before || returned.len() != g.output.len() {
+            self.cx.abandon_imported_body(outer);
+            return;
+        }
+        let span = self.span;
+        let Some(made) = self.cx.end_imported_body(
+            span,
+            name.to_string(),
+            outer,
+            formal_ids,
+            returned,
+            lead,
+            carried,
+            inputs,
+            attrs,
+            kind,
+        ) else {
+            return;
+        };
+        for (k, o) in node.output.iter().enumerate() {
+            if let (false, Some(&id)) = (o.is_empty(), made.get(k)) {
+                self.cx.graph.tensors[id].name = o.clone();
+                self.vals.insert(o.clone(), Val::Tensor(id));
+            }
+        }
+    }
+}
