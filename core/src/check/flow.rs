@@ -27,6 +27,17 @@ fn count(n: usize, what: &str) -> String {
     }
 }
 
+/// A per-step output of a `Loop` or `Scan` of `trips` steps, stacked along a new first
+/// axis.
+fn stacked(ty: &TensorType, trips: usize) -> TensorType {
+    let mut dims = vec![Dim::Fixed(trips)];
+    dims.extend(ty.shape.0.iter().cloned());
+    TensorType {
+        dtype: ty.dtype,
+        shape: Shape(dims),
+    }
+}
+
 /// A formal input of a body: the name it is bound to, and its tensor.
 struct Formal {
     name: Option<Ident>,
@@ -417,13 +428,7 @@ impl<'m> Checker<'m> {
             outs.push((format!("{full}.{name}"), ti));
         }
         for (k, &(ret, span)) in body.returned[carried.len()..].iter().enumerate() {
-            let ty = self.graph.tensors[ret].ty.clone();
-            let mut dims = vec![Dim::Fixed(trips)];
-            dims.extend(ty.shape.0.iter().cloned());
-            let stacked = TensorType {
-                dtype: ty.dtype,
-                shape: Shape(dims),
-            };
+            let stacked = stacked(&self.graph.tensors[ret].ty, trips);
             if self.device_numel(&stacked.shape).is_none() {
                 self.error(span, format!("stacked over {trips} steps this would be {stacked}, more than {MAX_DIM} elements"));
                 ok = false;
@@ -602,12 +607,7 @@ impl<'m> Checker<'m> {
                 outs.push((format!("{name}.state_{k}"), ti));
                 continue;
             }
-            let mut dims = vec![Dim::Fixed(trips)];
-            dims.extend(ty.shape.0.iter().cloned());
-            let stacked = TensorType {
-                dtype: ty.dtype,
-                shape: Shape(dims),
-            };
+            let stacked = stacked(&ty, trips);
             if self.device_numel(&stacked.shape).is_none() {
                 self.error(
                     span,
