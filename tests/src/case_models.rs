@@ -2892,6 +2892,16 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `Gather`.
+    pub model GatherCase2 { opset = 18; input x: f32[5, 3]; input z: f32[2, 5]; output y = Gather(x, ArgMax(z, axis = 1, keepdims = 0)); output w = Gather(x, Cast(ArgMin(z, axis = 1), to = i32), axis = 0); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `Gather`.
+    pub model GatherCase3 { opset = 18; input x: f32[2, 4, 3]; input z: f32[3, 4]; input k: i64[2, 4]; output y = Gather(x, ArgMax(z, axis = 1), axis = 1); output n = Gather(x, Sub(ArgMax(z, axis = 1, keepdims = 0), [4]), axis = 1); output m = Gather(k, ArgMin(z, axis = 1, keepdims = 0), axis = 1); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `GatherElements`.
     pub model GatherElementsCase0 { opset = 18; input x: f32[2, 3, 5]; output a = GatherElements(x, [[[0, 4], [1, -1], [2, 2]], [[3, 0], [-5, 1], [4, 4]]], axis = 2); output b = GatherElements(x, [[[1, 0, 1, 0, 1]]], axis = 0); }
 }
@@ -4116,6 +4126,8 @@ macro_rules! every_case {
             PadCase2,
             GatherCase0,
             GatherCase1,
+            GatherCase2,
+            GatherCase3,
             GatherElementsCase0,
             GatherElementsCase1,
             ScatterElementsCase0,

@@ -585,6 +585,8 @@ pub const CASES: &[(&str, Example)] = &[
     ("Pad", example::<PadCase2>()),
     ("Gather", example::<GatherCase0>()),
     ("Gather", example::<GatherCase1>()),
+    ("Gather", example::<GatherCase2>()),
+    ("Gather", example::<GatherCase3>()),
     ("GatherElements", example::<GatherElementsCase0>()),
     ("GatherElements", example::<GatherElementsCase1>()),
     ("ScatterElements", example::<ScatterElementsCase0>()),

@@ -167,6 +167,39 @@ pub fn gather<T: Copy, const OUTER: usize, const N: usize, const INNER: usize, c
     }
 }
 
+/// `Gather` with indices known only when the model runs (int64 or int32), `x` viewed as
+/// `[OUTER, N, INNER]` and `K` indices: a negative index counts from the end; one outside
+/// `-N..N` (an error in ONNX Runtime) gives `INNER` default values (zeros, false), never
+/// a read out of bounds.
+#[inline]
+pub fn gather_dyn<
+    T: Copy + Default,
+    I: Copy + Into<i64>,
+    const OUTER: usize,
+    const N: usize,
+    const INNER: usize,
+    const K: usize,
+>(
+    x: &[T],
+    y: &mut [T],
+    indices: &[I],
+) {
+    let x = &x[..OUTER * N * INNER];
+    let y = &mut y[..OUTER * K * INNER];
+    let indices = &indices[..K];
+    for o in 0..OUTER {
+        for (j, &i) in indices.iter().enumerate() {
+            let i: i64 = i.into();
+            let k = if i < 0 { i + N as i64 } else { i };
+            let dst = &mut y[(o * K + j) * INNER..(o * K + j + 1) * INNER];
+            match usize::try_from(k).ok().filter(|&k| k < N) {
+                Some(k) => dst.copy_from_slice(&x[(o * N + k) * INNER..(o * N + k + 1) * INNER]),
+                None => dst.fill(T::default()),
+            }
+        }
+    }
+}
+
 /// One output of `Split`: `OUTER` chunks of `CHUNK` values taken from `x`, whose chunks
 /// are `IN_CHUNK` long, at `OFFSET` within each.
 #[inline]
@@ -468,5 +501,23 @@ pub fn col2im<const R: usize>(x: &[f32], y: &mut [f32], nc: usize, g: &[[usize; 
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Run-time indices: negative ones count from the end; out of range gives zeros
+    /// instead of reading past the data (ONNX Runtime refuses such an index).
+    #[test]
+    fn gather_dyn_counts_from_the_end_and_never_reads_out_of_bounds() {
+        let x = [1, 2, 3, 4, 5, 6];
+        let mut y = [9; 10];
+        gather_dyn::<i32, i64, 1, 3, 2, 5>(&x, &mut y, &[2i64, -1, 3, -4, 0]);
+        assert_eq!(y, [5, 6, 5, 6, 0, 0, 0, 0, 1, 2]);
+        let mut z = [9u8; 2];
+        gather_dyn::<u8, i32, 2, 2, 1, 1>(&[7, 8, 9, 10], &mut z, &[i32::MIN]);
+        assert_eq!(z, [0, 0]);
     }
 }

@@ -488,23 +488,43 @@ pub static GATHER: OpSchema = OpSchema {
         cases(&[
             "input x: f32[2, 3, 5]; output a = Gather(x, [2, -1, 0, 0], axis = 2); output b = Gather(x, [[1, 0], [1, 1]], axis = 0); output c = Gather(x, 1, axis = 1); output d = Gather(x, [-3], axis = -2);",
             "input x: i64[4]; input b: bool[3, 2]; input u: u8[2, 3]; output y = Gather(x, [3, 0, 3]); output z = Gather(b, [1], axis = 1); output w = Gather(u, [[0, 2]], axis = -1);",
+            // Indices known only when the model runs (an argmax), int64 and int32,
+            // negative ones counting from the end.
+            "input x: f32[5, 3]; input z: f32[2, 5]; output y = Gather(x, ArgMax(z, axis = 1, keepdims = 0)); output w = Gather(x, Cast(ArgMin(z, axis = 1), to = i32), axis = 0);",
+            "input x: f32[2, 4, 3]; input z: f32[3, 4]; input k: i64[2, 4]; output y = Gather(x, ArgMax(z, axis = 1), axis = 1); output n = Gather(x, Sub(ArgMax(z, axis = 1, keepdims = 0), [4]), axis = 1); output m = Gather(k, ArgMin(z, axis = 1, keepdims = 0), axis = 1);",
         ])
     },
     dtypes: ALL_DTYPES,
     op_type: "Gather",
-    inputs: &[input("data"), i64_const("indices", false)],
+    inputs: &[input("data"), any_input("indices", false)],
     attrs: &[attr("axis", AttrKind::Int, AttrDefault::Int(0))],
     infer: infer_gather,
     lower: lower_gather,
+    // Indices known at compile time are written into the call, not stored as a weight.
+    packs: |cx| {
+        if cx.input_consts[1].is_some() {
+            vec![1]
+        } else {
+            Vec::new()
+        }
+    },
     macs: no_macs,
     ..BASE
 };
 
 fn infer_gather(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     let dims = fixed(cx, 0)?;
+    let ti = cx.input(1).dtype;
+    if !matches!(ti, DType::I64 | DType::I32) {
+        return Err(OpError::input(
+            1,
+            format!("Gather indices are int64 or int32, got {ti}"),
+        ));
+    }
     let axis = normalize_axis("Gather", cx.attrs.int("axis"), dims.len(), "axis")?;
     let n = dims[axis] as i64;
-    for &i in cx.const_i64(1).unwrap_or(&[]) {
+    let known = cx.consts[1].map(Data::to_f64).unwrap_or_default();
+    for i in known.into_iter().map(|i| i as i64) {
         if i < -n || i >= n {
             return Err(OpError::input(
                 1,
@@ -533,11 +553,20 @@ fn lower_gather(cx: &LowerCtx) -> TokenStream {
     let n = shape[axis];
     let outer: usize = shape[..axis].iter().product();
     let inner: usize = shape[axis + 1..].iter().product();
-    let indices: Vec<usize> = cx.input_consts[1]
-        .and_then(Data::as_i64)
-        .expect("compile-time indices")
+    let kernels = kernels();
+    let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
+    let Some(constant) = cx.input_consts[1] else {
+        let k = cx.input(1).numel();
+        let idx = &cx.input(1).expr;
+        return quote! {
+            #kernels::copy::gather_dyn::<_, _, #outer, #n, #inner, #k>(#x, #y, #idx);
+        };
+    };
+    let constant = constant.to_f64();
+    let indices: Vec<usize> = constant
         .iter()
-        .map(|&i| {
+        .map(|&i| i as i64)
+        .map(|i| {
             if i < 0 {
                 (i + n as i64) as usize
             } else {
@@ -546,8 +575,6 @@ fn lower_gather(cx: &LowerCtx) -> TokenStream {
         })
         .collect();
     let k = indices.len();
-    let kernels = kernels();
-    let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
     quote! {
         #kernels::copy::gather::<_, #outer, #n, #inner, #k>(#x, #y, &[#(#indices),*]);
     }
