@@ -105,6 +105,11 @@ impl Narrow {
         }
     }
 
+    /// The format the DSL names `name`.
+    pub fn from_name(name: &str) -> Option<Narrow> {
+        Narrow::ALL.into_iter().find(|n| n.name() == name)
+    }
+
     /// The first opset whose `Cast` takes the format.
     pub const fn since_opset(self) -> i64 {
         match self {

@@ -221,32 +221,22 @@ fn bind_compile_time_inputs(dir: &Path) -> Result<Result<Vec<String>, String>> {
     let mut needed = BTreeSet::new();
     for node in &graph.node {
         let op = node.op_type.as_deref().unwrap_or("");
-        // The inputs of an operator the importer evaluates.
-        if tinyonnx_core::import::EVALUATED
+        // Inputs the importer needs known: all of an operator it evaluates, Loop's trip
+        // count and condition (they fix its plan), Upsample's scales (Resize's must be).
+        let known: Option<Vec<&String>> = if tinyonnx_core::import::EVALUATED
             .iter()
             .any(|(o, _)| *o == op)
         {
-            for name in node.input.iter().filter(|i| !i.is_empty()) {
-                needed.insert(name.clone());
-                if inputs.contains(name) {
-                    bind.insert(name.clone());
-                }
-            }
-            continue;
-        }
-        // Loop's trip count and condition fix its plan (the importer needs them).
-        if op == "Loop" {
-            for name in node.input.iter().take(2).filter(|i| !i.is_empty()) {
-                needed.insert(name.clone());
-                if inputs.contains(name) {
-                    bind.insert(name.clone());
-                }
-            }
-            continue;
-        }
-        // Upsample's scales become Resize's, which must be known.
-        if op == "Upsample" {
-            for name in node.input.iter().skip(1).filter(|i| !i.is_empty()) {
+            Some(node.input.iter().collect())
+        } else if op == "Loop" {
+            Some(node.input.iter().take(2).collect())
+        } else if op == "Upsample" {
+            Some(node.input.iter().skip(1).collect())
+        } else {
+            None
+        };
+        if let Some(known) = known {
+            for name in known.into_iter().filter(|i| !i.is_empty()) {
                 needed.insert(name.clone());
                 if inputs.contains(name) {
                     bind.insert(name.clone());

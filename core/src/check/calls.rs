@@ -571,13 +571,9 @@ pub(crate) fn attr_value(spec: &AttrSpec, value: &Expr) -> Result<AttrValue, (Sp
         }
         // So does a narrow storage format's (`Cast(x, to = f16)`).
         (AttrKind::Int, Expr::Name(id))
-            if tinyonnx_layout::narrow::Narrow::ALL
-                .iter()
-                .any(|n| *id == n.name()) =>
+            if tinyonnx_layout::narrow::Narrow::from_name(&id.to_string()).is_some() =>
         {
-            let n = tinyonnx_layout::narrow::Narrow::ALL
-                .into_iter()
-                .find(|n| *id == n.name())
+            let n = tinyonnx_layout::narrow::Narrow::from_name(&id.to_string())
                 .expect("checked by the guard");
             Ok(AttrValue::Int(i64::from(n.onnx_code())))
         }
