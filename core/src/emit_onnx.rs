@@ -285,6 +285,10 @@ fn split_narrow_casts(nodes: Vec<pb::NodeProto>) -> Vec<pb::NodeProto> {
             out.push(n);
             continue;
         };
+        if f.bits() == 2 {
+            out.extend(wrap_2bit(&n, f, y));
+            continue;
+        }
         let mid = format!("{y}__{}", f.name());
         let widen = pb::NodeProto {
             input: vec![mid.clone()],
@@ -304,6 +308,49 @@ fn split_narrow_casts(nodes: Vec<pb::NodeProto>) -> Vec<pb::NodeProto> {
         });
         out.push(widen);
     }
+    out
+}
+
+/// A cast to `INT2` or `UINT2`, whose `Cast` ONNX has only from opset 25, as arithmetic
+/// every emitted opset has: truncate to int64, keep the value modulo 4 (`Mod` of
+/// integers takes the divisor's sign) and, for `INT2`, shift it into -2..=1 around the
+/// modulo, then cast to the carrier.
+fn wrap_2bit(n: &pb::NodeProto, f: Narrow, y: &str) -> Vec<pb::NodeProto> {
+    let name = n.name.clone().unwrap_or_else(|| y.to_string());
+    let node =
+        |op: &str, suffix: &str, input: Vec<String>, attr: Option<(&str, i64)>| pb::NodeProto {
+            input,
+            output: vec![format!("{y}__{suffix}")],
+            name: Some(format!("{name}__{suffix}")),
+            op_type: Some(op.into()),
+            domain: Some(String::new()),
+            attribute: attr
+                .map(|(k, v)| attribute(k, &AttrValue::Int(v)))
+                .into_iter()
+                .collect(),
+            ..Default::default()
+        };
+    let v = |suffix: &str| format!("{y}__{suffix}");
+    let signed = f == Narrow::I2;
+    let mut out = vec![
+        node("Cast", "i64", n.input.clone(), Some(("to", 7))),
+        node("Constant", "four", Vec::new(), Some(("value_int", 4))),
+        node("Constant", "two", Vec::new(), Some(("value_int", 2))),
+    ];
+    if signed {
+        out.push(node("Add", "shifted", vec![v("i64"), v("two")], None));
+    }
+    let dividend = if signed { v("shifted") } else { v("i64") };
+    out.push(node("Mod", "mod", vec![dividend, v("four")], None));
+    if signed {
+        out.push(node("Sub", "wrapped", vec![v("mod"), v("two")], None));
+    }
+    let last = if signed { v("wrapped") } else { v("mod") };
+    let to = i64::from(carrier(f).onnx_code());
+    let mut cast = node("Cast", "carrier", vec![last], Some(("to", to)));
+    cast.output = vec![y.to_string()];
+    cast.name = n.name.clone();
+    out.push(cast);
     out
 }
 

@@ -1,6 +1,7 @@
 //! Storage formats narrower than the runtime's element types: 16- and 8-bit floats,
-//! the 4-bit float and the 4-bit integers of ONNX. tinyonnx carries a value of one in
-//! a wider element type (floats in `f32`, `INT4` in `i8`, `UINT4` in `u8`) holding
+//! the 4-bit float and the 4- and 2-bit integers of ONNX. tinyonnx carries a value of
+//! one in a wider element type (floats in `f32`, `INT4`/`INT2` in `i8`, the unsigned
+//! ones in `u8`) holding
 //! exactly a value the format can represent, so `Cast` to such a format is a rounding
 //! to its grid. The compiler (folding a cast, reading a tensor of the format) and the
 //! kernel (casting on the device) both use the functions here.
@@ -10,7 +11,7 @@
 //! infinities included, become that largest value; without it they become infinity
 //! where the format has one and NaN otherwise. `FLOAT4E2M1` always saturates and takes
 //! NaN to -0. The integers truncate toward zero and keep the low bits (two's complement
-//! for `INT4`), as ONNX casts between integer types do.
+//! for the signed ones), as ONNX casts between integer types do.
 
 /// A narrow storage format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +34,10 @@ pub enum Narrow {
     I4,
     /// `UINT4`: 0 to 15, carried in `u8`.
     U4,
+    /// `INT2`: -2 to 1, carried in `i8`.
+    I2,
+    /// `UINT2`: 0 to 3, carried in `u8`.
+    U2,
 }
 
 /// What a float format can hold: mantissa bits, exponent bias, the largest finite value
@@ -51,7 +56,7 @@ struct Float {
 
 impl Narrow {
     /// Every format, in the order of their ONNX codes.
-    pub const ALL: [Narrow; 9] = [
+    pub const ALL: [Narrow; 11] = [
         Narrow::F16,
         Narrow::Bf16,
         Narrow::F8E4M3Fn,
@@ -61,6 +66,8 @@ impl Narrow {
         Narrow::I4,
         Narrow::U4,
         Narrow::F4E2M1,
+        Narrow::U2,
+        Narrow::I2,
     ];
 
     /// `TensorProto.DataType` of the format.
@@ -75,6 +82,8 @@ impl Narrow {
             Narrow::U4 => 21,
             Narrow::I4 => 22,
             Narrow::F4E2M1 => 23,
+            Narrow::U2 => 25,
+            Narrow::I2 => 26,
         }
     }
 
@@ -102,6 +111,8 @@ impl Narrow {
             Narrow::F4E2M1 => "f4e2m1",
             Narrow::I4 => "i4",
             Narrow::U4 => "u4",
+            Narrow::I2 => "i2",
+            Narrow::U2 => "u2",
         }
     }
 
@@ -118,6 +129,11 @@ impl Narrow {
             Narrow::F8E4M3Fn | Narrow::F8E4M3Fnuz | Narrow::F8E5M2 | Narrow::F8E5M2Fnuz => 19,
             Narrow::I4 | Narrow::U4 => 21,
             Narrow::F4E2M1 => 23,
+            // ONNX's Cast names INT2 and UINT2 from opset 25, past the opsets tinyonnx
+            // emits; the emitted model writes such a cast as integer arithmetic (Mod),
+            // which every opset tinyonnx emits has, so the DSL takes them with the 4-bit
+            // ones.
+            Narrow::I2 | Narrow::U2 => 21,
         }
     }
 
@@ -126,13 +142,23 @@ impl Narrow {
         match self {
             Narrow::F16 | Narrow::Bf16 => 16,
             Narrow::F4E2M1 | Narrow::I4 | Narrow::U4 => 4,
+            Narrow::I2 | Narrow::U2 => 2,
             _ => 8,
         }
     }
 
-    /// `INT4` or `UINT4`.
+    /// `INT4`, `UINT4`, `INT2` or `UINT2`.
     pub const fn is_int(self) -> bool {
-        matches!(self, Narrow::I4 | Narrow::U4)
+        matches!(self, Narrow::I4 | Narrow::U4 | Narrow::I2 | Narrow::U2)
+    }
+
+    /// An integer format's signedness and range.
+    pub const fn int_range(self) -> (i64, i64) {
+        match self {
+            Narrow::I4 => (-8, 7),
+            Narrow::I2 => (-2, 1),
+            _ => (0, (1 << self.bits()) - 1),
+        }
     }
 
     /// The float 8 formats, the only ones whose `Cast` has a `saturate` attribute.
@@ -152,7 +178,7 @@ impl Narrow {
             Narrow::F8E5M2 => (5, 2, 15, 57344.0, true, false),
             Narrow::F8E5M2Fnuz => (5, 2, 16, 57344.0, false, true),
             // The integers have no float layout; callers branch on `is_int` first.
-            Narrow::F4E2M1 | Narrow::I4 | Narrow::U4 => (2, 1, 1, 6.0, false, false),
+            _ => (2, 1, 1, 6.0, false, false),
         };
         Float {
             exp_bits,
@@ -204,11 +230,16 @@ impl Narrow {
         }
     }
 
-    /// An integer reduced to the format's bits: the low 4 bits, sign-extended for `INT4`.
+    /// An integer reduced to the format's bits: the low 4 (or 2) bits, sign-extended for
+    /// `INT4` and `INT2`.
     pub const fn wrap(self, v: i64) -> i64 {
+        let mask = (1 << self.bits()) - 1;
         match self {
-            Narrow::I4 => ((v & 0xF) ^ 0x8) - 0x8,
-            _ => v & 0xF,
+            Narrow::I4 | Narrow::I2 => {
+                let sign = 1 << (self.bits() - 1);
+                ((v & mask) ^ sign) - sign
+            }
+            _ => v & mask,
         }
     }
 
@@ -294,6 +325,11 @@ mod tests {
         assert_eq!(Narrow::I4.round(-9.0, true), 7.0);
         assert_eq!(Narrow::I4.round(8.7, true), -8.0);
         assert_eq!(Narrow::U4.round(-1.0, true), 15.0);
+        assert_eq!(Narrow::I2.round(2.0, true), -2.0);
+        assert_eq!(Narrow::I2.round(-3.9, true), 1.0);
+        assert_eq!(Narrow::U2.round(-1.0, true), 3.0);
+        assert_eq!(Narrow::U2.decode(0b110), 2.0);
+        assert_eq!(Narrow::I2.decode(0b11), -1.0);
         assert_eq!(Narrow::Bf16.decode(0x3f80), 1.0);
         assert_eq!(Narrow::F16.decode(0x7bff), 65504.0);
     }

@@ -1133,7 +1133,7 @@
 
 ::tinyonnx::onnx_model! {
     /// A cross-check case of `Cast`.
-    pub model CastCase11 { opset = 21; input x: f32[2, 3]; output a = Cast(Mul(x, 300.0), to = f16); output b = Cast(Mul(x, 1000.0), to = bf16); output c = Cast(Mul(x, 500.0), to = f8e4m3fn); output d = Cast(Mul(x, 200.0), to = f8e4m3fnuz, saturate = 0); output e = Cast(Mul(x, 70000.0), to = f8e5m2); output f = Cast(Mul(x, 50000.0), to = 20, saturate = 0); output g = Cast(Cast(Mul(x, 20.0), to = i32), to = i4); output h = Cast(Cast(Mul(x, 20.0), to = i32), to = u4); }
+    pub model CastCase11 { opset = 21; input x: f32[2, 3]; output a = Cast(Mul(x, 300.0), to = f16); output b = Cast(Mul(x, 1000.0), to = bf16); output c = Cast(Mul(x, 500.0), to = f8e4m3fn); output d = Cast(Mul(x, 200.0), to = f8e4m3fnuz, saturate = 0); output e = Cast(Mul(x, 70000.0), to = f8e5m2); output f = Cast(Mul(x, 50000.0), to = 20, saturate = 0); output g = Cast(Cast(Mul(x, 20.0), to = i32), to = i4); output h = Cast(Cast(Mul(x, 20.0), to = i32), to = u4); output i = Cast(Cast(Mul(x, 20.0), to = i32), to = i2); output j = Cast(Mul(x, 20.0), to = u2); output k = Cast(Mul(x, 9.0), to = i2); }
 }
 
 ::tinyonnx::onnx_model! {

@@ -449,7 +449,7 @@ impl Importer<'_> {
             let to = proto::int(node, "output_dtype").and_then(Narrow::from_onnx);
             match zp.or(to) {
                 Some(n) if n.is_int() => {
-                    self.quantize_4bit(node, &name, n);
+                    self.quantize_narrow_int(node, &name, n);
                     return;
                 }
                 Some(n) if n.bits() < 16 && self.quantize_float(node, &name, n, false) => return,

@@ -123,7 +123,7 @@ pub fn tensor(t: &pb::TensorProto) -> Result<Const, String> {
     let code = t.data_type.unwrap_or(0);
     let Some(dtype) = dtype(code) else {
         return Err(format!(
-            "has element type {}; tinyonnx reads FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8, BOOL, the FLOAT8 types, FLOAT4E2M1, INT4 and UINT4",
+            "has element type {}; tinyonnx reads FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8, BOOL, the FLOAT8 types, FLOAT4E2M1, INT4, UINT4, INT2 and UINT2",
             type_name(code)
         ));
     };
@@ -249,8 +249,9 @@ pub fn tensor(t: &pb::TensorProto) -> Result<Const, String> {
     Ok(Const { dims, data })
 }
 
-/// A tensor of an 8- or 4-bit format: one value a byte, or two (the first in the low
-/// half), in `raw_data` or, one byte each, in `int32_data`; widened to its carrier.
+/// A tensor of an 8-, 4- or 2-bit format: one value a byte, or two or four (the first in
+/// the lowest bits), in `raw_data` or, one byte each, in `int32_data`; widened to its
+/// carrier.
 fn narrow_tensor(
     t: &pb::TensorProto,
     n: Narrow,
@@ -270,13 +271,10 @@ fn narrow_tensor(
             bytes.len()
         ));
     }
+    let (bits, mask) = (n.bits() as usize, (1u32 << n.bits()) - 1);
     let values = (0..numel).map(|i| {
         let byte = u32::from(bytes[i / per_byte]);
-        n.decode(if per_byte == 2 {
-            byte >> (4 * (i % 2)) & 0xF
-        } else {
-            byte
-        })
+        n.decode(byte >> (bits * (i % per_byte)) & mask)
     });
     let dtype = crate::ops::elementwise::cast::carrier(n);
     let data = if dtype == DType::F32 {

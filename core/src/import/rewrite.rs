@@ -103,10 +103,10 @@ impl Importer<'_> {
         self.build(schema, &node, name);
     }
 
-    /// QuantizeLinear to INT4 or UINT4 (its zero point's type, or `output_dtype`): the
-    /// registered 8-bit quantization, then a `Clip` to the 4-bit range, as ONNX
+    /// QuantizeLinear to a 4- or 2-bit integer (its zero point's type, or `output_dtype`):
+    /// the registered 8-bit quantization, then a `Clip` to the format's range, as ONNX
     /// saturates to the output type (the 8-bit carrier keeps the result).
-    pub(super) fn quantize_4bit(&mut self, node: &pb::NodeProto, name: &str, n: Narrow) {
+    pub(super) fn quantize_narrow_int(&mut self, node: &pb::NodeProto, name: &str, n: Narrow) {
         let Some(y) = node.output.first().filter(|y| !y.is_empty()) else {
             return;
         };
@@ -121,11 +121,8 @@ impl Importer<'_> {
         }
         let schema = ops::lookup("QuantizeLinear").expect("registered");
         self.build(schema, &q, format!("{name}::8bit"));
-        let (lo, hi) = if n == Narrow::I4 {
-            (-8.0, 7.0)
-        } else {
-            (0.0, 15.0)
-        };
+        let (lo, hi) = n.int_range();
+        let (lo, hi) = (lo as f64, hi as f64);
         let (min, max) = (format!("{y}::min"), format!("{y}::max"));
         for (c, v) in [(&min, lo), (&max, hi)] {
             let data = Data::Typed {

@@ -6,7 +6,7 @@
 //! undefined, the kernel saturates them (Rust's `as`).
 //!
 //! `to` may also name a narrow storage format (`f16`, `bf16`, the float 8 formats,
-//! `f4e2m1`, `i4`, `u4`: [`Narrow`]), which tinyonnx carries in a wider element type
+//! `f4e2m1`, `i4`, `u4`, `i2`, `u2`: [`Narrow`]), which tinyonnx carries in a wider element type
 //! (f32, i8, u8): the cast rounds to the format's grid, and the emitted ONNX says so
 //! with a `Cast` to the format followed by one back to the carrier.
 
@@ -31,7 +31,7 @@ pub static CAST: OpSchema = OpSchema {
             "input x: u64[5]; output a = Cast(x, to = f32); output b = Cast(x, to = i32); output c = Cast(x, to = u8);",
             "input x: bool[2, 3]; output a = Cast(x, to = f32); output b = Cast(x, to = i64); output c = Cast(x, to = u8); output d = Cast(x, to = f64);",
             // Narrow formats (ONNX Runtime has no FLOAT4E2M1 cast; the node suite checks it).
-            "opset = 21; input x: f32[2, 3]; output a = Cast(Mul(x, 300.0), to = f16); output b = Cast(Mul(x, 1000.0), to = bf16); output c = Cast(Mul(x, 500.0), to = f8e4m3fn); output d = Cast(Mul(x, 200.0), to = f8e4m3fnuz, saturate = 0); output e = Cast(Mul(x, 70000.0), to = f8e5m2); output f = Cast(Mul(x, 50000.0), to = 20, saturate = 0); output g = Cast(Cast(Mul(x, 20.0), to = i32), to = i4); output h = Cast(Cast(Mul(x, 20.0), to = i32), to = u4);",
+            "opset = 21; input x: f32[2, 3]; output a = Cast(Mul(x, 300.0), to = f16); output b = Cast(Mul(x, 1000.0), to = bf16); output c = Cast(Mul(x, 500.0), to = f8e4m3fn); output d = Cast(Mul(x, 200.0), to = f8e4m3fnuz, saturate = 0); output e = Cast(Mul(x, 70000.0), to = f8e5m2); output f = Cast(Mul(x, 50000.0), to = 20, saturate = 0); output g = Cast(Cast(Mul(x, 20.0), to = i32), to = i4); output h = Cast(Cast(Mul(x, 20.0), to = i32), to = u4); output i = Cast(Cast(Mul(x, 20.0), to = i32), to = i2); output j = Cast(Mul(x, 20.0), to = u2); output k = Cast(Mul(x, 9.0), to = i2);",
             "opset = 21; input x: f64[5]; output a = Cast(Mul(x, Cast(Constant(value_float = 30000.0), to = f64)), to = f16); output b = Cast(x, to = f8e5m2); output c = Cast(Cast(x, to = f8e4m3fn), to = f64);",
             "input x: f32[4]; output a = Add(Cast(Mul(x, 5000.0), to = f16), x); output b = Cast(Constant(value_floats = [0.1, 60000.0, -3.3]), to = f16);",
         ])
@@ -137,8 +137,8 @@ enum Target {
 /// The element type that carries a narrow format's values.
 pub fn carrier(n: Narrow) -> DType {
     match n {
-        Narrow::I4 => DType::I8,
-        Narrow::U4 => DType::U8,
+        Narrow::I4 | Narrow::I2 => DType::I8,
+        Narrow::U4 | Narrow::U2 => DType::U8,
         _ => DType::F32,
     }
 }
