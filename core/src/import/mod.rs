@@ -22,6 +22,7 @@ mod convert;
 mod fold;
 mod graph;
 mod inputs;
+mod late;
 mod loops;
 pub mod proto;
 mod rewrite;
@@ -431,6 +432,11 @@ impl Importer<'_> {
         }
         if matches!(op.as_str(), "Sum" | "Mean") {
             self.sum(node, &name);
+            return;
+        }
+        if (op == "BitShift" && self.bit_shift_wide(node, &name))
+            || (op == "Mod" && self.file_opset >= 28 && self.float_mod(node, &name))
+        {
             return;
         }
         let Some(schema) = ops::lookup(&op) else {

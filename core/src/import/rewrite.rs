@@ -84,7 +84,7 @@ impl Importer<'_> {
 
     /// Builds `op(inputs) -> output` for a rewrite, with `attrs`, as node `name` (`op`
     /// is a registered operator).
-    fn emit(
+    pub(super) fn emit(
         &mut self,
         op: &str,
         inputs: Vec<String>,
@@ -242,7 +242,7 @@ impl Importer<'_> {
     }
 
     /// Names a constant a rewrite makes.
-    fn define_const(&mut self, name: &str, dims: Vec<usize>, data: Data) {
+    pub(super) fn define_const(&mut self, name: &str, dims: Vec<usize>, data: Data) {
         self.vals
             .insert(name.to_string(), Val::Const(Const { dims, data }));
     }
@@ -456,16 +456,11 @@ impl Importer<'_> {
     /// (exact for the exponents that keep a result finite), a float exponent of an
     /// integer base is refused. Returns the node to build.
     pub(super) fn pow_mixed(&mut self, node: &pb::NodeProto, name: &str) -> Option<pb::NodeProto> {
-        let dtype = |this: &Self, n: &str| match this.vals.get(n)? {
-            Val::Tensor(id) => Some(this.cx.graph.tensors[*id].ty.dtype),
-            Val::Const(c) => Some(c.data.dtype()),
-            Val::Poisoned | Val::Absent => None,
-        };
         // Anything unusual (a missing or failed input) is the builder's to report.
         let (Some(b), Some(ta), Some(tb)) = (
             node.input.get(1),
-            node.input.first().and_then(|a| dtype(self, a)),
-            node.input.get(1).and_then(|b| dtype(self, b)),
+            node.input.first().and_then(|a| self.dtype_of(a)),
+            node.input.get(1).and_then(|b| self.dtype_of(b)),
         ) else {
             return Some(node.clone());
         };

@@ -194,10 +194,15 @@ fn main() {
         std::process::exit(2);
     };
     let root = PathBuf::from(root);
+    // Set, every case's emitted ONNX is written there too (to run in ONNX Runtime).
+    let emit_dir = std::env::var_os("TINYONNX_NODE_SUITE_EMIT").map(PathBuf::from);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     for (name, example) in CASES {
         let dir = root.join(name);
+        if let Some(e) = &emit_dir {
+            let _ = std::fs::write(e.join(format!("{name}.onnx")), example.onnx);
+        }
         // A kernel that panics is a wrong answer of that case, not the end of the run.
         let result = std::panic::catch_unwind(|| run_case(example, &dir))
             .unwrap_or_else(|_| Err("panicked".to_string()));
