@@ -133,7 +133,7 @@ fn model_proto_without_data(graph: &Graph, skip: &[TensorId]) -> pb::ModelProto 
         functions,
         internal,
     } = functions(graph);
-    let node = split_narrow_casts(node);
+    let node = file_nodes(node);
     let intermediates: Vec<pb::ValueInfoProto> = graph
         .nodes
         .iter()
@@ -224,12 +224,19 @@ fn node_proto(graph: &Graph, n: &Node, name: &dyn Fn(TensorId) -> String) -> pb:
         .iter()
         .map(|(name, v)| attribute(name, v))
         .collect();
+    // onnx 1.23's shape inference reads STFT's `onesided` as 0 when it is left out (the
+    // operator's default is 1), so the checker's full check refuses the file unless it
+    // is written.
+    if n.op.op_type == "STFT" && !n.attrs.explicit.iter().any(|(k, _)| *k == "onesided") {
+        let onesided = AttrValue::Int(n.attrs.int("onesided"));
+        attribute.push(self::attribute("onesided", &onesided));
+    }
     // A control-flow node's bodies, as graph attributes (outer names are read as is).
     for body in n.control.iter().flat_map(|c| &c.bodies) {
         let mut a = pb::AttributeProto {
             name: Some(body.attr.to_string()),
             g: Some(pb::GraphProto {
-                node: split_narrow_casts(
+                node: file_nodes(
                     body.nodes
                         .iter()
                         .map(|m| node_proto(graph, m, name))
@@ -267,6 +274,29 @@ fn node_proto(graph: &Graph, n: &Node, name: &dyn Fn(TensorId) -> String) -> pb:
         attribute,
         ..Default::default()
     }
+}
+
+/// A graph's nodes as the file holds them: narrow casts split, and every node named
+/// once (a rewrite may give the nodes it makes their source node's name, and ONNX
+/// Runtime refuses a graph with two nodes of one name).
+fn file_nodes(nodes: Vec<pb::NodeProto>) -> Vec<pb::NodeProto> {
+    let mut nodes = split_narrow_casts(nodes);
+    let mut seen = HashSet::new();
+    for n in &mut nodes {
+        let Some(name) = n.name.as_mut() else {
+            continue;
+        };
+        if seen.insert(name.clone()) {
+            continue;
+        }
+        let fresh = (2..)
+            .map(|k| format!("{name}::{k}"))
+            .find(|c| !seen.contains(c))
+            .expect("an unused suffix exists");
+        seen.insert(fresh.clone());
+        *name = fresh;
+    }
+    nodes
 }
 
 /// Each `Cast` to a narrow storage format (whose values tinyonnx carries in f32, i8 or
@@ -453,7 +483,7 @@ fn functions(graph: &Graph) -> Functions {
             name: None,
             input: inputs.iter().map(|&t| local(t)).collect(),
             output: outputs.iter().map(|&t| local(t)).collect(),
-            node: split_narrow_casts(body),
+            node: file_nodes(body),
             doc_string: (!inst.doc.is_empty()).then(|| inst.doc.clone()),
             opset_import: {
                 // The default domain, and the domains of custom operators in the body.

@@ -679,6 +679,12 @@ impl Importer<'_> {
                     let Some(t) = self.tensor(&name, &name) else {
                         continue;
                     };
+                    // The copy takes the output's name; a weight keeps its value under
+                    // another, as a file names each value once.
+                    let w = &mut self.cx.graph.tensors[t];
+                    if w.kind == TensorKind::Weight && w.name == shown {
+                        w.name = format!("{shown}::value");
+                    }
                     let identity = ops::lookup("Identity").expect("Identity is registered");
                     let span = self.span;
                     let attrs = ops::attrs_with_defaults(identity, Vec::new());
