@@ -1,4 +1,5 @@
-//! Opset conversion: a node of any default-domain opset from 7 up, rewritten to the
+//! Opset conversion: a node of any default-domain opset from 7 up (or 1, for the
+//! operators that did not change before 7), rewritten to the
 //! form the operator has at the model's target opset (13 to 23). Attributes that later
 //! opsets turned into inputs become constant inputs; attributes that later opsets
 //! dropped and that changed nothing are dropped; the rest is refused with the reason.
@@ -24,9 +25,71 @@ pub const MIN_FILE_OPSET: i64 = 7;
 /// optional seventh input and window attributes: what the importer refuses), so such a
 /// file imports as opset 23; `check_dtypes.py` checks
 /// this against `onnx.defs` in every test run. Three gains are also new semantics, and
-/// the checker refuses them as at 23: `Mod` with `fmod = 0` on floats, `BitShift` on
-/// signed integers and `SpaceToDepth`'s `mode` (all opset 28).
+/// the importer writes the first two with opset-23 operators (`late.rs`): `Mod` with
+/// `fmod = 0` on floats, `BitShift` on signed integers; the checker refuses the third,
+/// `SpaceToDepth`'s `mode` (all opset 28).
 pub const MAX_FILE_OPSET: i64 = 28;
+
+/// The operators whose definition at opset 7 is still their opset-1 one (from
+/// `onnx.defs`): a file of opset 1 to 6 that uses only these imports as opset 7.
+pub const SAME_SINCE_1: &[&str] = &[
+    "ArgMax",
+    "ArgMin",
+    "Constant",
+    "Conv",
+    "ConvTranspose",
+    "DepthToSpace",
+    "Flatten",
+    "Gather",
+    "GlobalAveragePool",
+    "GlobalMaxPool",
+    "Hardmax",
+    "Identity",
+    "If",
+    "LRN",
+    "LogSoftmax",
+    "Loop",
+    "LpNormalization",
+    "MatMul",
+    "MaxPool",
+    "Not",
+    "ReduceL1",
+    "ReduceL2",
+    "ReduceLogSum",
+    "ReduceLogSumExp",
+    "ReduceMax",
+    "ReduceMean",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceSum",
+    "ReduceSumSquare",
+    "Shape",
+    "Size",
+    "Slice",
+    "Softmax",
+    "Softplus",
+    "Softsign",
+    "SpaceToDepth",
+    "Squeeze",
+    "TopK",
+    "Transpose",
+    "Unsqueeze",
+];
+
+/// The operator types of a graph's nodes and of the graphs in their attributes.
+pub fn op_types(graph: &pb::GraphProto, out: &mut Vec<String>, depth: usize) {
+    if depth > super::MAX_IF_DEPTH {
+        return;
+    }
+    for n in &graph.node {
+        out.push(n.op_type.clone().unwrap_or_default());
+        for a in &n.attribute {
+            for g in a.g.iter().chain(&a.graphs) {
+                op_types(g, out, depth + 1);
+            }
+        }
+    }
+}
 
 impl Canonical {
     /// Moves attribute `attr` to input `index` as a constant, padding the inputs

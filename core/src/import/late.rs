@@ -9,6 +9,13 @@
 //!   left shift).
 //! - `Mod` with `fmod = 0` on floats (opset 28): C's `fmod`, then the divisor added where
 //!   the remainder is nonzero and of the other sign, which is `a - floor(a / b) * b`.
+//! - `SpaceToDepth`'s `mode` (opset 28): `DCR` is the operator as registered; `CRD`
+//!   (channels first) the reference's reshape, transpose and reshape.
+//!
+//! And element types ONNX names but tinyonnx's operator (and ONNX Runtime's kernel,
+//! where noted) lacks, computed exactly in a wider type and cast back:
+//! - `Min`/`Max` of i16 and u16 (no ONNX Runtime kernel) in i32;
+//! - `ReduceMax`/`ReduceMin` of bool (opset 20) in u8.
 
 use tinyonnx_proto as pb;
 
@@ -176,6 +183,118 @@ impl Importer<'_> {
             Vec::new(),
             name.to_string(),
         );
+        true
+    }
+}
+
+impl Importer<'_> {
+    /// `SpaceToDepth` with a `mode`; `false` when the node has none.
+    pub(super) fn space_to_depth_mode(&mut self, node: &pb::NodeProto, name: &str) -> bool {
+        let Some(mode) = super::proto::string(node, "mode") else {
+            return false;
+        };
+        let mut plain = node.clone();
+        plain
+            .attribute
+            .retain(|a| a.name.as_deref() != Some("mode"));
+        let schema = crate::ops::lookup("SpaceToDepth").expect("registered");
+        match mode.as_str() {
+            "DCR" => self.build(schema, &plain, name.to_string()),
+            "CRD" => {
+                let (Some(x), Some(out)) = (node.input.first(), node.output.first()) else {
+                    return false;
+                };
+                let b = super::proto::int(node, "blocksize").unwrap_or(0);
+                let dims: Vec<i64> = self
+                    .dims_of(x)
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|&d| d as i64)
+                    .collect();
+                let &[n, c, h, w] = dims.as_slice() else {
+                    self.error("needs a 4-D input of known shape for mode CRD");
+                    return true;
+                };
+                if b <= 0 || h % b != 0 || w % b != 0 {
+                    self.error(format!(
+                        "has blocksize {b}, which must be positive and divide the input's height {h} and width {w}"
+                    ));
+                    return true;
+                }
+                let six = format!("{name}::blocks_shape");
+                self.define_const(&six, vec![6], Data::I64(vec![n, c, h / b, b, w / b, b]));
+                let four = format!("{name}::out_shape");
+                self.define_const(&four, vec![4], Data::I64(vec![n, c * b * b, h / b, w / b]));
+                let blocks = self.step("Reshape", name, "blocks", vec![x.clone(), six]);
+                let perm = pb::AttributeProto {
+                    name: Some("perm".into()),
+                    r#type: Some(7),
+                    ints: vec![0, 1, 3, 5, 2, 4],
+                    ..Default::default()
+                };
+                let moved = self.step_with("Transpose", name, "crd", vec![blocks], vec![perm]);
+                self.emit(
+                    "Reshape",
+                    vec![moved, four],
+                    out.clone(),
+                    Vec::new(),
+                    name.to_string(),
+                );
+            }
+            other => self.error(format!(
+                "has mode \"{other}\"; SpaceToDepth's mode is \"DCR\" or \"CRD\""
+            )),
+        }
+        true
+    }
+}
+
+/// The wider type an operator computes `dtype` in, where tinyonnx's lacks `dtype`.
+fn wider(op: &str, dtype: DType) -> Option<DType> {
+    match (op, dtype) {
+        ("Min" | "Max", DType::I16 | DType::U16) => Some(DType::I32),
+        ("ReduceMax" | "ReduceMin", DType::Bool) => Some(DType::U8),
+        _ => None,
+    }
+}
+
+impl Importer<'_> {
+    /// `node` on a type its operator lacks, in the type [`wider`] names: every input of
+    /// the narrow type cast up, every output cast back. `false` when not such a node.
+    pub(super) fn widened(&mut self, node: &pb::NodeProto, name: &str) -> bool {
+        let op = node.op_type.as_deref().unwrap_or("");
+        let Some(t) = node.input.first().and_then(|x| self.dtype_of(x)) else {
+            return false;
+        };
+        let Some(via) = wider(op, t) else {
+            return false;
+        };
+        let to = |d: DType| vec![int_attr("to", i64::from(d.onnx_code()))];
+        let mut wide = node.clone();
+        for (k, x) in node.input.iter().enumerate() {
+            if !x.is_empty() && self.dtype_of(x) == Some(t) {
+                wide.input[k] =
+                    self.step_with("Cast", name, &format!("in{k}"), vec![x.clone()], to(via));
+            }
+        }
+        for o in &mut wide.output {
+            if !o.is_empty() {
+                *o = format!("{o}::{via}");
+            }
+        }
+        let schema = crate::ops::lookup(op).expect("the widened operators are registered");
+        self.build(schema, &wide, format!("{name}::{via}"));
+        for (o, w) in node.output.iter().zip(&wide.output) {
+            if !o.is_empty() {
+                self.emit(
+                    "Cast",
+                    vec![w.clone()],
+                    o.clone(),
+                    to(t),
+                    format!("{name}::{o}"),
+                );
+            }
+        }
         true
     }
 }

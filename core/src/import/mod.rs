@@ -124,10 +124,26 @@ pub fn import(def: &ImportDef) -> Result<Checked, Vec<syn::Error>> {
         .find(|o| matches!(o.domain.as_deref(), None | Some("" | "ai.onnx")))
         .and_then(|o| o.version)
         .unwrap_or(0);
+    let file_opset = match (file_opset, model.graph.as_ref()) {
+        (1..MIN_FILE_OPSET, Some(g)) => {
+            let mut ops = Vec::new();
+            convert::op_types(g, &mut ops, 0);
+            if ops
+                .iter()
+                .all(|o| convert::SAME_SINCE_1.contains(&o.as_str()))
+            {
+                MIN_FILE_OPSET
+            } else {
+                file_opset
+            }
+        }
+        _ => file_opset,
+    };
     if !(MIN_FILE_OPSET..=MAX_FILE_OPSET).contains(&file_opset) {
         return Err(fail(format!(
             "{shown} uses opset {file_opset} of the default domain; tinyonnx imports opsets \
-             {MIN_FILE_OPSET} to {MAX_FILE_OPSET} (convert it with onnx.version_converter)"
+             {MIN_FILE_OPSET} to {MAX_FILE_OPSET}, and older ones where every operator is one \
+             that did not change before {MIN_FILE_OPSET} (convert it with onnx.version_converter)"
         )));
     }
     let Some(graph) = model.graph.as_ref() else {
@@ -436,6 +452,8 @@ impl Importer<'_> {
         }
         if (op == "BitShift" && self.bit_shift_wide(node, &name))
             || (op == "Mod" && self.file_opset >= 28 && self.float_mod(node, &name))
+            || self.widened(node, &name)
+            || (op == "SpaceToDepth" && self.space_to_depth_mode(node, &name))
         {
             return;
         }

@@ -453,8 +453,8 @@ impl Importer<'_> {
 
     /// Pow whose exponent has another element type than its base (ONNX allows it;
     /// tinyonnx's Pow takes one type): an integer exponent is cast to the base's type
-    /// (exact for the exponents that keep a result finite), a float exponent of an
-    /// integer base is refused. Returns the node to build.
+    /// (exact for the exponents that keep a result finite); an integer base to a float
+    /// exponent computes in f64. Returns the node to build, if any is left.
     pub(super) fn pow_mixed(&mut self, node: &pb::NodeProto, name: &str) -> Option<pb::NodeProto> {
         // Anything unusual (a missing or failed input) is the builder's to report.
         let (Some(b), Some(ta), Some(tb)) = (
@@ -467,13 +467,23 @@ impl Importer<'_> {
         if ta == tb {
             return Some(node.clone());
         }
-        let float = |t: crate::types::DType| {
-            matches!(t, crate::types::DType::F32 | crate::types::DType::F64)
-        };
-        if !float(ta) && float(tb) {
-            self.error(format!(
-                "raises a {ta} base to a {tb} exponent; tinyonnx's Pow takes one type (cast the base to {tb})"
-            ));
+        if !ta.is_float() && tb.is_float() {
+            // In f64, then truncated to the base's type (the reference's `astype`).
+            let to = |d: crate::types::DType| vec![int_attr("to", i64::from(d.onnx_code()))];
+            let (a, out) = (
+                &node.input[0],
+                node.output.first().cloned().unwrap_or_default(),
+            );
+            let f64 = crate::types::DType::F64;
+            let (a64, b64, p) = (
+                format!("{name}::base_f64"),
+                format!("{name}::exponent_f64"),
+                format!("{name}::f64"),
+            );
+            self.emit("Cast", vec![a.clone()], a64.clone(), to(f64), a64.clone());
+            self.emit("Cast", vec![b.clone()], b64.clone(), to(f64), b64.clone());
+            self.emit("Pow", vec![a64, b64], p.clone(), Vec::new(), p.clone());
+            self.emit("Cast", vec![p], out, to(ta), name.to_string());
             return None;
         }
         let cast = format!("{name}::exponent");
