@@ -252,6 +252,14 @@ const DISPUTED: &[(&str, &str)] = &[
         "test_attention_4d_causal_bf16",
         "as test_attention_3d_causal_bf16: stored up to 4.4e-3 from f64; first difference f64 0.499396, ours 0.5 (nearest), stored 0.498047",
     ),
+    (
+        "test_attention_4d_padded_kv_bf16",
+        "as test_attention_3d_causal_bf16 (opset 24, with nonpad_kv_seqlen): stored up to 5.0e-3 from the reference evaluated in f64; first difference f64 0.400770, ours 0.400391 (nearest), stored 0.402344",
+    ),
+    (
+        "test_attention_4d_causal_padded_kv_bf16",
+        "as test_attention_3d_causal_bf16 (opset 24, with nonpad_kv_seqlen): stored up to 4.9e-3 from the reference evaluated in f64; first difference f64 0.465488, ours 0.464844 (nearest), stored 0.466797",
+    ),
     // The expanded graphs store the outputs of their operator's case (same inputs, same
     // Y, checked equal), so a 16-bit case disputed there is disputed here too.
     (

@@ -9,6 +9,11 @@
 //!   left shift).
 //! - `Mod` with `fmod = 0` on floats (opset 28): C's `fmod`, then the divisor added where
 //!   the remainder is nonzero and of the other sign, which is `a - floor(a / b) * b`.
+//! - `Attention`'s seventh input `nonpad_kv_seqlen` (opset 24) and its window attributes
+//!   `left_window_size`/`right_window_size` (25): the keys each query may see, as a
+//!   boolean mask (a constant, or computed from the lengths when the model runs) joined
+//!   to the file's mask, with the causal rule folded in at the offset those opsets
+//!   define (the past's length, or a batch's length minus the queries).
 //! - `SpaceToDepth`'s `mode` (opset 28): `DCR` is the operator as registered; `CRD`
 //!   (channels first) the reference's reshape, transpose and reshape.
 //!
@@ -246,6 +251,209 @@ impl Importer<'_> {
             )),
         }
         true
+    }
+}
+
+impl Importer<'_> {
+    /// `Attention` with `nonpad_kv_seqlen` or a window; `false` when it has neither.
+    pub(super) fn attention_late(&mut self, node: &pb::NodeProto, name: &str) -> bool {
+        let lengths = node.input.get(6).filter(|s| !s.is_empty()).cloned();
+        let left = super::proto::int(node, "left_window_size").unwrap_or(-1);
+        let right = super::proto::int(node, "right_window_size").unwrap_or(-1);
+        let windowed = node.attribute.iter().any(|a| {
+            matches!(
+                a.name.as_deref(),
+                Some("left_window_size" | "right_window_size")
+            )
+        });
+        if lengths.is_none() && !windowed {
+            return false;
+        }
+        let causal = super::proto::int(node, "is_causal").unwrap_or(0) != 0;
+        let input = |k: usize| node.input.get(k).filter(|s| !s.is_empty()).cloned();
+        let dims = |this: &Self, k: usize| input(k).and_then(|x| this.dims_of(&x));
+        let (Some(q), Some(kd)) = (dims(self, 0), dims(self, 1)) else {
+            self.error("needs Q and K of known shape");
+            return true;
+        };
+        let seq = |d: &[usize]| if d.len() == 4 { d.get(2) } else { d.get(1) }.copied();
+        let past = dims(self, 4).and_then(|d| d.get(2).copied()).unwrap_or(0);
+        let (Some(batch), Some(sq), Some(skv)) = (q.first().copied(), seq(&q), seq(&kd)) else {
+            self.error("has Q or K of a rank other than 3 or 4");
+            return true;
+        };
+        let mask = input(3);
+        let mask_dims = mask.as_ref().and_then(|m| self.dims_of(m));
+        // A mask shorter than the keys masks the rest: padded to all of them (ONNX
+        // Runtime's opset-23 Attention takes no shorter mask).
+        let width = past + skv;
+        let seen = if let Some(lengths) = &lengths {
+            self.attention_lengths_mask(name, lengths, batch, sq, width, causal, left, right)
+        } else {
+            let mut values = Vec::with_capacity(sq * width);
+            for i in 0..sq as i64 {
+                let p = i + past as i64;
+                for j in 0..width as i64 {
+                    let ok = (!causal || j <= p)
+                        && (left < 0 || j >= p - left)
+                        && (right < 0 || j <= p + right);
+                    values.push(f64::from(u8::from(ok)));
+                }
+            }
+            let m = format!("{name}::visible");
+            let data = Data::Typed {
+                dtype: DType::Bool,
+                values,
+            };
+            self.define_const(&m, vec![1, 1, sq, width], data);
+            m
+        };
+        let joined = match (&mask, mask.as_ref().and_then(|m| self.dtype_of(m))) {
+            (None, _) => seen,
+            (Some(m), Some(DType::Bool)) => {
+                let m = self.mask_prefix(name, m, mask_dims.as_deref(), width);
+                self.step("And", name, "mask", vec![seen, m])
+            }
+            (Some(m), Some(t)) => {
+                let m = self.mask_prefix(name, m, mask_dims.as_deref(), width);
+                let hidden = self.scalar(name, "hidden", t, f64::NEG_INFINITY);
+                self.step("Where", name, "mask", vec![seen, m, hidden])
+            }
+            // A failed mask was reported.
+            (Some(_), None) => return true,
+        };
+        let mut plain = node.clone();
+        plain.input.truncate(6);
+        if plain.input.len() < 4 {
+            plain.input.resize(4, String::new());
+        }
+        plain.input[3] = joined;
+        plain.attribute.retain(|a| {
+            !matches!(
+                a.name.as_deref(),
+                Some("is_causal" | "left_window_size" | "right_window_size")
+            )
+        });
+        let schema = crate::ops::lookup("Attention").expect("registered");
+        self.build(schema, &plain, name.to_string());
+        true
+    }
+
+    /// A mask over exactly `width` keys: a longer one's first keys, a shorter one padded
+    /// with masked keys (false, or minus infinity).
+    fn mask_prefix(&mut self, name: &str, m: &str, dims: Option<&[usize]>, width: usize) -> String {
+        let Some((&last, lead)) = dims.and_then(|d| d.split_last()) else {
+            return m.to_string();
+        };
+        if last > width {
+            let (starts, ends, axes) = (
+                format!("{name}::mask_start"),
+                format!("{name}::mask_end"),
+                format!("{name}::mask_axis"),
+            );
+            self.define_const(&starts, vec![1], Data::I64(vec![0]));
+            self.define_const(&ends, vec![1], Data::I64(vec![width as i64]));
+            self.define_const(&axes, vec![1], Data::I64(vec![-1]));
+            return self.step(
+                "Slice",
+                name,
+                "mask_prefix",
+                vec![m.to_string(), starts, ends, axes],
+            );
+        }
+        if last == width {
+            return m.to_string();
+        }
+        let mut pad_dims = lead.to_vec();
+        pad_dims.push(width - last);
+        let count: usize = pad_dims.iter().product();
+        let data = match self.dtype_of(m) {
+            Some(DType::F32) => Data::F32(vec![f32::NEG_INFINITY; count]),
+            Some(t) => Data::Typed {
+                dtype: t,
+                values: vec![
+                    if t == DType::Bool {
+                        0.0
+                    } else {
+                        f64::NEG_INFINITY
+                    };
+                    count
+                ],
+            },
+            None => return m.to_string(),
+        };
+        let pad = format!("{name}::mask_padding");
+        self.define_const(&pad, pad_dims, data);
+        self.step_with(
+            "Concat",
+            name,
+            "mask_padded",
+            vec![m.to_string(), pad],
+            vec![int_attr("axis", -1)],
+        )
+    }
+
+    /// The keys each query of each batch sees, `[batch, 1, queries, width]`, from the
+    /// lengths the model is given: key `j` is valid below the batch's length, and the
+    /// query `i` sits at `length - queries + i` for the causal rule and the window.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_lengths_mask(
+        &mut self,
+        name: &str,
+        lengths: &str,
+        batch: usize,
+        sq: usize,
+        width: usize,
+        causal: bool,
+        left: i64,
+        right: i64,
+    ) -> String {
+        let keys = format!("{name}::key_index");
+        self.define_const(
+            &keys,
+            vec![1, 1, 1, width],
+            Data::I64((0..width as i64).collect()),
+        );
+        let queries = format!("{name}::query_index");
+        self.define_const(
+            &queries,
+            vec![1, 1, sq, 1],
+            Data::I64((0..sq as i64).collect()),
+        );
+        let shape = format!("{name}::lengths_shape");
+        self.define_const(&shape, vec![4], Data::I64(vec![batch as i64, 1, 1, 1]));
+        let n = self.step("Reshape", name, "lengths", vec![lengths.to_string(), shape]);
+        let mut seen = self.step("Less", name, "valid", vec![keys.clone(), n.clone()]);
+        if !causal && left < 0 && right < 0 {
+            return seen;
+        }
+        let sq_c = self.scalar(name, "queries", DType::I64, sq as f64);
+        let offset = self.step("Sub", name, "offset", vec![n, sq_c]);
+        let pos = self.step("Add", name, "position", vec![queries, offset]);
+        let mut bound = |this: &mut Self, what: &str, op: &str, edge: String| {
+            let out = this.step(op, name, what, vec![keys.clone(), edge]);
+            let inside = this.step("Not", name, &format!("{what}_ok"), vec![out]);
+            seen = this.step(
+                "And",
+                name,
+                &format!("{what}_seen"),
+                vec![seen.clone(), inside],
+            );
+        };
+        if causal {
+            bound(self, "future", "Greater", pos.clone());
+        }
+        if left >= 0 {
+            let l = self.scalar(name, "left", DType::I64, left as f64);
+            let edge = self.step("Sub", name, "left_edge", vec![pos.clone(), l]);
+            bound(self, "before_window", "Less", edge);
+        }
+        if right >= 0 {
+            let r = self.scalar(name, "right", DType::I64, right as f64);
+            let edge = self.step("Add", name, "right_edge", vec![pos, r]);
+            bound(self, "after_window", "Greater", edge);
+        }
+        seen
     }
 }
 

@@ -454,6 +454,7 @@ impl Importer<'_> {
             || (op == "Mod" && self.file_opset >= 28 && self.float_mod(node, &name))
             || self.widened(node, &name)
             || (op == "SpaceToDepth" && self.space_to_depth_mode(node, &name))
+            || (op == "Attention" && self.attention_late(node, &name))
         {
             return;
         }
