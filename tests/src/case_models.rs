@@ -2747,6 +2747,11 @@
 }
 
 ::tinyonnx::onnx_model! {
+    /// A cross-check case of `Reshape`.
+    pub model ReshapeCase4 { opset = 18; input x: f32[0, 3, 4]; input s: i64[2, 0]; output y = Reshape(x, [3, 4, 0], allowzero = 1); output z = Mul(Abs(x), Exp(x)); output w = Reshape(Add(s, s), [0, 5], allowzero = 1); }
+}
+
+::tinyonnx::onnx_model! {
     /// A cross-check case of `Squeeze`.
     pub model SqueezeCase0 { opset = 18; input x: f32[1, 3, 1, 4]; output y = Squeeze(x, [0]); output z = Squeeze(x, [-2, 0]); output w = Squeeze(x); }
 }
@@ -4097,6 +4102,7 @@ macro_rules! every_case {
             ReshapeCase1,
             ReshapeCase2,
             ReshapeCase3,
+            ReshapeCase4,
             SqueezeCase0,
             SqueezeCase1,
             UnsqueezeCase0,

@@ -556,6 +556,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("Reshape", example::<ReshapeCase1>()),
     ("Reshape", example::<ReshapeCase2>()),
     ("Reshape", example::<ReshapeCase3>()),
+    ("Reshape", example::<ReshapeCase4>()),
     ("Squeeze", example::<SqueezeCase0>()),
     ("Squeeze", example::<SqueezeCase1>()),
     ("Unsqueeze", example::<UnsqueezeCase0>()),

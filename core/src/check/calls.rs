@@ -243,8 +243,8 @@ impl<'m> Checker<'m> {
             let empty = t.value.is_none() && t.ty.shape.0.iter().any(|d| d.fixed() == Some(0));
             if empty && !(op.op_type == "CastLike" && i == 1) {
                 let msg = format!(
-                    "`{}` has no elements ({}); tinyonnx takes a zero-size tensor only as CastLike's target type so far",
-                    t.name, t.ty
+                    "`{}` has no elements ({}); tinyonnx's {} does not take a zero-size tensor (element-wise operators, reshapes, splits, reductions and CastLike's target type do)",
+                    t.name, t.ty, op.op_type
                 );
                 self.error(span_of(At::Input(i)), msg);
                 ok = false;
@@ -605,9 +605,41 @@ pub(crate) fn attr_value(spec: &AttrSpec, value: &Expr) -> Result<AttrValue, (Sp
 }
 
 /// Operators whose shape inference and folding take a zero-size input known only when
-/// the model runs (the reductions fold it to their value over the empty set, Trilu to
-/// an empty result); the others refuse one before inferring.
+/// the model runs (the reductions fold it to their value over the empty set; the others
+/// here infer an empty output, which becomes an empty constant); the others refuse one
+/// before inferring.
 const EMPTY_SAFE: &[&str] = &[
+    // Element-wise: the output's shape is the (broadcast) input's.
+    "Abs",
+    "Add",
+    "And",
+    "Cast",
+    "Ceil",
+    "Cos",
+    "Div",
+    "Equal",
+    "Exp",
+    "Floor",
+    "Greater",
+    "Identity",
+    "Less",
+    "Log",
+    "Mul",
+    "Neg",
+    "Not",
+    "Or",
+    "Pow",
+    "Reciprocal",
+    "Relu",
+    "Sigmoid",
+    "Sin",
+    "Sqrt",
+    "Sub",
+    "Tanh",
+    "Where",
+    // Moving elements: an empty input gives empty outputs.
+    "Reshape",
+    "Split",
     "ReduceSum",
     "ReduceMean",
     "ReduceMax",

@@ -1,7 +1,7 @@
 tinyonnx::onnx_model! {
     model M {
         input x: f32[0, 4];
-        output y = Relu(x);
+        output y = Softmax(x);
     }
 }
 

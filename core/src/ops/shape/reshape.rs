@@ -1,5 +1,5 @@
 //! Operators that only change the shape, not the data: `Reshape` (opset 14: shape as a
-//! compile-time int64 input with `-1` and `0`; `allowzero` = 1 where the shape has no 0), `Flatten` (opset 13),
+//! compile-time int64 input with `-1` and `0`; with `allowzero` = 1 a 0 is a zero-size dimension), `Flatten` (opset 13),
 //! `Squeeze` and `Unsqueeze` (opset 13: axes as an int64 input), `Identity`-like
 //! `Dropout` at inference. On the device they copy, or do nothing when the planner runs
 //! them in place.
@@ -16,6 +16,7 @@ pub static RESHAPE: OpSchema = OpSchema {
             "dim batch = 2; input x: f32[batch, 6]; output y = Reshape(x, [0, 2, 3]); output z = Reshape(x, [0, -1]);",
             "input x: i32[2, 3]; input b: bool[6]; input d: f64[3, 2]; output y = Reshape(x, [3, 2]); output z = Reshape(b, [2, 1, 3]); output w = Reshape(d, [-1]);",
             "input x: f32[2, 3, 4]; output y = Reshape(x, [4, -1], allowzero = 1);",
+            "input x: f32[0, 3, 4]; input s: i64[2, 0]; output y = Reshape(x, [3, 4, 0], allowzero = 1); output z = Mul(Abs(x), Exp(x)); output w = Reshape(Add(s, s), [0, 5], allowzero = 1);",
         ])
     },
     op_type: "Reshape",
@@ -135,16 +136,9 @@ fn infer_reshape(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
     let spec = cx
         .const_i64(1)
         .expect("checked: the shape is a compile-time constant");
-    // allowzero = 1 differs only where the shape holds a 0 (a zero-size dimension
-    // instead of the input's).
-    if cx.attrs.int("allowzero") != 0 && spec.contains(&0) {
-        return Err(OpError::attr(
-            "allowzero",
-            format!(
-                "allowzero = 1 with a 0 in the shape {spec:?} makes an empty tensor, which tinyonnx does not have"
-            ),
-        ));
-    }
+    // allowzero = 1 differs only where the shape holds a 0: a zero-size dimension
+    // instead of a copy of the input's.
+    let allow_zero = cx.attrs.int("allowzero") != 0;
     let mut out: Vec<Option<Dim>> = Vec::with_capacity(spec.len());
     let mut infer_at = None;
     for (i, &v) in spec.iter().enumerate() {
@@ -159,6 +153,7 @@ fn infer_reshape(cx: &InferCtx) -> Result<Vec<TensorType>, OpError> {
                 infer_at = Some(i);
                 out.push(None);
             }
+            0 if allow_zero => out.push(Some(Dim::Fixed(0))),
             0 => match x.shape.0.get(i) {
                 Some(d) => out.push(Some(d.clone())),
                 None => {
