@@ -25,7 +25,7 @@ pub const MIN_FILE_OPSET: i64 = 7;
 /// optional seventh input and window attributes: what the importer refuses), so such a
 /// file imports as opset 23; `check_dtypes.py` checks
 /// this against `onnx.defs` in every test run. Three gains are also new semantics, and
-/// the importer writes the first two with opset-23 operators (`late.rs`): `Mod` with
+/// the importer writes the first two with opset-23 operators (`extra.rs`): `Mod` with
 /// `fmod = 0` on floats, `BitShift` on signed integers; the checker refuses the third,
 /// `SpaceToDepth`'s `mode` (all opset 28).
 pub const MAX_FILE_OPSET: i64 = 28;

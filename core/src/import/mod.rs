@@ -19,10 +19,10 @@ use crate::syntax::ImportDef;
 use crate::types::Dim;
 
 mod convert;
+mod extra;
 mod fold;
 mod graph;
 mod inputs;
-mod late;
 mod loops;
 pub mod proto;
 mod rewrite;
@@ -469,6 +469,11 @@ impl Importer<'_> {
             ));
             return;
         };
+        if matches!(op.as_str(), "QuantizeLinear" | "DequantizeLinear")
+            && self.blocked_quant(node, &name, op == "DequantizeLinear")
+        {
+            return;
+        }
         if op == "QuantizeLinear" {
             let zp = node.input.get(2).and_then(|z| self.narrow.get(z)).copied();
             let to = proto::int(node, "output_dtype").and_then(Narrow::from_onnx);

@@ -1,6 +1,7 @@
-//! What opsets after 23 add to operators tinyonnx registers at 23, written with the
-//! operators of opset 23, so the plan, the kernels and the emitted ONNX stay as they
-//! are (and ONNX Runtime, which has none of these additions, can run the result).
+//! Forms of operators that tinyonnx's registered operators lack, written with the ones
+//! they have (opset 23), so the plan, the kernels and the emitted ONNX stay as they are
+//! (and ONNX Runtime, which has none of the later opsets' additions, can run the
+//! result). What opsets after 23 add:
 //!
 //! - `BitShift` (opset 28) on signed integers, and on u16 (which ONNX Runtime never
 //!   had): the value widened to u64 and shifted there. A right shift of a negative value
@@ -16,6 +17,11 @@
 //!   define (the past's length, or a batch's length minus the queries).
 //! - `SpaceToDepth`'s `mode` (opset 28): `DCR` is the operator as registered; `CRD`
 //!   (channels first) the reference's reshape, transpose and reshape.
+//!
+//! Blocked quantization (`block_size > 0`, opset 21): each scale (and zero point) repeated
+//! over its block by a `Gather` along the axis, then the formula element-wise:
+//! `(x - zero_point) * scale` to dequantize, `saturate(round(x / scale) + zero_point)`
+//! (ties to even) to quantize.
 //!
 //! And element types ONNX names but tinyonnx's operator (and ONNX Runtime's kernel,
 //! where noted) lacks, computed exactly in a wider type and cast back:
@@ -454,6 +460,129 @@ impl Importer<'_> {
             bound(self, "after_window", "Greater", edge);
         }
         seen
+    }
+}
+
+impl Importer<'_> {
+    /// Quantize/DequantizeLinear with `block_size > 0`; `false` for any other.
+    pub(super) fn blocked_quant(
+        &mut self,
+        node: &pb::NodeProto,
+        name: &str,
+        dequantize: bool,
+    ) -> bool {
+        let block = super::proto::int(node, "block_size").unwrap_or(0);
+        if block <= 0 {
+            return false;
+        }
+        let input = |k: usize| node.input.get(k).filter(|s| !s.is_empty()).cloned();
+        let (Some(x), Some(scale), Some(out)) = (input(0), input(1), node.output.first()) else {
+            return false;
+        };
+        let zp = input(2);
+        let (Some(dims), Some(scale_dims)) = (self.dims_of(&x), self.dims_of(&scale)) else {
+            self.error("needs its input and scale of known shape for blocked quantization");
+            return true;
+        };
+        let rank = dims.len() as i64;
+        let axis = super::proto::int(node, "axis").unwrap_or(1);
+        let axis = if axis < 0 { axis + rank } else { axis };
+        let block = block as usize;
+        let (Some(&d), Some(&nb)) = (
+            usize::try_from(axis).ok().and_then(|a| dims.get(a)),
+            usize::try_from(axis).ok().and_then(|a| scale_dims.get(a)),
+        ) else {
+            self.error(format!("has axis {axis}, outside the input's rank {rank}"));
+            return true;
+        };
+        if scale_dims.len() != dims.len() || nb != d.div_ceil(block) {
+            self.error(format!(
+                "has a scale of dims {scale_dims:?}; blocks of {block} along axis {axis} of {dims:?} need {} there and the input's dims elsewhere",
+                d.div_ceil(block)
+            ));
+            return true;
+        }
+        // Element k of the axis takes block k / block_size's parameters.
+        let which = format!("{name}::block_of");
+        let idx: Vec<i64> = (0..d).map(|k| (k / block) as i64).collect();
+        self.define_const(&which, vec![d], Data::I64(idx));
+        let axis_attr = || vec![int_attr("axis", axis)];
+        let full_scale = self.step_with(
+            "Gather",
+            name,
+            "scale",
+            vec![scale, which.clone()],
+            axis_attr(),
+        );
+        let to = |t: DType| vec![int_attr("to", i64::from(t.onnx_code()))];
+        let zp_f32 = match zp {
+            Some(z) => {
+                let full =
+                    self.step_with("Gather", name, "zero_point", vec![z, which], axis_attr());
+                Some(self.step_with("Cast", name, "zero_point_f32", vec![full], to(DType::F32)))
+            }
+            None => None,
+        };
+        if dequantize {
+            let xf = self.step_with("Cast", name, "x_f32", vec![x], to(DType::F32));
+            let centred = match zp_f32 {
+                Some(z) => self.step("Sub", name, "centred", vec![xf, z]),
+                None => xf,
+            };
+            self.emit(
+                "Mul",
+                vec![centred, full_scale],
+                out.clone(),
+                Vec::new(),
+                name.to_string(),
+            );
+            return true;
+        }
+        // The output type: the zero point's, else `output_dtype`, else u8.
+        let code = match input(2) {
+            Some(z) => self
+                .narrow
+                .get(&z)
+                .map(|n| i64::from(n.onnx_code()))
+                .or_else(|| self.dtype_of(&z).map(|t| i64::from(t.onnx_code()))),
+            None => super::proto::int(node, "output_dtype").filter(|&c| c != 0),
+        }
+        .unwrap_or(i64::from(DType::U8.onnx_code()));
+        let (t, lo, hi) = match tinyonnx_layout::narrow::Narrow::from_onnx(code) {
+            Some(n) if n.is_int() => {
+                let (lo, hi) = n.int_range();
+                (
+                    crate::ops::elementwise::cast::carrier(n),
+                    lo as f64,
+                    hi as f64,
+                )
+            }
+            _ => match crate::ops::elementwise::cast::dtype_of_code(code) {
+                Some(t @ DType::U8) => (t, 0.0, 255.0),
+                Some(t @ DType::I8) => (t, -128.0, 127.0),
+                Some(t @ DType::U16) => (t, 0.0, 65535.0),
+                Some(t @ DType::I16) => (t, -32768.0, 32767.0),
+                _ => {
+                    self.error(format!(
+                        "quantizes in blocks to {}; tinyonnx does that to 8- and 16-bit and 4- and 2-bit integers",
+                        super::proto::type_name(code as i32)
+                    ));
+                    return true;
+                }
+            },
+        };
+        let ratio = self.step("Div", name, "ratio", vec![x, full_scale]);
+        let mut q = self.step("Round", name, "rounded", vec![ratio]);
+        if let Some(z) = zp_f32 {
+            q = self.step("Add", name, "shifted", vec![q, z]);
+        }
+        let (min, max) = (
+            self.scalar(name, "min", DType::F32, lo),
+            self.scalar(name, "max", DType::F32, hi),
+        );
+        let q = self.step("Clip", name, "saturated", vec![q, min, max]);
+        self.emit("Cast", vec![q], out.clone(), to(t), name.to_string());
+        true
     }
 }
 
