@@ -3,6 +3,7 @@
 
 #[rustfmt::skip]
 pub mod cases;
+pub mod node_data;
 
 use std::sync::OnceLock;
 

@@ -19,7 +19,7 @@ use crate::setup::{self, run};
 pub struct Board {
     pub name: &'static str,
     dir: &'static str,
-    target: &'static str,
+    pub(crate) target: &'static str,
     bin: &'static str,
     qemu: &'static [&'static str],
     /// The plugin's cycle model for this core (`cycles=<model>`), where one is published.
@@ -695,7 +695,64 @@ pub fn templates(root: &Path) -> Result<()> {
 }
 
 /// Runs a firmware in QEMU without the instruction counter, under a timeout in seconds.
-fn qemu_plain(board: &Board, elf: &Path, seconds: u32) -> Result<std::process::Output> {
+/// Builds one feature-gated binary of a board's firmware crate (release).
+pub(crate) fn build_bin(
+    root: &Path,
+    board: &Board,
+    target_dir: &Path,
+    feature: &str,
+    bin: &str,
+) -> Result<()> {
+    let mut cmd = setup::cargo();
+    cmd.current_dir(root.join(board.dir))
+        .env("CARGO_TARGET_DIR", target_dir)
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "--features",
+            feature,
+            "--bin",
+            bin,
+        ]);
+    run(&mut cmd)
+}
+
+/// The blocks a firmware printed, one per model: `model <name>` then its lines (`out <k>
+/// ...`, `result ...`), until the next model or `done`.
+pub(crate) fn printed_blocks(stdout: &str) -> std::collections::HashMap<&str, Vec<&str>> {
+    let mut printed: std::collections::HashMap<&str, Vec<&str>> = Default::default();
+    let mut current = None;
+    for line in stdout.lines() {
+        if let Some(name) = line.strip_prefix("model ") {
+            current = Some(name);
+            printed.entry(name).or_default();
+        } else if line == "done" {
+            current = None;
+        } else if let Some(name) = current {
+            printed.entry(name).or_default().push(line);
+        }
+    }
+    printed
+}
+
+/// The `out <k> <value>...` lines of a block appended to the outputs they name.
+pub(crate) fn parse_outputs(lines: &[&str], got: &mut [Values]) -> Result<()> {
+    for line in lines {
+        let mut words = line.split_whitespace();
+        if words.next() != Some("out") {
+            continue;
+        }
+        let k: usize = words.next().unwrap_or("").parse()?;
+        let v = got.get_mut(k).context("an output the case does not have")?;
+        for w in words {
+            push_token(v, w)?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn qemu_plain(board: &Board, elf: &Path, seconds: u32) -> Result<std::process::Output> {
     Command::new("timeout")
         .arg(seconds.to_string())
         .args(board.qemu)
@@ -772,40 +829,16 @@ pub struct Specials {
 /// `tinyonnx_tests::SPECIALS_DIFFER`, is an error.
 pub fn specials_on_m4f(root: &Path) -> Result<Specials> {
     let board = BOARDS[0];
-    let dir = root.join(board.dir);
     let target_dir = root.join("target/firmware").join(board.name);
-    let mut cmd = setup::cargo();
-    cmd.current_dir(&dir)
-        .env("CARGO_TARGET_DIR", &target_dir)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "--features",
-            "specials",
-            "--bin",
-            "specials",
-        ]);
-    run(&mut cmd).context("building the NaN and infinity firmware")?;
+    build_bin(root, &board, &target_dir, "specials", "specials")
+        .context("building the NaN and infinity firmware")?;
     let elf = target_dir.join(board.target).join("release/specials");
     let out = qemu_plain(&board, &elf, 600)?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() || !stdout.lines().any(|l| l == "done") {
         bail!("the NaN and infinity firmware failed:\n{stdout}");
     }
-    // The printed blocks, one per case: `model <name>`, `out <k> ...`, `result ok`.
-    let mut printed: std::collections::HashMap<&str, Vec<&str>> = Default::default();
-    let mut current = None;
-    for line in stdout.lines() {
-        if let Some(name) = line.strip_prefix("model ") {
-            current = Some(name);
-            printed.entry(name).or_default();
-        } else if line == "done" {
-            current = None;
-        } else if let Some(name) = current {
-            printed.entry(name).or_default().push(line);
-        }
-    }
+    let printed = printed_blocks(&stdout);
     let provider = Provider::Cpu;
     let mut found = Specials {
         cases: 0,
@@ -828,17 +861,7 @@ pub fn specials_on_m4f(root: &Path) -> Result<Specials> {
             .map(|t| Values::zeros(t.dtype, 0))
             .collect::<Result<_, _>>()
             .map_err(anyhow::Error::msg)?;
-        for line in lines {
-            let mut words = line.split_whitespace();
-            if words.next() != Some("out") {
-                continue;
-            }
-            let k: usize = words.next().unwrap_or("").parse()?;
-            let v = got.get_mut(k).context("an output the case does not have")?;
-            for w in words {
-                push_token(v, w)?;
-            }
-        }
+        parse_outputs(lines, &mut got)?;
         if lines.last() != Some(&"result ok") {
             let last = lines.last().copied().unwrap_or("nothing");
             failures.push(format!("{}: the board printed `{last}`", info.name));
@@ -972,6 +995,16 @@ pub fn run_cli(root: &Path, board: Option<String>, json: Option<PathBuf>) -> Res
                 "the firmware's digits predictions differ from scikit-learn's on {differ} images"
             );
         }
+    }
+    for b in boards
+        .iter()
+        .filter(|b| crate::node_sample::SAMPLE_BOARDS.contains(&b.name))
+    {
+        let s = crate::node_sample::run_on(root, b)?;
+        println!(
+            "node suite sample on {}: {} cases of every tenth passing one ({} more do not fit its test buffers), {} output values, all equal to the stored outputs within the suite's tolerance",
+            b.name, s.cases, s.too_large, s.values
+        );
     }
     if boards.iter().any(|b| b.name == "cortex-m4f") {
         let s = specials_on_m4f(root)?;

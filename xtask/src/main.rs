@@ -7,6 +7,7 @@ mod export;
 mod firmware;
 mod generated;
 mod miri;
+mod node_sample;
 mod node_suite;
 mod setup;
 mod test;

@@ -367,7 +367,7 @@ fn listed(op: &str) -> bool {
 }
 
 /// The non-initializer graph inputs of a model, in order.
-fn graph_inputs(graph: &tinyonnx_proto::GraphProto) -> Vec<String> {
+pub(crate) fn graph_inputs(graph: &tinyonnx_proto::GraphProto) -> Vec<String> {
     let inits: BTreeSet<&str> = graph
         .initializer
         .iter()
@@ -382,7 +382,7 @@ fn graph_inputs(graph: &tinyonnx_proto::GraphProto) -> Vec<String> {
 }
 
 /// Input `k` of every data set of a case, as stored.
-fn data_sets_of(dir: &Path, k: usize) -> Result<Vec<tinyonnx_proto::TensorProto>> {
+pub(crate) fn data_sets_of(dir: &Path, k: usize) -> Result<Vec<tinyonnx_proto::TensorProto>> {
     let mut out = Vec::new();
     for set in 0.. {
         let p = dir.join(format!("test_data_set_{set}/input_{k}.pb"));
@@ -503,7 +503,10 @@ fn bind_compile_time_inputs(dir: &Path) -> Result<Result<Vec<String>, String>> {
 /// The source of `import(...)` for a case: the model (with its compile-time inputs
 /// bound), and `shapes(...)` from the first data set (node models sometimes leave
 /// dims open). Returns it and the inputs bound, or the reason the case is refused.
-fn import_source(name: &str, dir: &Path) -> Result<Result<(String, Vec<String>), String>> {
+pub(crate) fn import_source(
+    name: &str,
+    dir: &Path,
+) -> Result<Result<(String, Vec<String>), String>> {
     let bound = match bind_compile_time_inputs(dir)? {
         Ok(b) => b,
         Err(why) => return Ok(Err(why)),
@@ -676,7 +679,7 @@ fn statuses(root: &Path) -> Result<(Vec<Case>, BTreeMap<String, Status>)> {
     Ok((cases, status))
 }
 
-fn read_expected(path: &Path) -> Result<BTreeMap<String, (String, String)>> {
+pub(crate) fn read_expected(path: &Path) -> Result<BTreeMap<String, (String, String)>> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     Ok(text
         .lines()

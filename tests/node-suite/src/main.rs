@@ -10,128 +10,13 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use tinyonnx_core::data::Data;
-use tinyonnx_core::types::DType;
 use tinyonnx_examples::Example;
-use tinyonnx_proto::Message;
-use tinyonnx_tests::Values;
+use tinyonnx_tests::node_data::{differs, tensors};
 
 include!(concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/../../target/xtask/node-suite/models.rs"
 ));
-
-const RTOL: f64 = 1e-3;
-const ATOL: f64 = 1e-7;
-
-/// A tensor of a data set: name, dims, values and the 16-bit type it was stored in.
-type Tensor = (String, Vec<usize>, Values, Narrow);
-
-/// A tensor file of a data set: its name, dims and values (16-bit floats widened to f32,
-/// with [`Narrow`] saying which).
-fn read_tensor(path: &Path) -> Result<Tensor, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let t = tinyonnx_proto::TensorProto::decode(bytes.as_slice())
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    let c = tinyonnx_core::import::proto::tensor(&t)
-        .map_err(|e| format!("{}: the tensor {e}", path.display()))?;
-    let values = match c.data {
-        Data::F32(v) => Values::F32(v),
-        Data::I64(v) => Values::I64(v),
-        Data::Typed { dtype, values } => match dtype {
-            DType::F64 => Values::F64(values),
-            DType::I32 => Values::I32(values.iter().map(|&v| v as i32).collect()),
-            DType::I8 => Values::I8(values.iter().map(|&v| v as i8).collect()),
-            DType::U8 => Values::U8(values.iter().map(|&v| v as u8).collect()),
-            DType::Bool => Values::Bool(values.iter().map(|&v| v != 0.0).collect()),
-            DType::I16 => Values::I16(values.iter().map(|&v| v as i16).collect()),
-            DType::U16 => Values::U16(values.iter().map(|&v| v as u16).collect()),
-            DType::U32 => Values::U32(values.iter().map(|&v| v as u32).collect()),
-            DType::U64 => Values::U64(values.iter().map(|&v| v as u64).collect()),
-            other => return Err(format!("{}: unexpected dtype {other}", path.display())),
-        },
-    };
-    let narrow = match t.data_type {
-        Some(10) => Narrow::F16,
-        Some(16) => Narrow::Bf16,
-        _ => Narrow::No,
-    };
-    Ok((t.name.unwrap_or_default(), c.dims, values, narrow))
-}
-
-/// The 16-bit float type an expected output is stored in: the model computes in f32 after
-/// import, and its result is compared once rounded to that type (to nearest, ties to
-/// even), which is what a runtime computing in the file's type returns.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Narrow {
-    No,
-    F16,
-    Bf16,
-}
-
-impl Narrow {
-    fn round(self, v: f64) -> f64 {
-        match self {
-            Narrow::No => v,
-            Narrow::F16 => f64::from(half::f16::from_f64(v)),
-            Narrow::Bf16 => f64::from(half::bf16::from_f64(v)),
-        }
-    }
-}
-
-/// The files `input_K.pb` (or `output_K.pb`) of a data set, in order.
-fn tensors(dir: &Path, kind: &str) -> Result<Vec<Tensor>, String> {
-    let mut out = Vec::new();
-    loop {
-        let p = dir.join(format!("{kind}_{}.pb", out.len()));
-        if !p.exists() {
-            return Ok(out);
-        }
-        out.push(read_tensor(&p)?);
-    }
-}
-
-/// What differs between our output and the expected one, if anything.
-fn differs(ours: &Values, expected: &Values, narrow: Narrow) -> Option<String> {
-    if ours.dtype() != expected.dtype() {
-        return Some(format!(
-            "dtype {} instead of {}",
-            ours.dtype(),
-            expected.dtype()
-        ));
-    }
-    let (a, b) = (ours.to_f64(), expected.to_f64());
-    if a.len() != b.len() {
-        return Some(format!("{} values instead of {}", a.len(), b.len()));
-    }
-    let exact = ours.is_exact();
-    let mut worst: Option<(usize, f64, f64)> = None;
-    let mut count = 0;
-    for (i, (&x, &y)) in a.iter().zip(&b).enumerate() {
-        let x = narrow.round(x);
-        let ok = if exact {
-            x == y
-        } else if x.is_nan() || y.is_nan() {
-            x.is_nan() && y.is_nan()
-        } else if x.is_infinite() || y.is_infinite() {
-            x == y
-        } else {
-            (x - y).abs() <= ATOL + RTOL * y.abs()
-        };
-        if !ok {
-            count += 1;
-            if worst.is_none() {
-                worst = Some((i, x, y));
-            }
-        }
-    }
-    worst.map(|(i, x, y)| {
-        format!(
-            "{count} of {} values differ, first [{i}]: {x} instead of {y}",
-            a.len()
-        )
-    })
-}
 
 fn run_case(example: &Example, dir: &Path) -> Result<(), String> {
     let info = &example.info;
@@ -155,10 +40,10 @@ fn run_case(example: &Example, dir: &Path) -> Result<(), String> {
         for (k, port) in info.inputs.iter().enumerate() {
             let found = given
                 .iter()
-                .find(|(n, ..)| n == port.name)
+                .find(|t| t.name == port.name)
                 .or_else(|| given.get(k))
                 .ok_or_else(|| format!("no data for input `{}`", port.name))?;
-            inputs.push(found.2.clone());
+            inputs.push(found.values.clone());
         }
         let ours = tinyonnx_tests::run_ours(example, &inputs)?;
         if ours.len() != expected.len() {
@@ -169,17 +54,17 @@ fn run_case(example: &Example, dir: &Path) -> Result<(), String> {
             ));
         }
         for (k, port) in info.outputs.iter().enumerate() {
-            let (_, dims, want, narrow) = expected
+            let want = expected
                 .iter()
-                .find(|(n, ..)| n == port.name)
+                .find(|t| t.name == port.name)
                 .unwrap_or(&expected[k]);
-            if port.shape != dims.as_slice() {
+            if port.shape != want.dims.as_slice() {
                 return Err(format!(
-                    "output `{}` has shape {:?} instead of {dims:?}",
-                    port.name, port.shape
+                    "output `{}` has shape {:?} instead of {:?}",
+                    port.name, port.shape, want.dims
                 ));
             }
-            if let Some(d) = differs(&ours[k], want, *narrow) {
+            if let Some(d) = differs(&ours[k], &want.values, want.sixteen) {
                 let set = set.file_name().unwrap_or_default().to_string_lossy();
                 return Err(format!("{set} output `{}`: {d}", port.name));
             }

@@ -38,16 +38,20 @@ pub extern "C" fn tinyonnx_mark() {
     compiler_fence(Ordering::SeqCst);
 }
 
-/// Splits the next port's words off `buf` and views them as that port's element type.
-fn port<'a>(buf: &mut &'a mut [u64], t: &TensorInfo) -> TensorMut<'a> {
+/// Splits the next port's words off `buf` and views them as that port's element type,
+/// zeroed unless `keep` (whose caller has checked that a bool port holds only 0 and 1).
+fn port_keep<'a>(buf: &mut &'a mut [u64], t: &TensorInfo, keep: bool) -> TensorMut<'a> {
     let (head, tail) = core::mem::take(buf).split_at_mut(t.words());
     *buf = tail;
     // Zero bytes are a valid value of every element type (false for bool).
-    head.fill(0);
+    if !keep || t.dtype.as_bytes() == b"bool" && !bool_bytes(head, t.numel()) {
+        head.fill(0);
+    }
     let (p, n) = (head.as_mut_ptr(), t.numel());
     // Safety: `head` is exclusively borrowed for 'a, 8-byte aligned (u64), and holds at
-    // least `n * elem_bytes` bytes (`words()` rounds up); all its bytes are initialized to
-    // zero, a valid bit pattern of each type below; the view replaces the borrow.
+    // least `n * elem_bytes` bytes (`words()` rounds up); its bytes are initialized (u64
+    // words), every pattern is valid for the numeric types, and a bool view's first `n`
+    // bytes are 0 or 1 (checked above, else zeroed); the view replaces the borrow.
     unsafe {
         use core::slice::from_raw_parts_mut as view;
         match t.dtype {
@@ -64,6 +68,20 @@ fn port<'a>(buf: &mut &'a mut [u64], t: &TensorInfo) -> TensorMut<'a> {
             _ => TensorMut::F32(view(p.cast(), n)),
         }
     }
+}
+
+/// A zeroed view of the next port (see [`port_keep`]).
+fn port<'a>(buf: &mut &'a mut [u64], t: &TensorInfo) -> TensorMut<'a> {
+    port_keep(buf, t, false)
+}
+
+/// Whether the first `n` bytes of `words` (little-endian) are each 0 or 1.
+fn bool_bytes(words: &[u64], n: usize) -> bool {
+    (0..n).all(|i| {
+        words
+            .get(i / 8)
+            .is_some_and(|w| (w >> (8 * (i % 8))) & 0xFF <= 1)
+    })
 }
 
 /// Prints one output: f32 as hex bits, 8 a line; other types a value a line.
@@ -89,16 +107,36 @@ fn print_output<B: Board>(board: &mut B, k: usize, out: &TensorMut<'_>) {
                 }
             }
         }
-        TensorMut::F64(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {:016x}", x.to_bits()))),
-        TensorMut::I64(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
-        TensorMut::I32(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
-        TensorMut::I8(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
-        TensorMut::U8(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
-        TensorMut::I16(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
-        TensorMut::U16(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
-        TensorMut::U32(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
-        TensorMut::U64(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {x}"))),
-        TensorMut::Bool(v) => v.iter().for_each(|x| board.line(format_args!("out {k} {}", u8::from(*x)))),
+        TensorMut::F64(v) => v
+            .iter()
+            .for_each(|x| board.line(format_args!("out {k} {:016x}", x.to_bits()))),
+        TensorMut::I64(v) => v
+            .iter()
+            .for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::I32(v) => v
+            .iter()
+            .for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::I8(v) => v
+            .iter()
+            .for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::U8(v) => v
+            .iter()
+            .for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::I16(v) => v
+            .iter()
+            .for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::U16(v) => v
+            .iter()
+            .for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::U32(v) => v
+            .iter()
+            .for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::U64(v) => v
+            .iter()
+            .for_each(|x| board.line(format_args!("out {k} {x}"))),
+        TensorMut::Bool(v) => v
+            .iter()
+            .for_each(|x| board.line(format_args!("out {k} {}", u8::from(*x)))),
     }
 }
 
@@ -123,7 +161,11 @@ pub fn run<M: Model, B: Board>(
     let sp = board.stack_pointer();
     let painted_to = paint(sp, stack.0);
     tinyonnx_mark();
-    let result = M::run(arena, &ins[..info.inputs.len()], &mut outs[..info.outputs.len()]);
+    let result = M::run(
+        arena,
+        &ins[..info.inputs.len()],
+        &mut outs[..info.outputs.len()],
+    );
     tinyonnx_mark();
     let used = sp - high_water(stack.0, painted_to);
 
@@ -162,6 +204,81 @@ pub fn ports<'a, const SEEDED: bool>(
         outs[k] = port(&mut rest, t);
     }
     (ins, outs)
+}
+
+/// Runs model `M` once on inputs given as little-endian bytes by port name (a node test
+/// case's stored data) and prints its outputs; a port with no data, data of another
+/// length, a bool that is not 0 or 1, or a model that does not fit the buffers is
+/// reported as an error.
+pub fn run_given<M: Model, B: Board>(
+    board: &mut B,
+    arena: &mut [u8],
+    input: &mut [u64],
+    output: &mut [u64],
+    data: &[(&str, &[u8])],
+) -> bool {
+    let info = M::INFO;
+    board.line(format_args!("model {}", info.name));
+    if info.inputs.len() > MAX_PORTS
+        || info.outputs.len() > MAX_PORTS
+        || info.input_words() > input.len()
+        || info.output_words() > output.len()
+        || info.arena_bytes > arena.len()
+    {
+        board.line(format_args!(
+            "result error the model does not fit the test buffers"
+        ));
+        return false;
+    }
+    let mut at = 0;
+    for t in info.inputs {
+        let region = &mut input[at..at + t.words()];
+        at += t.words();
+        region.fill(0);
+        let Some((_, bytes)) = data.iter().find(|(n, _)| *n == t.name) else {
+            board.line(format_args!("result error no data for input {}", t.name));
+            return false;
+        };
+        if bytes.len() != t.numel() * t.elem_bytes() {
+            board.line(format_args!(
+                "result error input {} has {} bytes",
+                t.name,
+                bytes.len()
+            ));
+            return false;
+        }
+        for (w, chunk) in region.iter_mut().zip(bytes.chunks(8)) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            *w = u64::from_le_bytes(b);
+        }
+        if t.dtype.as_bytes() == b"bool" && !bool_bytes(region, t.numel()) {
+            board.line(format_args!(
+                "result error input {} holds a bool other than 0 or 1",
+                t.name
+            ));
+            return false;
+        }
+    }
+    let mut ins: [TensorRef<'_>; MAX_PORTS] = [TensorRef::F32(&[]); MAX_PORTS];
+    let mut rest: &mut [u64] = input;
+    for (k, t) in info.inputs.iter().enumerate() {
+        ins[k] = port_keep(&mut rest, t, true).into_ref();
+    }
+    let mut outs: [TensorMut<'_>; MAX_PORTS] = core::array::from_fn(|_| TensorMut::F32(&mut []));
+    let mut rest: &mut [u64] = output;
+    for (k, t) in info.outputs.iter().enumerate() {
+        outs[k] = port(&mut rest, t);
+    }
+    let result = M::run(
+        arena,
+        &ins[..info.inputs.len()],
+        &mut outs[..info.outputs.len()],
+    );
+    for (k, out) in outs[..info.outputs.len()].iter().enumerate() {
+        print_output(board, k, out);
+    }
+    report(board, result)
 }
 
 /// Whether every input and output of a model is f32 (what `Model::run_f32` takes).
@@ -212,11 +329,17 @@ pub fn run_specials<M: Model, B: Board>(
         || info.output_words() > output.len()
         || info.arena_bytes > arena.len()
     {
-        board.line(format_args!("result error the model does not fit the test buffers"));
+        board.line(format_args!(
+            "result error the model does not fit the test buffers"
+        ));
         return false;
     }
     let (ins, mut outs) = ports::<true>(&info, input, output, true);
-    let result = M::run(arena, &ins[..info.inputs.len()], &mut outs[..info.outputs.len()]);
+    let result = M::run(
+        arena,
+        &ins[..info.inputs.len()],
+        &mut outs[..info.outputs.len()],
+    );
     for (k, out) in outs[..info.outputs.len()].iter().enumerate() {
         print_output(board, k, out);
     }
@@ -250,14 +373,18 @@ pub fn classify<M: Model, B: Board>(
     let info = M::INFO;
     board.line(format_args!("model {}", info.name));
     if npy.len() < 10 || &npy[..6] != b"\x93NUMPY" || npy[6] != 1 || info.inputs.len() != 1 {
-        board.line(format_args!("result error the dataset must be a version-1 .npy for a one-input model"));
+        board.line(format_args!(
+            "result error the dataset must be a version-1 .npy for a one-input model"
+        ));
         return false;
     }
     let (TensorMut::F32(input), TensorMut::F32(output)) = (
         port(&mut &mut input[..], &info.inputs[0]),
         port(&mut &mut output[..], &info.outputs[0]),
     ) else {
-        board.line(format_args!("result error classification needs an f32 model"));
+        board.line(format_args!(
+            "result error classification needs an f32 model"
+        ));
         return false;
     };
     let data = &npy[10 + u16::from_le_bytes([npy[8], npy[9]]) as usize..];
