@@ -410,7 +410,8 @@ fn bind_compile_time_inputs(dir: &Path) -> Result<Result<Vec<String>, String>> {
     for node in &graph.node {
         let op = node.op_type.as_deref().unwrap_or("");
         // Inputs the importer needs known: all of an operator it evaluates, Loop's trip
-        // count and condition (they fix its plan), Upsample's scales (Resize's must be).
+        // count and condition (they fix its plan), Upsample's scales (Resize's must be),
+        // a recurrent operator's sequence lengths.
         let known: Option<Vec<&String>> = if tinyonnx_core::import::EVALUATED
             .iter()
             .any(|(o, _)| *o == op)
@@ -420,6 +421,9 @@ fn bind_compile_time_inputs(dir: &Path) -> Result<Result<Vec<String>, String>> {
             Some(node.input.iter().take(2).collect())
         } else if op == "Upsample" {
             Some(node.input.iter().skip(1).collect())
+        } else if matches!(op, "LSTM" | "GRU" | "RNN") {
+            // sequence_lens: the plan runs every sequence for the steps these fix.
+            Some(node.input.get(4).into_iter().collect())
         } else {
             None
         };

@@ -26,7 +26,11 @@
 //! And element types ONNX names but tinyonnx's operator (and ONNX Runtime's kernel,
 //! where noted) lacks, computed exactly in a wider type and cast back:
 //! - `Min`/`Max` of i16 and u16 (no ONNX Runtime kernel) in i32;
-//! - `ReduceMax`/`ReduceMin` of bool (opset 20) in u8.
+//! - `ReduceMax`/`ReduceMin` of bool (opset 20) in u8;
+//! - `TopK` of u64 in i64 with the top bit flipped (an order-keeping map).
+//!
+//! And a recurrent operator's `sequence_lens` that the fixed inputs show to be the whole
+//! sequence everywhere is left out (the operator without it is the same).
 
 use tinyonnx_proto as pb;
 
@@ -583,6 +587,63 @@ impl Importer<'_> {
         let q = self.step("Clip", name, "saturated", vec![q, min, max]);
         self.emit("Cast", vec![q], out.clone(), to(t), name.to_string());
         true
+    }
+}
+
+impl Importer<'_> {
+    /// `TopK` of u64 (no such kernel in tinyonnx or ONNX Runtime) as `TopK` of i64 on the
+    /// values with their top bit flipped, which keeps their order; flipped back after.
+    pub(super) fn top_k_u64(&mut self, node: &pb::NodeProto, name: &str) -> bool {
+        let Some(x) = node.input.first() else {
+            return false;
+        };
+        if self.dtype_of(x) != Some(DType::U64) {
+            return false;
+        }
+        let to = |t: DType| vec![int_attr("to", i64::from(t.onnx_code()))];
+        let top = format!("{name}::top_bit");
+        self.define_const(&top, Vec::new(), Data::I64(vec![i64::MIN]));
+        let xi = self.step_with("Cast", name, "x_i64", vec![x.clone()], to(DType::I64));
+        let ordered = self.step("BitwiseXor", name, "ordered", vec![xi, top.clone()]);
+        let mut inner = node.clone();
+        inner.input[0] = ordered;
+        let values = node.output.first().cloned().unwrap_or_default();
+        let wide = format!("{name}::values_i64");
+        if !values.is_empty() {
+            inner.output[0] = wide.clone();
+        }
+        let schema = crate::ops::lookup("TopK").expect("registered");
+        self.build(schema, &inner, name.to_string());
+        if !values.is_empty() {
+            let back = self.step("BitwiseXor", name, "values_flipped", vec![wide, top]);
+            self.emit(
+                "Cast",
+                vec![back],
+                values,
+                to(DType::U64),
+                format!("{name}::values"),
+            );
+        }
+        true
+    }
+
+    /// A recurrent operator's `sequence_lens` known to be the whole sequence for every
+    /// batch entry, which is the operator without it: the node without the input. `None`
+    /// when the node has no such input (or lengths that differ, which the builder refuses).
+    pub(super) fn full_sequence_lens(&self, node: &pb::NodeProto) -> Option<pb::NodeProto> {
+        let lens = node.input.get(4).filter(|s| !s.is_empty())?;
+        let Some(Val::Const(c)) = self.vals.get(lens) else {
+            return None;
+        };
+        let x = self.dims_of(node.input.first()?)?;
+        let layout = super::proto::int(node, "layout").unwrap_or(0);
+        let steps = *x.get(usize::from(layout == 1))? as f64;
+        if !c.data.to_f64().iter().all(|&l| l == steps) {
+            return None;
+        }
+        let mut plain = node.clone();
+        plain.input[4] = String::new();
+        Some(plain)
     }
 }
 

@@ -431,6 +431,14 @@ impl Importer<'_> {
             self.softmax_before_13(node, &name);
             return;
         }
+        let full_lens;
+        let node = match self.full_sequence_lens(node) {
+            Some(n) if matches!(op.as_str(), "LSTM" | "GRU" | "RNN") => {
+                full_lens = n;
+                &full_lens
+            }
+            _ => node,
+        };
         if matches!(op.as_str(), "LSTM" | "GRU" | "RNN") && proto::int(node, "layout") == Some(1) {
             self.recurrent_batch_first(node, &name);
             return;
@@ -455,6 +463,7 @@ impl Importer<'_> {
             || self.widened(node, &name)
             || (op == "SpaceToDepth" && self.space_to_depth_mode(node, &name))
             || (op == "Attention" && self.attention_late(node, &name))
+            || (op == "TopK" && self.top_k_u64(node, &name))
         {
             return;
         }
