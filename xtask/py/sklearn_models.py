@@ -236,7 +236,8 @@ write(
 # Control flow as exporters write it (torch.onnx traces a Python loop over a tensor's
 # rows into Scan; a fixed-count loop into Loop): a Scan carrying a running state over the
 # rows of x, and a Loop of four trips carrying h, each with per-step outputs. The
-# importer maps them onto the same nodes as the language's `for`.
+# importer maps them onto the same nodes as the language's `for` (and the If below onto
+# its `if`).
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
@@ -273,10 +274,44 @@ loop_body = helper.make_graph(
         helper.make_tensor_value_info("step", F, [3]),
     ],
 )
+# And If on the data (torch.onnx's export of a branch on a tensor's value): whether
+# h_final's sum passes a threshold picks a branch, each reading the enclosing graph's
+# values; a second If on the opposite condition with the branches swapped makes every
+# run take one then branch and one else branch.
+def doubled(tag):
+    return helper.make_graph(
+        [helper.make_node("Mul", ["h_final", "two"], [f"doubled_{tag}"])],
+        f"doubled_{tag}",
+        [],
+        [helper.make_tensor_value_info(f"doubled_{tag}", F, [3])],
+    )
+
+
+def reflected(tag):
+    return helper.make_graph(
+        [
+            helper.make_node("Neg", ["h_final"], [f"negated_{tag}"]),
+            helper.make_node("Add", [f"negated_{tag}", "s_final"], [f"reflected_{tag}"]),
+        ],
+        f"reflected_{tag}",
+        [],
+        [helper.make_tensor_value_info(f"reflected_{tag}", F, [3])],
+    )
+
+
 control = helper.make_graph(
     [
         helper.make_node("Scan", ["s0", "x"], ["s_final", "ys"], body=scan_body, num_scan_inputs=1),
         helper.make_node("Loop", ["trips", "", "h0"], ["h_final", "steps"], body=loop_body),
+        helper.make_node("ReduceSum", ["h_final"], ["total"], keepdims=0),
+        helper.make_node("Greater", ["total", "threshold"], ["above"]),
+        helper.make_node("Not", ["above"], ["below"]),
+        helper.make_node(
+            "If", ["above"], ["gated"], then_branch=doubled("a"), else_branch=reflected("a")
+        ),
+        helper.make_node(
+            "If", ["below"], ["swapped"], then_branch=reflected("b"), else_branch=doubled("b")
+        ),
     ],
     "control_flow",
     [helper.make_tensor_value_info("x", F, [5, 3]), helper.make_tensor_value_info("h0", F, [3])],
@@ -284,11 +319,15 @@ control = helper.make_graph(
         helper.make_tensor_value_info("ys", F, [5, 3]),
         helper.make_tensor_value_info("h_final", F, [3]),
         helper.make_tensor_value_info("steps", F, [4, 3]),
+        helper.make_tensor_value_info("gated", F, [3]),
+        helper.make_tensor_value_info("swapped", F, [3]),
     ],
     [
         numpy_helper.from_array(np.zeros(3, np.float32), "s0"),
         numpy_helper.from_array(np.array(4, np.int64), "trips"),
         numpy_helper.from_array(np.array(0.5, np.float32), "half"),
+        numpy_helper.from_array(np.array(2.0, np.float32), "two"),
+        numpy_helper.from_array(np.array(2.0, np.float32), "threshold"),
     ],
 )
 control_model = helper.make_model(control, opset_imports=[helper.make_opsetid("", 17)])

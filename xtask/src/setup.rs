@@ -264,7 +264,11 @@ pub const SKLEARN_MODELS: &[&str] = &[
 pub fn real_models(root: &Path, python: &Path) -> Result<()> {
     let dir = root.join("target/xtask/models");
     std::fs::create_dir_all(&dir)?;
-    if SKLEARN_MODELS.iter().any(|m| !dir.join(m).exists()) {
+    // The script that wrote the models, kept beside them: a changed script rewrites them.
+    let script = std::fs::read(root.join("xtask/py/sklearn_models.py"))?;
+    let stamp = dir.join("sklearn_models.py.done");
+    let stale = std::fs::read(&stamp).ok().as_deref() != Some(script.as_slice());
+    if stale || SKLEARN_MODELS.iter().any(|m| !dir.join(m).exists()) {
         let probe = format!(
             "import sklearn, skl2onnx, onnxruntime, sys; sys.exit(0 if (sklearn.__version__, skl2onnx.__version__, onnxruntime.__version__) == ('1.9.1', '1.20.0', '{ORT_VERSION}') else 1)"
         );
@@ -292,6 +296,7 @@ pub fn real_models(root: &Path, python: &Path) -> Result<()> {
         run(Command::new(python)
             .arg(root.join("xtask/py/sklearn_models.py"))
             .arg(&dir))?;
+        std::fs::write(&stamp, &script)?;
     }
     let missing: Vec<_> = REAL_MODELS
         .iter()

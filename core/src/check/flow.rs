@@ -624,6 +624,98 @@ impl<'m> Checker<'m> {
         Some(self.control_node(op, name, inputs, attrs, kind, vec![body], outs))
     }
 
+    /// For the importer: an `If` on a condition known only when the model runs, whose
+    /// branches' nodes were built since [`Checker::begin_imported_body`] (the then
+    /// branch's set aside with [`Checker::switch_imported_branch`]). Both branches must
+    /// return the same types and shapes. Its outputs, or `None` after an error.
+    pub(crate) fn end_imported_if(
+        &mut self,
+        span: Span,
+        name: String,
+        outer: Vec<Node>,
+        cond: TensorId,
+        then: (Vec<Node>, Vec<TensorId>),
+        other: Vec<TensorId>,
+    ) -> Option<Vec<TensorId>> {
+        self.body_depth -= 1;
+        let else_nodes = std::mem::replace(&mut self.graph.nodes, outer);
+        let ty = self.graph.tensors[cond].ty.clone();
+        if ty.dtype != DType::Bool || ty.shape.0.iter().any(|d| d.fixed() != Some(1)) {
+            self.error(
+                span,
+                format!(
+                    "has a condition of {ty}; an If's condition is one bool (bool[] or bool[1])"
+                ),
+            );
+            return None;
+        }
+        if then.1.len() != other.len() {
+            self.error(
+                span,
+                format!(
+                    "has a then branch of {} and an else branch of {}: they must agree",
+                    count(then.1.len(), "output"),
+                    other.len()
+                ),
+            );
+            return None;
+        }
+        let mut bodies = Vec::with_capacity(2);
+        for (attr, nodes, returned) in [
+            ("then_branch", then.0, then.1),
+            ("else_branch", else_nodes, other),
+        ] {
+            let mut body = Body {
+                attr,
+                name: format!("{name}_{attr}").replace('.', "_"),
+                inputs: Vec::new(),
+                nodes,
+                outputs: Vec::new(),
+            };
+            for (k, &id) in returned.iter().enumerate() {
+                let produced = body.nodes.iter().any(|n| n.outputs.contains(&id));
+                let id = if produced && !body.outputs.contains(&id) {
+                    id
+                } else {
+                    self.body_identity(&mut body, id, format!("{name}.{attr}.return_{k}"))?
+                };
+                body.outputs.push(id);
+            }
+            bodies.push(body);
+        }
+        let mut outs = Vec::new();
+        for (k, (&a, &b)) in bodies[0].outputs.iter().zip(&bodies[1].outputs).enumerate() {
+            let (ta, tb) = (
+                self.graph.tensors[a].ty.clone(),
+                self.graph.tensors[b].ty.clone(),
+            );
+            if ta != tb {
+                self.error(
+                    span,
+                    format!(
+                        "returns {ta} from its then branch and {tb} from its else branch as output {k}; tinyonnx's If gives one type and shape"
+                    ),
+                );
+                return None;
+            }
+            outs.push((format!("{name}.output_{k}"), ta));
+        }
+        Some(self.control_node(
+            &ops::control::IF,
+            name,
+            vec![Some(cond)],
+            Attrs::default(),
+            ControlKind::If,
+            bodies,
+            outs,
+        ))
+    }
+
+    /// For the importer: sets the then branch's nodes aside and starts the else branch's.
+    pub(crate) fn switch_imported_branch(&mut self) -> Vec<Node> {
+        std::mem::take(&mut self.graph.nodes)
+    }
+
     /// Adds `Identity(src)` named `name` to `body`; returns its output.
     fn body_identity(&mut self, body: &mut Body, src: TensorId, name: String) -> Option<TensorId> {
         let outer_nodes = std::mem::replace(&mut self.graph.nodes, std::mem::take(&mut body.nodes));

@@ -1,7 +1,8 @@
-//! `Scan` and `Loop` in an imported file, into the same control-flow nodes the
-//! language's `for x_t in xs` and `for i in 0..n` make: a Scan along axis 0 of its scan
-//! inputs, a Loop whose trip count is known at compile time and whose condition never
-//! ends it early.
+//! `Scan`, `Loop` and `If` in an imported file, into the same control-flow nodes the
+//! language's `for x_t in xs`, `for i in 0..n` and `if` make: a Scan along axis 0 of its
+//! scan inputs, a Loop whose trip count is known at compile time and whose condition
+//! never ends it early, an If whose condition only the data decides (one whose condition
+//! the fixed dims decide is replaced by its branch in `rewrite.rs`).
 
 use std::collections::HashSet;
 
@@ -195,6 +196,110 @@ impl Importer<'_> {
         );
     }
 
+    /// An If on a condition known only when the model runs: both branches imported as
+    /// the bodies of an If node (they read the enclosing graph's values).
+    pub(super) fn data_if(&mut self, node: &pb::NodeProto, name: &str, cond: TensorId) {
+        let branch = |b: &str| proto::find(node, b).and_then(|a| a.g.as_ref());
+        let (Some(then_g), Some(else_g)) = (branch("then_branch"), branch("else_branch")) else {
+            self.error("needs a then_branch and an else_branch");
+            return;
+        };
+        if self.depth >= MAX_IF_DEPTH {
+            self.error(format!("nests subgraphs more than {MAX_IF_DEPTH} deep"));
+            return;
+        }
+        for (b, g) in [("then_branch", then_g), ("else_branch", else_g)] {
+            if g.output.len() != node.output.len() {
+                self.error(format!(
+                    "has {} outputs but its {b} returns {}",
+                    node.output.len(),
+                    g.output.len()
+                ));
+                return;
+            }
+            if let Some(c) = self.clash(g) {
+                self.error(format!(
+                    "its {b} redefines `{c}`, a name of the enclosing graph"
+                ));
+                return;
+            }
+        }
+        let known: HashSet<String> = self.vals.keys().cloned().collect();
+        let (_, outer) = self
+            .cx
+            .begin_imported_body(&format!("{name}.then."), Vec::new());
+        let then = self.import_branch(name, "then_branch", then_g);
+        self.vals.retain(|k, _| known.contains(k));
+        let then_nodes = self.cx.switch_imported_branch();
+        let other = self.import_branch(name, "else_branch", else_g);
+        self.vals.retain(|k, _| known.contains(k));
+        let (Some(then), Some(other)) = (then, other) else {
+            self.cx.abandon_imported_body(outer);
+            return;
+        };
+        let span = self.span;
+        let Some(made) = self.cx.end_imported_if(
+            span,
+            name.to_string(),
+            outer,
+            cond,
+            (then_nodes, then),
+            other,
+        ) else {
+            return;
+        };
+        self.name_outputs(node, &made);
+    }
+
+    /// Runs a branch's nodes; the values it returns, or `None` after an error.
+    fn import_branch(
+        &mut self,
+        name: &str,
+        attr: &str,
+        g: &pb::GraphProto,
+    ) -> Option<Vec<TensorId>> {
+        self.initializers(&g.initializer, &format!(" of its {attr}"));
+        let outs: Vec<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();
+        let before = self.cx.error_count();
+        let saved = std::mem::replace(&mut self.branch, format!("{name} > {attr}"));
+        self.depth += 1;
+        self.run_nodes(&g.node, &outs);
+        self.depth -= 1;
+        let mut returned = Vec::with_capacity(outs.len());
+        for (k, o) in outs.iter().enumerate() {
+            if let Some(t) = self.tensor(o, &format!("{name}.{attr}.return_{k}")) {
+                returned.push(t);
+            }
+        }
+        self.branch = saved;
+        (self.cx.error_count() == before && returned.len() == g.output.len()).then_some(returned)
+    }
+
+    /// A name the subgraph defines (an input or a node's output) that the enclosing graph
+    /// already has: subgraph names may not reuse them (ONNX's single assignment), and
+    /// refusing them keeps every body tensor inside its body.
+    fn clash<'g>(&self, g: &'g pb::GraphProto) -> Option<&'g str> {
+        g.input
+            .iter()
+            .filter_map(|i| i.name.as_deref())
+            .chain(
+                g.node
+                    .iter()
+                    .flat_map(|n| n.output.iter().map(String::as_str)),
+            )
+            .find(|n| !n.is_empty() && self.vals.contains_key(*n))
+    }
+
+    /// The control node's outputs under the names the file gives them.
+    fn name_outputs(&mut self, node: &pb::NodeProto, made: &[TensorId]) {
+        for (k, o) in node.output.iter().enumerate() {
+            if let (false, Some(&id)) = (o.is_empty(), made.get(k)) {
+                self.cx.graph.tensors[id].name = o.clone();
+                self.vals.insert(o.clone(), Val::Tensor(id));
+            }
+        }
+    }
+
     fn body_of<'g>(&mut self, node: &'g pb::NodeProto) -> Option<&'g pb::GraphProto> {
         let g = proto::find(node, "body").and_then(|a| a.g.as_ref());
         if g.is_none() {
@@ -221,19 +326,7 @@ impl Importer<'_> {
         attrs: Attrs,
         kind: ControlKind,
     ) {
-        // Subgraph names may not reuse the enclosing graph's (ONNX's single assignment);
-        // refusing them keeps every body tensor inside its body.
-        let clash = g
-            .input
-            .iter()
-            .filter_map(|i| i.name.as_deref())
-            .chain(
-                g.node
-                    .iter()
-                    .flat_map(|n| n.output.iter().map(String::as_str)),
-            )
-            .find(|n| !n.is_empty() && self.vals.contains_key(*n));
-        if let Some(c) = clash {
+        if let Some(c) = self.clash(g) {
             self.error(format!(
                 "its body redefines `{c}`, a name of the enclosing graph"
             ));
@@ -286,11 +379,6 @@ impl Importer<'_> {
         ) else {
             return;
         };
-        for (k, o) in node.output.iter().enumerate() {
-            if let (false, Some(&id)) = (o.is_empty(), made.get(k)) {
-                self.cx.graph.tensors[id].name = o.clone();
-                self.vals.insert(o.clone(), Val::Tensor(id));
-            }
-        }
+        self.name_outputs(node, &made);
     }
 }

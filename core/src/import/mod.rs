@@ -317,7 +317,7 @@ impl Importer<'_> {
             return;
         }
         if op == "If" {
-            self.constant_if(node);
+            self.constant_if(node, &name);
             return;
         }
         if op == "Scan" {

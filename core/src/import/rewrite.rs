@@ -21,15 +21,17 @@ impl Importer<'_> {
     }
 
     /// An If whose condition is known: the branch taken, inlined.
-    pub(super) fn constant_if(&mut self, node: &pb::NodeProto) {
+    /// (One whose condition the model's data decides becomes an If node: `data_if`.)
+    pub(super) fn constant_if(&mut self, node: &pb::NodeProto, name: &str) {
         let cond = match node.input.first().and_then(|c| self.vals.get(c)) {
             Some(Val::Const(c)) => c.data.clone(),
             Some(Val::Poisoned) => return,
+            Some(&Val::Tensor(id)) => {
+                self.data_if(node, name, id);
+                return;
+            }
             _ => {
-                self.error(
-                    "has a condition only known when the model runs; tinyonnx imports an If \
-                     whose condition the fixed dims decide (control flow on data is not supported yet)",
-                );
+                self.error("has no condition");
                 return;
             }
         };
