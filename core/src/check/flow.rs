@@ -579,15 +579,7 @@ impl<'m> Checker<'m> {
             nodes,
             outputs: Vec::new(),
         };
-        for (k, &id) in returned.iter().enumerate() {
-            let produced = body.nodes.iter().any(|n| n.outputs.contains(&id));
-            let id = if produced && !body.outputs.contains(&id) {
-                id
-            } else {
-                self.body_identity(&mut body, id, format!("{prefix}return_{k}"))?
-            };
-            body.outputs.push(id);
-        }
+        self.set_returned(&mut body, &returned, &prefix)?;
         let trips = match kind {
             ControlKind::Loop { trips } | ControlKind::Scan { trips, .. } => trips,
             ControlKind::If => 0,
@@ -672,15 +664,7 @@ impl<'m> Checker<'m> {
                 nodes,
                 outputs: Vec::new(),
             };
-            for (k, &id) in returned.iter().enumerate() {
-                let produced = body.nodes.iter().any(|n| n.outputs.contains(&id));
-                let id = if produced && !body.outputs.contains(&id) {
-                    id
-                } else {
-                    self.body_identity(&mut body, id, format!("{name}.{attr}.return_{k}"))?
-                };
-                body.outputs.push(id);
-            }
+            self.set_returned(&mut body, &returned, &format!("{name}.{attr}."))?;
             bodies.push(body);
         }
         let mut outs = Vec::new();
@@ -714,6 +698,21 @@ impl<'m> Checker<'m> {
     /// For the importer: sets the then branch's nodes aside and starts the else branch's.
     pub(crate) fn switch_imported_branch(&mut self) -> Vec<Node> {
         std::mem::take(&mut self.graph.nodes)
+    }
+
+    /// A body's outputs: each returned value a node of the body makes, once; an outer
+    /// value, a formal or a repeat through an Identity named `{prefix}return_{k}`.
+    fn set_returned(&mut self, body: &mut Body, returned: &[TensorId], prefix: &str) -> Option<()> {
+        for (k, &id) in returned.iter().enumerate() {
+            let produced = body.nodes.iter().any(|n| n.outputs.contains(&id));
+            let id = if produced && !body.outputs.contains(&id) {
+                id
+            } else {
+                self.body_identity(body, id, format!("{prefix}return_{k}"))?
+            };
+            body.outputs.push(id);
+        }
+        Some(())
     }
 
     /// Adds `Identity(src)` named `name` to `body`; returns its output.

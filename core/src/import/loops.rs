@@ -251,7 +251,8 @@ impl Importer<'_> {
         self.name_outputs(node, &made);
     }
 
-    /// Runs a branch's nodes; the values it returns, or `None` after an error.
+    /// Runs a body's or branch's nodes (`attr` names it); the values it returns, or
+    /// `None` after an error.
     fn import_branch(
         &mut self,
         name: &str,
@@ -344,26 +345,13 @@ impl Importer<'_> {
         for (n, &id) in names.iter().zip(&formal_ids) {
             self.vals.insert(n.clone(), Val::Tensor(id));
         }
-        self.initializers(&g.initializer, " of its body");
-        let outs: Vec<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();
-        let before = self.cx.error_count();
-        let saved = std::mem::replace(&mut self.branch, format!("{name} > body"));
-        self.depth += 1;
-        self.run_nodes(&g.node, &outs);
-        self.depth -= 1;
-        let mut returned = Vec::with_capacity(outs.len());
-        for (k, o) in outs.iter().enumerate() {
-            if let Some(t) = self.tensor(o, &format!("{name}.body.return_{k}")) {
-                returned.push(t);
-            }
-        }
-        self.branch = saved;
+        let returned = self.import_branch(name, "body", g);
         // The body's names end with it.
         self.vals.retain(|k, _| known.contains(k));
-        if self.cx.error_count() > before || returned.len() != g.output.len() {
+        let Some(returned) = returned else {
             self.cx.abandon_imported_body(outer);
             return;
-        }
+        };
         let span = self.span;
         let Some(made) = self.cx.end_imported_body(
             span,

@@ -4,35 +4,14 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, hprintln};
-use panic_semihosting as _;
-
 /// Buffers that hold the largest sampled case (one that does not fit reports so).
 const ARENA_BYTES: usize = 1 << 20;
 const WORDS: usize = 1 << 16;
 
-struct Semihosting;
-
-impl tinyonnx_firmware::Board for Semihosting {
-    fn line(&mut self, args: core::fmt::Arguments) {
-        hprintln!("{}", args);
-    }
-
-    fn stack_pointer(&self) -> usize {
-        cortex_m::register::msp::read() as usize
-    }
-}
-
+include!("../../../common/arm.rs");
 include!("../../../common/node_sample.rs");
 
-#[entry]
-fn main() -> ! {
-    let ok = run_sample(&mut Semihosting);
-    debug::exit(if ok {
-        debug::EXIT_SUCCESS
-    } else {
-        debug::EXIT_FAILURE
-    });
-    loop {}
+/// The entry point of `arm.rs` runs this.
+fn run_model(board: &mut Semihosting, _stack: (usize, usize)) -> bool {
+    run_sample(board)
 }
