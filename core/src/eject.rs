@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use crate::data::Data;
-use crate::ir::{Graph, TensorId};
+use crate::ir::{Control, ControlKind, Graph, Node, TensorId};
 use crate::ops::AttrValue;
 
 /// The DSL source and the weights file it loads.
@@ -119,6 +119,211 @@ fn attr(v: &AttrValue) -> Result<String, String> {
     })
 }
 
+/// Every node, those of control-flow bodies included (a node before its bodies').
+fn all_nodes(nodes: &[Node]) -> Vec<&Node> {
+    let mut out = Vec::new();
+    for n in nodes {
+        out.push(n);
+        for b in n.control.iter().flat_map(|c| &c.bodies) {
+            out.extend(all_nodes(&b.nodes));
+        }
+    }
+    out
+}
+
+/// Writes nodes as `let` items, control-flow nodes as `if` and `for` with their bodies.
+struct Writer<'a> {
+    graph: &'a Graph,
+    names: &'a mut Names,
+    used: &'a HashSet<TensorId>,
+}
+
+impl Writer<'_> {
+    fn ident(&mut self, id: TensorId) -> String {
+        self.names.ident(id, &self.graph.tensors[id].name)
+    }
+
+    /// A `let` pattern for `outs`: unused ones `_` (one alone keeps a name to bind).
+    fn pattern(&mut self, outs: &[TensorId]) -> String {
+        let names: Vec<String> = outs
+            .iter()
+            .map(|&o| {
+                if self.used.contains(&o) {
+                    self.ident(o)
+                } else {
+                    "_".to_string()
+                }
+            })
+            .collect();
+        match names.as_slice() {
+            [one] if one == "_" => self.ident(outs[0]),
+            [one] => one.clone(),
+            _ => format!("({})", names.join(", ")),
+        }
+    }
+
+    /// `return x;` or `return (x, y);`.
+    fn returns(&mut self, w: &mut String, pad: &str, outs: &[TensorId]) {
+        let names: Vec<String> = outs.iter().map(|&o| self.ident(o)).collect();
+        let value = match names.as_slice() {
+            [one] => one.clone(),
+            _ => format!("({})", names.join(", ")),
+        };
+        let _ = writeln!(w, "{pad}    return {value};");
+    }
+
+    fn nodes(&mut self, w: &mut String, nodes: &[Node], depth: usize) -> Result<(), String> {
+        let pad = "    ".repeat(depth);
+        for n in nodes {
+            if n.custom.is_some() {
+                return Err(format!(
+                    "node `{}` ({}) is a custom operator, which eject does not write",
+                    n.name, n.op.op_type
+                ));
+            }
+            if let Some(c) = &n.control {
+                self.control(w, n, c, depth)?;
+                continue;
+            }
+            let mut args: Vec<String> = n
+                .inputs
+                .iter()
+                .map(|i| match i {
+                    Some(i) => self.ident(*i),
+                    None => "_".to_string(),
+                })
+                .collect();
+            for (k, v) in &n.attrs.explicit {
+                args.push(format!("{k} = {}", attr(v)?));
+            }
+            let pattern = self.pattern(&n.outputs);
+            let _ = writeln!(
+                w,
+                "{pad}let {pattern} = {}({});",
+                n.op.op_type,
+                args.join(", ")
+            );
+        }
+        Ok(())
+    }
+
+    /// An `if` or a `for` with its bodies.
+    fn control(
+        &mut self,
+        w: &mut String,
+        n: &Node,
+        c: &Control,
+        depth: usize,
+    ) -> Result<(), String> {
+        let pad = "    ".repeat(depth);
+        let pattern = self.pattern(&n.outputs);
+        let input = |k: usize| n.inputs.get(k).copied().flatten();
+        let with = |this: &mut Self, formals: &[TensorId], inits: &[Option<TensorId>]| {
+            let pairs: Vec<String> = formals
+                .iter()
+                .zip(inits)
+                .map(|(&f, i)| {
+                    let init = i.map_or("_".to_string(), |i| this.ident(i));
+                    format!("{} = {init}", this.ident(f))
+                })
+                .collect();
+            if pairs.is_empty() {
+                String::new()
+            } else {
+                format!(" with ({})", pairs.join(", "))
+            }
+        };
+        match (c.kind, c.bodies.as_slice()) {
+            (ControlKind::If, [then, other]) => {
+                let cond = input(0).ok_or("an If without a condition")?;
+                let cond = self.ident(cond);
+                let _ = writeln!(w, "{pad}let {pattern} = if {cond} {{");
+                self.nodes(w, &then.nodes, depth + 1)?;
+                self.returns(w, &pad, &then.outputs);
+                let _ = writeln!(w, "{pad}}} else {{");
+                self.nodes(w, &other.nodes, depth + 1)?;
+                self.returns(w, &pad, &other.outputs);
+                let _ = writeln!(w, "{pad}}};");
+            }
+            (ControlKind::Loop { trips }, [body]) => {
+                // The body's condition output is its condition input passed through (a
+                // static trip count); the language writes neither.
+                let (Some(&i), Some(&cond)) = (body.inputs.first(), body.inputs.get(1)) else {
+                    return Err(format!("Loop `{}` has a body without its counters", n.name));
+                };
+                let passes = |m: &&Node| {
+                    m.op.op_type == "Identity"
+                        && m.inputs.first() == Some(&Some(cond))
+                        && body.outputs.first() == m.outputs.first()
+                };
+                if body
+                    .nodes
+                    .iter()
+                    .any(|m| !passes(&m) && m.inputs.contains(&Some(cond)))
+                {
+                    return Err(format!(
+                        "Loop `{}` reads its condition in its body, which eject does not write",
+                        n.name
+                    ));
+                }
+                let carried = body.inputs.len().saturating_sub(2);
+                let inits: Vec<Option<TensorId>> = (0..carried).map(|k| input(2 + k)).collect();
+                let with = with(self, &body.inputs[2..], &inits);
+                let iter = self.ident(i);
+                let _ = writeln!(w, "{pad}let {pattern} = for {iter} in 0..{trips}{with} {{");
+                let kept: Vec<Node> = body.nodes.iter().filter(|m| !passes(m)).cloned().collect();
+                self.nodes(w, &kept, depth + 1)?;
+                self.returns(w, &pad, &body.outputs[1..]);
+                let _ = writeln!(w, "{pad}}};");
+            }
+            (ControlKind::Scan { scan_inputs, .. }, [body]) => {
+                let states = c.explicit.saturating_sub(scan_inputs);
+                let inits: Vec<Option<TensorId>> = (0..states).map(input).collect();
+                let with = with(self, &body.inputs[..states.min(body.inputs.len())], &inits);
+                let reversed = n
+                    .attrs
+                    .explicit
+                    .iter()
+                    .find(|(k, _)| *k == "scan_input_directions")
+                    .map(|(_, v)| match v {
+                        AttrValue::Ints(d) => d.clone(),
+                        _ => Vec::new(),
+                    })
+                    .unwrap_or_default();
+                let mut slices = Vec::new();
+                let mut seqs = Vec::new();
+                for k in 0..scan_inputs {
+                    let (Some(&f), Some(seq)) = (body.inputs.get(states + k), input(states + k))
+                    else {
+                        return Err(format!("Scan `{}` has fewer inputs than it scans", n.name));
+                    };
+                    slices.push(self.ident(f));
+                    let seq = self.ident(seq);
+                    seqs.push(if reversed.get(k).is_some_and(|&d| d != 0) {
+                        format!("rev({seq})")
+                    } else {
+                        seq
+                    });
+                }
+                let (slices, seqs) = if scan_inputs == 1 {
+                    (slices.join(""), seqs.join(""))
+                } else {
+                    (
+                        format!("({})", slices.join(", ")),
+                        format!("({})", seqs.join(", ")),
+                    )
+                };
+                let _ = writeln!(w, "{pad}let {pattern} = for {slices} in {seqs}{with} {{");
+                self.nodes(w, &body.nodes, depth + 1)?;
+                self.returns(w, &pad, &body.outputs);
+                let _ = writeln!(w, "{pad}}};");
+            }
+            _ => return Err(format!("control node `{}` has an unexpected shape", n.name)),
+        }
+        Ok(())
+    }
+}
+
 /// Writes `graph` as the DSL model `name`; `weights_path` is what its `load` calls
 /// name (relative to the Cargo.toml of the crate the source goes into).
 pub fn eject(graph: &Graph, name: &str, weights_path: &str) -> Result<Ejected, String> {
@@ -162,10 +367,17 @@ pub fn eject(graph: &Graph, name: &str, weights_path: &str) -> Result<Ejected, S
             dims(&shape(i))
         );
     }
-    // Weights in the order nodes read them; f32 from the file, the rest as literals.
+    // Weights in the order nodes (those of bodies too) read them; f32 from the file, the
+    // rest as literals.
+    let all = all_nodes(&graph.nodes);
     let mut declared = HashSet::new();
-    for n in &graph.nodes {
-        for &i in n.inputs.iter().flatten() {
+    for n in all.iter().copied() {
+        // A Loop's trip count is written in its `for` (`0..n`), not as a weight.
+        let counted = n
+            .control
+            .as_ref()
+            .is_some_and(|c| matches!(c.kind, ControlKind::Loop { .. }));
+        for &i in n.inputs.iter().skip(usize::from(counted)).flatten() {
             let t = &graph.tensors[i];
             let Some(data) = t.value.as_ref() else {
                 continue;
@@ -206,58 +418,22 @@ pub fn eject(graph: &Graph, name: &str, weights_path: &str) -> Result<Ejected, S
             );
         }
     }
-    let used: HashSet<TensorId> = graph
-        .nodes
+    let used: HashSet<TensorId> = all
         .iter()
         .flat_map(|m| m.inputs.iter().flatten().copied())
+        .chain(
+            all.iter()
+                .flat_map(|m| m.control.iter().flat_map(|c| &c.bodies))
+                .flat_map(|b| b.outputs.iter().copied()),
+        )
         .chain(graph.outputs.iter().copied())
         .collect();
-    for n in &graph.nodes {
-        if n.control.is_some() || n.custom.is_some() {
-            return Err(format!(
-                "node `{}` ({}) is control flow or a custom operator, which eject does not write yet",
-                n.name, n.op.op_type
-            ));
-        }
-        let mut args: Vec<String> = n
-            .inputs
-            .iter()
-            .map(|i| match i {
-                Some(i) => names.ident(*i, &graph.tensors[*i].name),
-                None => "_".to_string(),
-            })
-            .collect();
-        for (k, v) in &n.attrs.explicit {
-            args.push(format!("{k} = {}", attr(v)?));
-        }
-        let outs: Vec<String> = n
-            .outputs
-            .iter()
-            .map(|&o| {
-                if used.contains(&o) {
-                    names.ident(o, &graph.tensors[o].name)
-                } else {
-                    "_".to_string()
-                }
-            })
-            .collect();
-        let pattern = if outs.len() == 1 {
-            if outs[0] == "_" {
-                // A single unused output still needs a name to bind.
-                names.ident(n.outputs[0], &graph.tensors[n.outputs[0]].name)
-            } else {
-                outs[0].clone()
-            }
-        } else {
-            format!("({})", outs.join(", "))
-        };
-        let _ = writeln!(
-            w,
-            "        let {pattern} = {}({});",
-            n.op.op_type,
-            args.join(", ")
-        );
-    }
+    let mut writer = Writer {
+        graph,
+        names: &mut names,
+        used: &used,
+    };
+    writer.nodes(w, &graph.nodes, 2)?;
     for &o in &graph.outputs {
         let _ = writeln!(
             w,

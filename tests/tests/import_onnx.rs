@@ -192,26 +192,43 @@ fn run_original(
     run_ort_values(sess, &info, &values)
 }
 
-/// `cargo xtask import`'s eject, round trip: the PaddleOCR classifier written as DSL with
-/// its weights in a .safetensors file compiles, and its ONNX gives ONNX Runtime's outputs
-/// for the original file. Prints the macro's time for the import and for the ejected DSL.
+/// `cargo xtask import`'s eject, round trip: the PaddleOCR classifier and the control-flow
+/// model (a Scan, a Loop and Ifs on data, written back as the language's `for` and
+/// `if`), each written as DSL with its weights in a .safetensors file, compile, and
+/// their ONNX gives ONNX Runtime's outputs for the original file. Prints the macro's
+/// time for the import and for the ejected DSL.
 #[test]
 fn an_ejected_model_compiles_and_equals_its_file() {
+    eject_round_trip(
+        "ch_ppocr_mobile_v2.0_cls_infer.onnx",
+        "PaddleOcrCls",
+        vec![("x".into(), vec![1, 3, 48, 192])],
+        ", shapes(x = [1, 3, 48, 192])",
+    );
+    eject_round_trip("control_flow.onnx", "ControlFlow", Vec::new(), "");
+}
+
+fn eject_round_trip(
+    file_name: &str,
+    name: &str,
+    shapes: Vec<(String, Vec<usize>)>,
+    shapes_src: &str,
+) {
     let provider = Provider::from_env().unwrap();
-    let file = root().join("target/xtask/models/ch_ppocr_mobile_v2.0_cls_infer.onnx");
+    let file = root().join("target/xtask/models").join(file_name);
     let dir = root().join("target/imported/eject");
     std::fs::create_dir_all(&dir).unwrap();
-    let weights = dir.join("cls.safetensors");
+    let weights = dir.join(format!("{name}.safetensors"));
     let req = tinyonnx_core::driver::EjectRequest {
         file: file.clone(),
         dims: Vec::new(),
-        shapes: vec![("x".into(), vec![1, 3, 48, 192])],
-        name: "PaddleOcrCls".into(),
+        shapes,
+        name: name.into(),
         weights_path: weights.display().to_string(),
     };
     let ejected = tinyonnx_core::driver::eject_file(&req).unwrap();
     std::fs::write(&weights, &ejected.safetensors).unwrap();
-    std::fs::write(dir.join("cls.rs"), &ejected.source).unwrap();
+    std::fs::write(dir.join(format!("{name}.rs")), &ejected.source).unwrap();
     // The model inside `tinyonnx::onnx_model! { ... }`.
     let body = ejected
         .source
@@ -222,10 +239,13 @@ fn an_ejected_model_compiles_and_equals_its_file() {
     let dsl = proc_macro2::TokenStream::from_str(body).unwrap();
     let (c, dsl_time) = tinyonnx_core::driver::compile_timed(dsl).unwrap_or_else(|f| {
         let errs: Vec<String> = f.errors.iter().map(ToString::to_string).collect();
-        panic!("the ejected source does not compile: {errs:#?}")
+        panic!(
+            "the ejected source of {file_name} does not compile: {errs:#?}\n{}",
+            ejected.source
+        )
     });
     let import = format!(
-        "pub model PaddleOcrCls = import({:?}, shapes(x = [1, 3, 48, 192]));",
+        "pub model {name} = import({:?}{shapes_src});",
         file.display().to_string()
     );
     let (imported, import_time) =
@@ -233,7 +253,7 @@ fn an_ejected_model_compiles_and_equals_its_file() {
             .unwrap();
     let total = |t: tinyonnx_core::driver::Timings| t.parse + t.check + t.plan + t.emit_onnx;
     println!(
-        "macro time, PaddleOCR classifier: import {:?}, ejected DSL {:?}",
+        "macro time, {file_name}: import {:?}, ejected DSL {:?}",
         total(import_time),
         total(dsl_time)
     );
@@ -249,6 +269,11 @@ fn an_ejected_model_compiles_and_equals_its_file() {
     // The ejected names are Rust identifiers; the file's ports, in the same order, keep
     // their own.
     let graph = original.graph.as_ref().unwrap();
+    let initializers: Vec<&str> = graph
+        .initializer
+        .iter()
+        .filter_map(|t| t.name.as_deref())
+        .collect();
     let leak = |s: &str| -> &'static str { Box::leak(s.to_string().into_boxed_str()) };
     let ports = |ours: &[TensorInfo], names: Vec<&str>| -> &'static [TensorInfo] {
         Box::leak(
@@ -269,6 +294,7 @@ fn an_ejected_model_compiles_and_equals_its_file() {
                 .input
                 .iter()
                 .filter_map(|i| i.name.as_deref())
+                .filter(|n| !initializers.contains(n))
                 .collect(),
         ),
         outputs: ports(
@@ -285,12 +311,15 @@ fn an_ejected_model_compiles_and_equals_its_file() {
         let inputs = seeded_values(&info, seed, 1.0).unwrap();
         let a = run_ort_values(&mut ours, &info, &inputs).unwrap();
         let b = run_original(&mut theirs, &original, &file_info, &inputs).unwrap();
-        let d = compare_values(&a[0], &b[0]);
-        assert!(
-            d.max_scaled <= 1e-5,
-            "seed {seed}: scaled diff {:.3e}",
-            d.max_scaled
-        );
+        assert_eq!(a.len(), b.len(), "{file_name}: outputs");
+        for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+            let d = compare_values(x, y);
+            assert!(
+                d.max_scaled <= 1e-5,
+                "{file_name} seed {seed} output {k}: scaled diff {:.3e}",
+                d.max_scaled
+            );
+        }
     }
 }
 
