@@ -1,6 +1,6 @@
 //! A sample of the ONNX backend node test suite on the boards: every tenth case (by
-//! name) that `tests/node_suite.tsv` lists as passing is imported into the board's
-//! `node_sample` firmware with its first data set's inputs, run in QEMU, and its printed
+//! name) that `tests/node_suite.tsv` lists as passing (every eightieth on the Cortex-M3,
+//! whose 256 KiB of flash holds fewer) is imported into the board's `node_sample` firmware with its first data set's inputs, run in QEMU, and its printed
 //! outputs compared with the outputs the suite stores, as the host runner compares them
 //! (`tinyonnx_tests::node_data`). A case whose arena or ports exceed the board's test
 //! buffers is counted as not fitting.
@@ -14,17 +14,15 @@ use tinyonnx_tests::node_data::{differs, tensors};
 
 use crate::node_suite::{cases_dir, data_sets_of, expect_file, graph_inputs, import_source};
 
-/// One case in this many of the passing ones runs on the board.
-const EVERY: usize = 10;
-
 /// Where the sample's Rust and input bytes go.
 fn sample_dir(root: &Path) -> PathBuf {
     root.join("target/xtask/node-suite")
 }
 
-/// Writes `target/xtask/node-suite/sample.rs` (models, inputs, `every_sample!`); the
-/// sampled cases, in the order the firmware runs them.
-pub fn write_sample(root: &Path) -> Result<Vec<String>> {
+/// Writes `target/xtask/node-suite/sample_<every>.rs` (models, inputs, `every_sample!`)
+/// for one case in `every` of the passing ones; its path and the sampled cases, in the
+/// order the firmware runs them.
+pub fn write_sample(root: &Path, every: usize) -> Result<(PathBuf, Vec<String>)> {
     let expected = crate::node_suite::read_expected(&expect_file(root))?;
     let mut passing: Vec<&String> = expected
         .iter()
@@ -46,7 +44,7 @@ pub fn write_sample(root: &Path) -> Result<Vec<String>> {
     );
     let mut list = String::new();
     let mut names = Vec::new();
-    for (k, name) in passing.iter().step_by(EVERY).enumerate() {
+    for (k, name) in passing.iter().step_by(every).enumerate() {
         let dir = cases_dir(root).join(name);
         let Ok((item, bound)) = import_source(&format!("Sample{k}"), &dir)? else {
             continue;
@@ -84,11 +82,11 @@ pub fn write_sample(root: &Path) -> Result<Vec<String>> {
         src,
         "\nmacro_rules! every_sample {{\n    ($m:ident) => {{\n{list}    }};\n}}\npub(crate) use every_sample;"
     )?;
-    let file = out.join("sample.rs");
+    let file = out.join(format!("sample_{every}.rs"));
     if std::fs::read_to_string(&file).ok().as_deref() != Some(src.as_str()) {
         std::fs::write(&file, src)?;
     }
-    Ok(names)
+    Ok((file, names))
 }
 
 /// What the sample found on one board.
@@ -101,15 +99,23 @@ pub struct SampleRun {
     pub values: usize,
 }
 
-/// The boards with a `node_sample` firmware.
-pub const SAMPLE_BOARDS: &[&str] = &["cortex-m4f", "riscv32"];
+/// The boards with a `node_sample` firmware, and the stride of each one's sample.
+pub const SAMPLE_BOARDS: &[(&str, usize)] =
+    &[("cortex-m4f", 10), ("riscv32", 10), ("cortex-m3", 80)];
 
 /// Builds and runs the sample firmware on `board`.
-pub fn run_on(root: &Path, board: &crate::firmware::Board) -> Result<SampleRun> {
-    let names = write_sample(root)?;
+pub fn run_on(root: &Path, board: &crate::firmware::Board, every: usize) -> Result<SampleRun> {
+    let (file, names) = write_sample(root, every)?;
     let target_dir = root.join("target/firmware").join(board.name);
-    crate::firmware::build_bin(root, board, &target_dir, "node-sample", "node_sample")
-        .context("building the node suite sample firmware")?;
+    crate::firmware::build_bin(
+        root,
+        board,
+        &target_dir,
+        "node-sample",
+        "node_sample",
+        &[("TINYONNX_NODE_SAMPLE", file.display().to_string())],
+    )
+    .context("building the node suite sample firmware")?;
     let elf = target_dir.join(board.target).join("release/node_sample");
     let out = crate::firmware::qemu_plain(board, &elf, 900)?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();

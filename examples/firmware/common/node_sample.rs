@@ -1,7 +1,8 @@
 // Shared by the boards' `node_sample` binaries (each includes this file after defining
 // `ARENA_BYTES`, `WORDS` and a `Semihosting` board): the sample of the ONNX node test
-// cases `cargo xtask firmware` wrote into target/xtask/node-suite/sample.rs, each run
-// on its stored inputs with its outputs printed for the host to compare.
+// cases `cargo xtask firmware` wrote for the board (the file `TINYONNX_NODE_SAMPLE`
+// names, under target/xtask/node-suite/), each run on its stored inputs with its outputs
+// printed for the host to compare.
 
 static mut ARENA: tinyonnx::Arena<ARENA_BYTES> = tinyonnx::Arena::new();
 static mut INPUT: [u64; WORDS] = [0; WORDS];
@@ -23,7 +24,7 @@ fn case<M: tinyonnx::Model>(board: &mut Semihosting, data: &[(&str, &[u8])]) -> 
 
 #[allow(clippy::all, missing_docs, non_upper_case_globals)]
 mod sample {
-    include!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../target/xtask/node-suite/sample.rs"));
+    include!(env!("TINYONNX_NODE_SAMPLE"));
 }
 
 // `every_sample!` names the models and their data as the call site sees them.
