@@ -76,16 +76,14 @@ pub const SAME_SINCE_1: &[&str] = &[
     "Unsqueeze",
 ];
 
-/// The operator types of a graph's nodes and of the graphs in their attributes.
-pub fn op_types(graph: &pb::GraphProto, out: &mut Vec<String>, depth: usize) {
-    if depth > super::MAX_IF_DEPTH {
-        return;
-    }
+/// The operator types of a graph's nodes and of the graphs in their attributes, down
+/// `levels` levels of subgraphs.
+pub fn op_types(graph: &pb::GraphProto, out: &mut Vec<String>, levels: usize) {
     for n in &graph.node {
         out.push(n.op_type.clone().unwrap_or_default());
-        for a in &n.attribute {
+        for a in n.attribute.iter().filter(|_| levels > 0) {
             for g in a.g.iter().chain(&a.graphs) {
-                op_types(g, out, depth + 1);
+                op_types(g, out, levels - 1);
             }
         }
     }

@@ -127,7 +127,7 @@ pub fn import(def: &ImportDef) -> Result<Checked, Vec<syn::Error>> {
     let file_opset = match (file_opset, model.graph.as_ref()) {
         (1..MIN_FILE_OPSET, Some(g)) => {
             let mut ops = Vec::new();
-            convert::op_types(g, &mut ops, 0);
+            convert::op_types(g, &mut ops, MAX_IF_DEPTH);
             if ops
                 .iter()
                 .all(|o| convert::SAME_SINCE_1.contains(&o.as_str()))
