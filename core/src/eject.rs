@@ -136,6 +136,57 @@ struct Writer<'a> {
     graph: &'a Graph,
     names: &'a mut Names,
     used: &'a HashSet<TensorId>,
+    /// Nodes written as a layer call, by node name: the layer's name.
+    sugar: &'a HashMap<String, String>,
+    weights_path: &'a str,
+}
+
+/// Whether a node is one a layer writes, with its weight and bias: a 2-D `Conv` with
+/// explicit padding (`conv2d`), or a `Gemm` of a 2-D input with a `[out]` bias or none,
+/// no scaling and no transposed input (`linear`, the weight in either layout). Its f32
+/// weight and bias must be read by this node only.
+fn layer_sugar(graph: &Graph, all: &[&Node], n: &Node) -> Option<(TensorId, Option<TensorId>)> {
+    if n.control.is_some() || n.custom.is_some() {
+        return None;
+    }
+    let x = n.inputs.first().copied().flatten()?;
+    let w = n.inputs.get(1).copied().flatten()?;
+    let b = n.inputs.get(2).copied().flatten();
+    let rank = |id: TensorId| graph.tensors[id].ty.shape.0.len();
+    let owned = |id: TensorId| {
+        graph.weights.contains(&id)
+            && matches!(graph.tensors[id].value, Some(Data::F32(_)))
+            && all.iter().filter(|m| m.inputs.contains(&Some(id))).count() == 1
+            && !graph.outputs.contains(&id)
+    };
+    let fits = match n.op.op_type {
+        "Conv" => {
+            let auto = n.attrs.string("auto_pad").is_none_or(|a| a == "NOTSET");
+            rank(x) == 4 && rank(w) == 4 && auto
+        }
+        "Gemm" => {
+            let out = graph.tensors[w]
+                .ty
+                .shape
+                .0
+                .get(usize::from(n.attrs.int("transB") == 0))?;
+            let plain = |k: &str| {
+                n.attrs
+                    .get(k)
+                    .is_none_or(|v| matches!(v, AttrValue::Float(f) if *f == 1.0))
+            };
+            rank(x) == 2
+                && rank(w) == 2
+                && n.attrs.int("transA") == 0
+                && plain("alpha")
+                && plain("beta")
+                && b.is_none_or(|b| {
+                    graph.tensors[b].ty.shape.0.iter().collect::<Vec<_>>() == vec![out]
+                })
+        }
+        _ => false,
+    };
+    (fits && owned(w) && b.is_none_or(owned)).then_some((w, b))
 }
 
 impl Writer<'_> {
@@ -185,6 +236,12 @@ impl Writer<'_> {
                 self.control(w, n, c, depth)?;
                 continue;
             }
+            if let Some(layer) = self.sugar.get(&n.name) {
+                let call = self.layer_call(n, layer);
+                let pattern = self.pattern(&n.outputs);
+                let _ = writeln!(w, "{pad}let {pattern} = {call};");
+                continue;
+            }
             let mut args: Vec<String> = n
                 .inputs
                 .iter()
@@ -205,6 +262,61 @@ impl Writer<'_> {
             );
         }
         Ok(())
+    }
+
+    /// The `conv2d(...)` or `linear(...)` call of a node [`layer_sugar`] accepted, its
+    /// arguments other than their defaults.
+    fn layer_call(&mut self, n: &Node, layer: &str) -> String {
+        let x = n.inputs[0].map_or("_".to_string(), |x| self.ident(x));
+        let w: Vec<i64> = n.inputs[1].map_or(Vec::new(), |w| {
+            self.graph.tensors[w]
+                .ty
+                .shape
+                .0
+                .iter()
+                .map(|d| d.fixed().unwrap_or(1) as i64)
+                .collect()
+        });
+        let list = |v: &[i64]| {
+            let items: Vec<String> = v.iter().map(i64::to_string).collect();
+            format!("[{}]", items.join(", "))
+        };
+        let mut args = Vec::new();
+        if n.op.op_type == "Gemm" {
+            let pytorch = n.attrs.int("transB") != 0;
+            args.push(w[usize::from(!pytorch)].to_string());
+            if pytorch {
+                args.push("layout = \"pytorch\"".to_string());
+            }
+        } else {
+            args.push(w.first().copied().unwrap_or(1).to_string());
+            args.push(list(&w[2..]));
+            for (attr, arg, default) in [
+                ("strides", "stride", vec![1, 1]),
+                ("pads", "pad", vec![0; 4]),
+                ("dilations", "dilation", vec![1, 1]),
+            ] {
+                let v = n.attrs.ints(attr).map_or(default.clone(), <[i64]>::to_vec);
+                if v != default {
+                    args.push(format!("{arg} = {}", list(&v)));
+                }
+            }
+            let group = n.attrs.get("group").map_or(1, |_| n.attrs.int("group"));
+            if group != 1 {
+                args.push(format!("groups = {group}"));
+            }
+        }
+        if n.inputs.get(2).copied().flatten().is_none() {
+            args.push("bias = false".to_string());
+        }
+        args.push(format!("name = {layer:?}"));
+        args.push(format!("weights = {:?}", self.weights_path));
+        let func = if n.op.op_type == "Gemm" {
+            "linear"
+        } else {
+            "conv2d"
+        };
+        format!("{func}({x}, {})", args.join(", "))
     }
 
     /// An `if` or a `for` with its bodies.
@@ -370,7 +482,22 @@ pub fn eject(graph: &Graph, name: &str, weights_path: &str) -> Result<Ejected, S
     // Weights in the order nodes (those of bodies too) read them; f32 from the file, the
     // rest as literals.
     let all = all_nodes(&graph.nodes);
+    // Convolutions written as the `conv2d` layer, their weights under its names.
+    let mut sugar: HashMap<String, String> = HashMap::new();
     let mut declared = HashSet::new();
+    for n in all.iter().copied() {
+        if let Some((w_id, b_id)) = layer_sugar(graph, &all, n) {
+            let layer = names.ident(n.outputs[0], &graph.tensors[n.outputs[0]].name);
+            for (id, part) in [(Some(w_id), "weight"), (b_id, "bias")] {
+                let Some(id) = id else { continue };
+                if let Some(Data::F32(v)) = &graph.tensors[id].value {
+                    tensors.push((format!("{layer}.{part}"), shape(id), v.clone()));
+                }
+                declared.insert(id);
+            }
+            sugar.insert(n.name.clone(), layer);
+        }
+    }
     for n in all.iter().copied() {
         // A Loop's trip count is written in its `for` (`0..n`), not as a weight.
         let counted = n
@@ -432,6 +559,8 @@ pub fn eject(graph: &Graph, name: &str, weights_path: &str) -> Result<Ejected, S
         graph,
         names: &mut names,
         used: &used,
+        sugar: &sugar,
+        weights_path,
     };
     writer.nodes(w, &graph.nodes, 2)?;
     for &o in &graph.outputs {

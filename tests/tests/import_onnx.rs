@@ -192,9 +192,10 @@ fn run_original(
     run_ort_values(sess, &info, &values)
 }
 
-/// `cargo xtask import`'s eject, round trip: the PaddleOCR classifier and the control-flow
-/// model (a Scan, a Loop and Ifs on data, written back as the language's `for` and
-/// `if`), each written as DSL with its weights in a .safetensors file, compile, and
+/// `cargo xtask import`'s eject, round trip: the PaddleOCR classifier (its convolutions
+/// written as `conv2d`), the control-flow model (a Scan, a Loop and Ifs on data, written
+/// back as the language's `for` and `if`) and a PyTorch CNN (`conv2d`, `linear` in
+/// PyTorch's layout), each written as DSL with its weights in a .safetensors file, compile, and
 /// their ONNX gives ONNX Runtime's outputs for the original file. Prints the macro's
 /// time for the import and for the ejected DSL.
 #[test]
@@ -206,6 +207,7 @@ fn an_ejected_model_compiles_and_equals_its_file() {
         ", shapes(x = [1, 3, 48, 192])",
     );
     eject_round_trip("control_flow.onnx", "ControlFlow", Vec::new(), "");
+    eject_round_trip("cnn_28x28.onnx", "Cnn28", Vec::new(), "");
 }
 
 fn eject_round_trip(
