@@ -137,6 +137,11 @@ impl Checker<'_> {
         self.sink.context = context;
     }
 
+    /// What errors are prefixed with now.
+    pub(crate) fn context(&self) -> Option<String> {
+        self.sink.context.clone()
+    }
+
     /// How many errors were reported so far.
     pub(crate) fn error_count(&self) -> usize {
         self.sink.len()

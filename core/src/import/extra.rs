@@ -34,6 +34,7 @@
 
 use tinyonnx_proto as pb;
 
+use super::fold::MAX_FOLD_VALUES;
 use super::proto::int_attr;
 use super::{Importer, Val};
 use crate::data::Data;
@@ -294,6 +295,17 @@ impl Importer<'_> {
         };
         let mask = input(3);
         let mask_dims = mask.as_ref().and_then(|m| self.dims_of(m));
+        // The visible keys of every query, a constant made before the node's own checks.
+        if sq
+            .checked_mul(past + skv)
+            .is_none_or(|n| n > MAX_FOLD_VALUES)
+        {
+            self.error(format!(
+                "has {sq} queries over {} keys: a mask of more than {MAX_FOLD_VALUES} values, which tinyonnx does not build",
+                past + skv
+            ));
+            return true;
+        }
         // A mask shorter than the keys masks the rest: padded to all of them (ONNX
         // Runtime's opset-23 Attention takes no shorter mask).
         let width = past + skv;
@@ -376,7 +388,11 @@ impl Importer<'_> {
         }
         let mut pad_dims = lead.to_vec();
         pad_dims.push(width - last);
-        let count: usize = pad_dims.iter().product();
+        let Some(count) =
+            crate::types::checked_numel(pad_dims.iter().copied()).filter(|&n| n <= MAX_FOLD_VALUES)
+        else {
+            return m.to_string();
+        };
         let data = match self.dtype_of(m) {
             Some(DType::F32) => Data::F32(vec![f32::NEG_INFINITY; count]),
             Some(t) => Data::Typed {
@@ -503,6 +519,12 @@ impl Importer<'_> {
             self.error(format!(
                 "has a scale of dims {scale_dims:?}; blocks of {block} along axis {axis} of {dims:?} need {} there and the input's dims elsewhere",
                 d.div_ceil(block)
+            ));
+            return true;
+        }
+        if d > MAX_FOLD_VALUES {
+            self.error(format!(
+                "has an axis of {d}, longer than the {MAX_FOLD_VALUES} values tinyonnx folds"
             ));
             return true;
         }

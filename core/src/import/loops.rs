@@ -262,6 +262,8 @@ impl Importer<'_> {
         self.initializers(&g.initializer, &format!(" of its {attr}"));
         let outs: Vec<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();
         let before = self.cx.error_count();
+        // The nodes inside set their own context; the control node's comes back after.
+        let context = self.cx.context();
         let saved = std::mem::replace(&mut self.branch, format!("{name} > {attr}"));
         self.depth += 1;
         self.run_nodes(&g.node, &outs);
@@ -273,6 +275,7 @@ impl Importer<'_> {
             }
         }
         self.branch = saved;
+        self.cx.set_context(context);
         (self.cx.error_count() == before && returned.len() == g.output.len()).then_some(returned)
     }
 

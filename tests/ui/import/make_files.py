@@ -13,17 +13,25 @@ m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], ir_version
 data = m.SerializeToString()
 open("truncated.onnx", "wb").write(data[: len(data) // 2])
 
-# Open dims, an operator tinyonnx lacks, a name nothing makes, data-dependent control
-# flow: every problem reported in one compile.
+# Open dims, an operator tinyonnx lacks, a name nothing makes, an If on data whose
+# branches differ in shape: every problem reported in one compile.
 x = helper.make_tensor_value_info("image", TensorProto.FLOAT, ["N", 3, "H", "W"])
 flag = helper.make_tensor_value_info("flag", TensorProto.BOOL, [])
 y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
 z = helper.make_tensor_value_info("z", TensorProto.FLOAT, None)
+# The If's branches give values of different shapes: which one the data picks decides
+# the output's shape, which no static plan holds.
 then_g = helper.make_graph(
-    [helper.make_node("Relu", ["n"], ["t"])], "then", [], [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)]
+    [helper.make_node("Constant", [], ["t"], value_floats=[1.0, 2.0])],
+    "then",
+    [],
+    [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
 )
 else_g = helper.make_graph(
-    [helper.make_node("Neg", ["n"], ["e"])], "else", [], [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)]
+    [helper.make_node("Constant", [], ["e"], value_floats=[1.0, 2.0, 3.0])],
+    "else",
+    [],
+    [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
 )
 nodes = [
     helper.make_node("Unique", ["image"], ["n"], name="norm1"),
