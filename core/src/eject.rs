@@ -119,18 +119,6 @@ fn attr(v: &AttrValue) -> Result<String, String> {
     })
 }
 
-/// Every node, those of control-flow bodies included (a node before its bodies').
-fn all_nodes(nodes: &[Node]) -> Vec<&Node> {
-    let mut out = Vec::new();
-    for n in nodes {
-        out.push(n);
-        for b in n.control.iter().flat_map(|c| &c.bodies) {
-            out.extend(all_nodes(&b.nodes));
-        }
-    }
-    out
-}
-
 /// Writes nodes as `let` items, control-flow nodes as `if` and `for` with their bodies.
 struct Writer<'a> {
     graph: &'a Graph,
@@ -481,7 +469,7 @@ pub fn eject(graph: &Graph, name: &str, weights_path: &str) -> Result<Ejected, S
     }
     // Weights in the order nodes (those of bodies too) read them; f32 from the file, the
     // rest as literals.
-    let all = all_nodes(&graph.nodes);
+    let all = crate::ir::all_nodes(&graph.nodes);
     // Convolutions written as the `conv2d` layer, their weights under its names.
     let mut sugar: HashMap<String, String> = HashMap::new();
     let mut declared = HashSet::new();

@@ -165,7 +165,7 @@ fn model_proto_without_data(graph: &Graph, skip: &[TensorId]) -> pb::ModelProto 
             version: Some(1),
         });
     }
-    for c in all_nodes(&graph.nodes)
+    for c in crate::ir::all_nodes(&graph.nodes)
         .into_iter()
         .filter_map(|n| n.custom.as_ref())
     {
@@ -382,18 +382,6 @@ fn wrap_2bit(n: &pb::NodeProto, f: Narrow, y: &str) -> Vec<pb::NodeProto> {
     cast.name = n.name.clone();
     out.push(cast);
     out
-}
-
-/// Every node of the graph, the nodes of control-flow bodies included.
-fn all_nodes(nodes: &[Node]) -> Vec<&Node> {
-    let mut all = Vec::new();
-    for n in nodes {
-        all.push(n);
-        for body in n.control.iter().flat_map(|c| &c.bodies) {
-            all.extend(all_nodes(&body.nodes));
-        }
-    }
-    all
 }
 
 fn functions(graph: &Graph) -> Functions {

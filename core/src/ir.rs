@@ -151,6 +151,18 @@ pub struct Node {
     pub control: Option<Box<Control>>,
 }
 
+/// Every node, those of control-flow bodies included (each node before its bodies').
+pub fn all_nodes(nodes: &[Node]) -> Vec<&Node> {
+    let mut all = Vec::new();
+    for n in nodes {
+        all.push(n);
+        for body in n.control.iter().flat_map(|c| &c.bodies) {
+            all.extend(all_nodes(&body.nodes));
+        }
+    }
+    all
+}
+
 impl Node {
     /// The inputs the ONNX node lists (a control-flow node's captured tensors are not).
     pub fn onnx_inputs(&self) -> &[Option<TensorId>] {

@@ -66,11 +66,11 @@ impl Importer<'_> {
     }
 
     /// `op(inputs)` into a new value `{base}::{what}`; returns its name.
-    fn step(&mut self, op: &str, base: &str, what: &str, inputs: Vec<String>) -> String {
+    pub(super) fn step(&mut self, op: &str, base: &str, what: &str, inputs: Vec<String>) -> String {
         self.step_with(op, base, what, inputs, Vec::new())
     }
 
-    fn step_with(
+    pub(super) fn step_with(
         &mut self,
         op: &str,
         base: &str,

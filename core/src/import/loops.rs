@@ -224,15 +224,12 @@ impl Importer<'_> {
                 return;
             }
         }
-        let known: HashSet<String> = self.vals.keys().cloned().collect();
         let (_, outer) = self
             .cx
             .begin_imported_body(&format!("{name}.then."), Vec::new());
-        let then = self.import_branch(name, "then_branch", then_g);
-        self.vals.retain(|k, _| known.contains(k));
+        let then = self.import_branch(name, "then_branch", then_g, &[]);
         let then_nodes = self.cx.switch_imported_branch();
-        let other = self.import_branch(name, "else_branch", else_g);
-        self.vals.retain(|k, _| known.contains(k));
+        let other = self.import_branch(name, "else_branch", else_g, &[]);
         let (Some(then), Some(other)) = (then, other) else {
             self.cx.abandon_imported_body(outer);
             return;
@@ -251,14 +248,21 @@ impl Importer<'_> {
         self.name_outputs(node, &made);
     }
 
-    /// Runs a body's or branch's nodes (`attr` names it); the values it returns, or
-    /// `None` after an error.
+    /// Runs a body's or branch's nodes (`attr` names it) with its inputs bound to
+    /// `formals`; the values it returns, or `None` after an error.
     fn import_branch(
         &mut self,
         name: &str,
         attr: &str,
         g: &pb::GraphProto,
+        formals: &[TensorId],
     ) -> Option<Vec<TensorId>> {
+        // The body's names (its formals first, named as its inputs) end with it.
+        let known: HashSet<String> = self.vals.keys().cloned().collect();
+        for (i, &id) in g.input.iter().zip(formals) {
+            self.vals
+                .insert(i.name.clone().unwrap_or_default(), Val::Tensor(id));
+        }
         self.initializers(&g.initializer, &format!(" of its {attr}"));
         let outs: Vec<&str> = g.output.iter().filter_map(|o| o.name.as_deref()).collect();
         let before = self.cx.error_count();
@@ -276,6 +280,7 @@ impl Importer<'_> {
         }
         self.branch = saved;
         self.cx.set_context(context);
+        self.vals.retain(|k, _| known.contains(k));
         (self.cx.error_count() == before && returned.len() == g.output.len()).then_some(returned)
     }
 
@@ -336,21 +341,14 @@ impl Importer<'_> {
             ));
             return;
         }
-        let known: HashSet<String> = self.vals.keys().cloned().collect();
         let named: Vec<(String, TensorType)> = g
             .input
             .iter()
             .map(|i| i.name.clone().unwrap_or_default())
             .zip(formals)
             .collect();
-        let names: Vec<String> = named.iter().map(|(n, _)| n.clone()).collect();
         let (formal_ids, outer) = self.cx.begin_imported_body(&format!("{name}.body."), named);
-        for (n, &id) in names.iter().zip(&formal_ids) {
-            self.vals.insert(n.clone(), Val::Tensor(id));
-        }
-        let returned = self.import_branch(name, "body", g);
-        // The body's names end with it.
-        self.vals.retain(|k, _| known.contains(k));
+        let returned = self.import_branch(name, "body", g, &formal_ids);
         let Some(returned) = returned else {
             self.cx.abandon_imported_body(outer);
             return;

@@ -477,14 +477,9 @@ impl Importer<'_> {
                 node.output.first().cloned().unwrap_or_default(),
             );
             let f64 = crate::types::DType::F64;
-            let (a64, b64, p) = (
-                format!("{name}::base_f64"),
-                format!("{name}::exponent_f64"),
-                format!("{name}::f64"),
-            );
-            self.emit("Cast", vec![a.clone()], a64.clone(), to(f64), a64.clone());
-            self.emit("Cast", vec![b.clone()], b64.clone(), to(f64), b64.clone());
-            self.emit("Pow", vec![a64, b64], p.clone(), Vec::new(), p.clone());
+            let a64 = self.step_with("Cast", name, "base_f64", vec![a.clone()], to(f64));
+            let b64 = self.step_with("Cast", name, "exponent_f64", vec![b.clone()], to(f64));
+            let p = self.step("Pow", name, "f64", vec![a64, b64]);
             self.emit("Cast", vec![p], out, to(ta), name.to_string());
             return None;
         }
