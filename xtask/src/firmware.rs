@@ -486,15 +486,18 @@ fn imported_model(root: &Path, (name, file, args): (&str, &str, &str)) -> Result
 }
 
 /// Builds and runs every fitting model on `boards`; returns the rows.
-pub fn run_boards(root: &Path, boards: &[Board]) -> Result<Vec<Row>> {
+/// `only`: model names to run (empty: all).
+pub fn run_boards(root: &Path, boards: &[Board], only: &[String]) -> Result<Vec<Row>> {
     setup::targets()?;
     qemu()?;
     let plugin = plugin(root)?;
     let ort_lib = setup::onnxruntime(root, &setup::python(root)?)?;
     tinyonnx_tests::use_ort_library(ort_lib);
     let mut rows = Vec::new();
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
     let imported: Vec<ImportedModel> = IMPORTED
         .iter()
+        .filter(|(name, ..)| wanted(name))
         .map(|&m| imported_model(root, m))
         .collect::<Result<_>>()?;
     for board in boards {
@@ -509,7 +512,7 @@ pub fn run_boards(root: &Path, boards: &[Board]) -> Result<Vec<Row>> {
         }
         for example in tinyonnx_examples::MODELS {
             let info = &example.info;
-            if !board.fits(info) {
+            if !board.fits(info) || !wanted(info.name) {
                 continue;
             }
             let elf = build(board, &dir, &target_dir, info.name, false)?;
@@ -958,8 +961,13 @@ fn print_row(r: &Row) {
     );
 }
 
-/// `cargo xtask firmware [--board B] [--json FILE]`.
-pub fn run_cli(root: &Path, board: Option<String>, json: Option<PathBuf>) -> Result<()> {
+/// `cargo xtask firmware [--board B] [--json FILE] [--model M ...]`.
+pub fn run_cli(
+    root: &Path,
+    board: Option<String>,
+    json: Option<PathBuf>,
+    only: &[String],
+) -> Result<()> {
     let boards: Vec<Board> = match &board {
         None => BOARDS.to_vec(),
         Some(name) => {
@@ -974,7 +982,7 @@ pub fn run_cli(root: &Path, board: Option<String>, json: Option<PathBuf>) -> Res
         }
     };
     print_header();
-    let rows = run_boards(root, &boards)?;
+    let rows = run_boards(root, &boards, only)?;
     println!();
     print_header();
     for r in &rows {
@@ -984,6 +992,9 @@ pub fn run_cli(root: &Path, board: Option<String>, json: Option<PathBuf>) -> Res
         std::fs::write(&json, serde_json::to_string_pretty(&rows)? + "\n")
             .with_context(|| format!("cannot write {}", json.display()))?;
         println!("wrote {}", json.display());
+    }
+    if !only.is_empty() {
+        return fail_on(&rows);
     }
     if boards.iter().any(|b| b.name == "cortex-m4f") {
         let (fw, sk, differ) = digits_on_m4f(root)?;
@@ -1020,6 +1031,11 @@ pub fn run_cli(root: &Path, board: Option<String>, json: Option<PathBuf>) -> Res
             s.known.join(", ")
         );
     }
+    fail_on(&rows)
+}
+
+/// An error naming every row that failed.
+fn fail_on(rows: &[Row]) -> Result<()> {
     let failed: Vec<String> = rows
         .iter()
         .filter(|r| !r.passed)

@@ -72,6 +72,10 @@ enum Command {
         /// Also write the report as JSON.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
+        /// Only these models (by name; repeatable), without the digits accuracy check
+        /// and the node-suite sample. Default: every model that fits.
+        #[arg(long = "model", value_name = "NAME")]
+        models: Vec<String>,
     },
     /// Build the board templates of examples/boards (fmt, clippy, release build; not
     /// flashed) and print their sizes.
@@ -262,7 +266,11 @@ fn main() -> Result<()> {
         Command::Fuzz { seconds } => test::fuzz(&root, seconds),
         Command::Bench { json, models } => bench::run(&root, json, &models),
         Command::BenchRun { out, build, models } => bench::run_pass(&root, &out, &build, &models),
-        Command::Firmware { board, json } => firmware::run_cli(&root, board, json),
+        Command::Firmware {
+            board,
+            json,
+            models,
+        } => firmware::run_cli(&root, board, json, &models),
         Command::Templates => firmware::templates(&root),
     }
 }

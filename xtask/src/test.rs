@@ -203,7 +203,7 @@ pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
         "firmware on Cortex-M4F, Cortex-M3, Cortex-M33, RISC-V (imc) and RISC-V (imafc) in QEMU",
         || {
             let json = root.join("target/firmware/report.json");
-            crate::firmware::run_cli(root, None, Some(json))
+            crate::firmware::run_cli(root, None, Some(json), &[])
         },
     )?;
     step(
