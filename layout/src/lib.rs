@@ -12,6 +12,19 @@
 /// stored as `ceil(N / NR)` panels of `[K][NR]`, the last one padded with zeros.
 pub const NR: usize = 8;
 
+/// Most columns a constant `B[K, N]` keeps beyond its whole panels as one narrow block
+/// `[K][N % NR]` (row-major, after the panels) instead of a last panel padded with
+/// zeros: flash for the padding not stored, and a few columns cost fewer instructions
+/// in a block of their own than as a mostly empty panel. Wider remainders stay a padded
+/// panel, which the panel routines run faster.
+pub const NARROW_MAX: usize = 4;
+
+/// Columns of `N` a constant `B` keeps as its narrow block ([`NARROW_MAX`]); 0 for none.
+pub const fn narrow_cols(n: usize) -> usize {
+    let r = n % NR;
+    if r <= NARROW_MAX { r } else { 0 }
+}
+
 /// Values of slack a kernel's scratch carries so that its packed panels can start at a
 /// 64-byte boundary: the arena is 16-byte aligned and buffers start at any multiple of
 /// 4 bytes, so at most 15 values are skipped.
@@ -241,6 +254,15 @@ mod tests {
         }
         // Column 5, rows 4..8: second panel, second group, second column of the panel.
         assert_eq!(q8::index(k, 4, 5), 32 + 16 + 4);
+    }
+
+    #[test]
+    fn only_narrow_remainders_leave_the_panels() {
+        assert_eq!(narrow_cols(10), 2);
+        assert_eq!(narrow_cols(12), 4);
+        assert_eq!(narrow_cols(13), 0);
+        assert_eq!(narrow_cols(16), 0);
+        assert_eq!(narrow_cols(3), 3);
     }
 
     #[test]

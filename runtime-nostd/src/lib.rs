@@ -136,7 +136,8 @@ pub struct ModelInfo {
     pub outputs: &'static [TensorInfo],
     /// Number of weight values.
     pub params: usize,
-    /// Bytes of weight data.
+    /// Bytes of weight data the firmware stores (packed weights without their padding;
+    /// parameters folded at compile time, such as a fused BatchNormalization's, not counted).
     pub weights_bytes: usize,
     /// Number of ONNX nodes.
     pub nodes: usize,

@@ -835,11 +835,7 @@ pub fn info_of(c: &tinyonnx_core::driver::Compiled) -> ModelInfo {
         inputs: leak(g.inputs.iter().map(|&i| port(i)).collect()),
         outputs: leak(g.outputs.iter().map(|&o| port(o)).collect()),
         params: g.params(),
-        weights_bytes: g
-            .weights
-            .iter()
-            .map(|&w| g.device_numel(w) * g.tensors[w].ty.dtype.size())
-            .sum(),
+        weights_bytes: tinyonnx_core::emit_rust::stored_weight_bytes(p),
         nodes: g.nodes.len(),
         macs: tinyonnx_core::emit_rust::macs(p),
         arena_bytes: p.arena_bytes,

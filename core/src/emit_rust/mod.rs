@@ -13,8 +13,8 @@ use crate::ops::static_data;
 use crate::plan::Planned;
 use crate::syntax::ModelDef;
 
-pub use steps::macs;
 use steps::{input_ident, lower_ctx, read_weights, steps};
+pub use steps::{macs, stored_weight_bytes};
 
 fn doc_lines(text: &str) -> TokenStream {
     let lines = text.lines().map(|l| format!(" {l}"));
@@ -154,11 +154,7 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
     let params = graph.params();
     let nodes = graph.nodes.len();
     let total_macs = macs(p);
-    let weights_bytes: usize = graph
-        .weights
-        .iter()
-        .map(|&w| graph.device_numel(w) * graph.tensors[w].ty.dtype.size())
-        .sum();
+    let weights_bytes = stored_weight_bytes(p);
     let (onnx_statics, onnx_const) = onnx_items(name_str, onnx, streamed);
 
     // Weights: aligned static bytes, viewed as typed arrays.

@@ -304,6 +304,51 @@ pub(crate) fn read_weights(p: &Planned) -> Vec<TensorId> {
     read
 }
 
+/// Bytes of weights the firmware stores: those the kernels read as declared, the
+/// packed ones (their values, not the padding of their last panel) and a folded
+/// convolution's replacement weight and bias, each weight once. Parameters only
+/// compile-time code reads (shapes, axes, a folded BatchNormalization's) are not stored.
+pub fn stored_weight_bytes(p: &Planned) -> usize {
+    let graph = &p.graph;
+    let mut seen = std::collections::HashSet::new();
+    let mut bytes = 0;
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let step = &p.steps[i];
+        if step.skip {
+            continue;
+        }
+        if node.control.is_some() {
+            bytes += step.bodies.iter().map(stored_weight_bytes).sum::<usize>();
+        }
+        if let Some((w, b)) = &step.folded {
+            bytes += (w.len() + b.len()) * 4;
+        }
+        // A fused Add's constant vector, emitted with this node's kernel.
+        if let Some(t) = step.epilogue.bias
+            && seen.insert(t)
+        {
+            bytes += graph.device_numel(t) * graph.tensors[t].ty.dtype.size();
+        }
+        for (k, t) in node.inputs.iter().enumerate() {
+            let Some(t) = *t else { continue };
+            let replaced = step.folded.is_some() && (k == 1 || k == 2);
+            let compile_time = node.control.is_none()
+                && node
+                    .op
+                    .input_spec(k)
+                    .is_some_and(|s| matches!(s.ty, ops::InTy::I64Const | ops::InTy::Const));
+            if graph.tensors[t].kind == TensorKind::Weight
+                && !replaced
+                && !compile_time
+                && seen.insert(t)
+            {
+                bytes += graph.device_numel(t) * graph.tensors[t].ty.dtype.size();
+            }
+        }
+    }
+    bytes
+}
+
 /// Multiply-accumulates of one run of node `i`: a loop's body times its trips, the
 /// larger branch of an `If`.
 fn control_macs(outer: &Planned, i: usize) -> u64 {

@@ -951,10 +951,19 @@ pub enum ConstB {
     Panels(Vec<f32>),
     /// `B` transposed, `N` rows of `K` (`kernels::dot::gemm_dot`).
     Rows(Vec<f32>),
+    /// The whole panels of the first `full` columns, then the last
+    /// `tinyonnx_layout::narrow_cols(N)` columns as one block `[K][N - full]`
+    /// (`kernels::dot::gemm_narrow`), no padding stored.
+    Narrow {
+        panels: Vec<f32>,
+        rest: Vec<f32>,
+        full: usize,
+    },
 }
 
 impl ConstB {
-    /// The layout for `N` columns: rows below [`DOT_BELOW`], panels otherwise.
+    /// The layout for `N` columns: rows below [`DOT_BELOW`], else panels with a narrow
+    /// block for the last columns where `tinyonnx_layout::narrow_cols` keeps one.
     pub fn new(k: usize, n: usize, b: impl Fn(usize, usize) -> f32) -> ConstB {
         if n < DOT_BELOW {
             ConstB::Rows(
@@ -963,6 +972,17 @@ impl ConstB {
                     .map(|(j, kk)| b(kk, j))
                     .collect(),
             )
+        } else if tinyonnx_layout::narrow_cols(n) > 0 {
+            let full = n - tinyonnx_layout::narrow_cols(n);
+            let rest = (0..k)
+                .flat_map(|kk| (full..n).map(move |j| (kk, j)))
+                .map(|(kk, j)| b(kk, j))
+                .collect();
+            ConstB::Narrow {
+                panels: pack_panels(k, full, &b),
+                rest,
+                full,
+            }
         } else {
             ConstB::Panels(pack_panels(k, n, b))
         }
@@ -992,6 +1012,22 @@ impl ConstB {
                 quote::quote! {
                     #decl
                     #kernels::dot::gemm_dot::<#k>((#rows, #n), #a, #b, #init, #y, #relu);
+                }
+            }
+            ConstB::Narrow { panels, rest, full } => {
+                let cols = n - full;
+                let (rest_decl, br) = node_static("br", rest);
+                let panels = (full > 0).then(|| {
+                    let (decl, bp) = node_static("bp", panels);
+                    quote::quote! {
+                        #decl
+                        #kernels::packed::gemm_packed((#rows, #k, #full), #a, #k, #bp, #init, #y, (#n, 1), #relu);
+                    }
+                });
+                quote::quote! {
+                    #panels
+                    #rest_decl
+                    #kernels::dot::gemm_narrow::<#cols>((#rows, #k, #n, #full), #a, #br, #init, #y, #relu);
                 }
             }
         }

@@ -196,6 +196,66 @@ fn gemm_dot_on_every_shape() {
     case::<17>();
 }
 
+/// A constant `B` with a narrow remainder (`tinyonnx_layout::narrow_cols`): the whole
+/// panels through `gemm_packed`, the last `R` columns through `gemm_narrow`, as the
+/// compiler emits them, for `n` = `R`, `NR + R`, `2 NR + R`, `m` from 1 to 5, `k` from 1
+/// to 19, with and without a bias row and Relu.
+#[test]
+fn narrow_blocks_beside_panels() {
+    fn case<const R: usize>() {
+        for full in [0, NR, 2 * NR] {
+            let n = full + R;
+            assert_eq!(tinyonnx_layout::narrow_cols(n), R);
+            for k in [1, 4, 19] {
+                for m in 1..=5 {
+                    let relu = (m + k) % 2 == 0;
+                    let a = values(m * k, 0.37);
+                    let b = values(k * n, 0.91);
+                    let bias: Vec<f32> = (0..n).map(|i| i as f32 * 0.1 - 0.5).collect();
+                    let init = (m != 2).then(|| Strided {
+                        values: &bias,
+                        rows: 0,
+                        cols: 1,
+                    });
+                    let panels = pack(k, full, &{
+                        let mut v = Vec::new();
+                        for kk in 0..k {
+                            v.extend_from_slice(&b[kk * n..kk * n + full]);
+                        }
+                        v
+                    });
+                    let rest: Vec<f32> = (0..k)
+                        .flat_map(|kk| b[kk * n + full..kk * n + n].iter().copied())
+                        .collect();
+                    let mut y = std::vec![f32::NAN; m * n];
+                    gemm_packed((m, k, full), &a, k, &panels, init, &mut y, (n, 1), relu);
+                    super::dot::gemm_narrow::<R>((m, k, n, full), &a, &rest, init, &mut y, relu);
+                    let mut want = std::vec![0.0f64; m * n];
+                    for r in 0..m {
+                        for j in 0..n {
+                            let mut s = init.map_or(0.0, |_| f64::from(bias[j]));
+                            for kk in 0..k {
+                                s += f64::from(a[r * k + kk]) * f64::from(b[kk * n + j]);
+                            }
+                            want[r * n + j] = if relu { s.max(0.0) } else { s };
+                        }
+                    }
+                    check(
+                        &y,
+                        &want,
+                        Path::Portable,
+                        &std::format!("m={m} k={k} n={n}"),
+                    );
+                }
+            }
+        }
+    }
+    case::<1>();
+    case::<2>();
+    case::<3>();
+    case::<4>();
+}
+
 /// `B[k, n]` (row-major) in panels of `NR` columns, the last one padded with zeros.
 fn pack(k: usize, n: usize, b: &[f32]) -> Vec<f32> {
     let mut out = std::vec![0.0; super::packed::packed_len(k, n)];

@@ -55,6 +55,64 @@ pub fn gemm_dot<const K: usize>(
     }
 }
 
+/// Columns `j0..j0 + R` of `y[m, n]` (row-major): `y[r * n + j0 + j] = act(init(r, j0 +
+/// j) + sum_k a[r * k + kk] * b[kk * R + j])`, `b` the last columns of a constant `B` as
+/// one block `[k][R]` (`tinyonnx_layout::narrow_cols`) that its other columns' panels
+/// leave: `R` accumulators in registers, each value of `a` loaded once for all `R`.
+///
+/// # Panics
+/// When a slice is shorter than the sizes need (a bug in generated code).
+#[inline(never)]
+pub fn gemm_narrow<const R: usize>(
+    (m, k, n, j0): (usize, usize, usize, usize),
+    a: &[f32],
+    b: &[f32],
+    init: Option<Strided<'_>>,
+    y: &mut [f32],
+    relu: bool,
+) {
+    if m == 0 || R == 0 {
+        return;
+    }
+    let rows_of = |len: usize, width: usize| len.checked_div(width).unwrap_or(usize::MAX);
+    assert!(
+        j0.checked_add(R).is_some_and(|e| e <= n),
+        "gemm_narrow: columns past N"
+    );
+    assert!(
+        k == 0 || rows_of(a.len(), k) >= m,
+        "gemm_narrow: A too short"
+    );
+    assert!(rows_of(b.len(), R) >= k, "gemm_narrow: B too short");
+    assert!(rows_of(y.len(), n) >= m, "gemm_narrow: Y too short");
+    if let Some(c) = init {
+        assert!(
+            last_index((m, c.rows), (n, c.cols)).is_some_and(|i| i < c.values.len()),
+            "gemm_narrow: init too short"
+        );
+    }
+    for r in 0..m {
+        let mut acc = [0.0f32; R];
+        if let Some(c) = init {
+            for (j, v) in acc.iter_mut().enumerate() {
+                // Not beyond the last index checked above (`j0 + j < n`).
+                *v = c.values[r * c.rows + (j0 + j) * c.cols];
+            }
+        }
+        // `k` values of row `r` (checked above) against the block's rows.
+        let row = &a[r * k..r * k + k];
+        for (&x, brow) in row.iter().zip(b.chunks_exact(R)) {
+            for (v, &w) in acc.iter_mut().zip(brow) {
+                *v += x * w;
+            }
+        }
+        let out = &mut y[r * n + j0..r * n + j0 + R];
+        for (o, &v) in out.iter_mut().zip(&acc) {
+            *o = if relu { super::math::relu(v) } else { v };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     extern crate std;
@@ -83,5 +141,26 @@ mod tests {
         assert!(r.is_err(), "a wrapping init stride is refused");
         gemm_dot::<4>((2, 1), &a, &bt, None, &mut y, false);
         assert_eq!(y, [4.0, 4.0]);
+    }
+
+    #[test]
+    fn narrow_columns_land_beside_the_panels() {
+        // y[2, 5]: columns 3 and 4 from a block [3][2], a bias per column, a Relu.
+        let a = [1.0f32, 2.0, 3.0, -1.0, -2.0, -3.0];
+        let b = [1.0f32, 10.0, 2.0, 20.0, 3.0, 30.0];
+        let bias = [0.0f32, 0.0, 0.0, 0.5, -1.0];
+        let init = Strided {
+            values: &bias,
+            rows: 0,
+            cols: 1,
+        };
+        let mut y = [7.0f32; 10];
+        gemm_narrow::<2>((2, 3, 5, 3), &a, &b, Some(init), &mut y, true);
+        assert_eq!(y, [7.0, 7.0, 7.0, 14.5, 139.0, 7.0, 7.0, 7.0, 0.0, 0.0]);
+        let r = std::panic::catch_unwind(|| {
+            let mut y = [0.0f32; 10];
+            gemm_narrow::<2>((2, 3, 5, 4), &a, &b, None, &mut y, false);
+        });
+        assert!(r.is_err(), "columns 4 and 5 of a 5-column output");
     }
 }
