@@ -345,7 +345,13 @@ impl Writer<'_> {
                 self.returns(w, &pad, &other.outputs);
                 let _ = writeln!(w, "{pad}}};");
             }
-            (ControlKind::Loop { trips }, [body]) => {
+            (ControlKind::Loop { exit: true, .. }, _) => {
+                return Err(format!(
+                    "Loop `{}` ends on a condition its body computes, which the language's `for` cannot write",
+                    n.name
+                ));
+            }
+            (ControlKind::Loop { trips, .. }, [body]) => {
                 // The body's condition output is its condition input passed through (a
                 // static trip count); the language writes neither.
                 let (Some(&i), Some(&cond)) = (body.inputs.first(), body.inputs.get(1)) else {

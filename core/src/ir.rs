@@ -106,10 +106,15 @@ pub struct Control {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ControlKind {
     If,
-    /// `Loop` with a static trip count (`M`) and no condition input; the body's
-    /// inputs are the iteration number, the condition and the carried values.
+    /// `Loop`; the body's inputs are the iteration number, the condition and the
+    /// carried values. Without `exit`: a static trip count (`M`, a weight) and no
+    /// condition input, the body passing its condition through. With `exit` (imported
+    /// files only): `M` and the condition are read when the model runs (`M` absent: no
+    /// bound) and the body's condition output ends the loop; only carried values, whose
+    /// shapes the trips do not change, come out (`trips` is then not read).
     Loop {
         trips: usize,
+        exit: bool,
     },
     /// `Scan` over axis 0 of `scan_inputs` inputs, `trips` steps.
     Scan {

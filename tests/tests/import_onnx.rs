@@ -210,6 +210,27 @@ fn an_ejected_model_compiles_and_equals_its_file() {
     eject_round_trip("cnn_28x28.onnx", "Cnn28", Vec::new(), "");
 }
 
+/// A Loop its body's condition ends (imported and run, `tests/imported`) has no form in
+/// the language: the eject says so instead of writing a `for` of the wrong length.
+#[test]
+fn a_loop_the_data_ends_is_not_ejected() {
+    let req = tinyonnx_core::driver::EjectRequest {
+        file: root().join("target/xtask/models/while_loops.onnx"),
+        dims: Vec::new(),
+        shapes: Vec::new(),
+        name: "WhileLoops".into(),
+        weights_path: "w.safetensors".into(),
+    };
+    let err = tinyonnx_core::driver::eject_file(&req)
+        .map(|_| ())
+        .expect_err("a while loop has no DSL form");
+    assert!(
+        err.iter()
+            .any(|e| e.contains("ends on a condition its body computes")),
+        "{err:?}"
+    );
+}
+
 fn eject_round_trip(
     file_name: &str,
     name: &str,

@@ -337,3 +337,87 @@ path = os.path.join(out, "control_flow.onnx")
 onnx.save(control_model, path + ".partial.onnx")
 os.replace(path + ".partial.onnx", path)
 print("control_flow: written")
+
+# Loops ended by the data, as torch.onnx writes a Python `while` (M = INT64_MAX, the
+# condition computed by the body) and a loop over a count only the data gives (M read
+# when the model runs): both carry values only, so their outputs keep one shape.
+I64 = TensorProto.INT64
+grow_body = helper.make_graph(
+    [
+        helper.make_node("Abs", ["g_in"], ["g_abs"]),
+        helper.make_node("Mul", ["g_abs", "rate"], ["g_scaled"]),
+        helper.make_node("Add", ["g_scaled", "nudge"], ["g_out"]),
+        helper.make_node("Add", ["n_in", "one"], ["n_out"]),
+        helper.make_node("ReduceSum", ["g_out"], ["g_total"], keepdims=0),
+        helper.make_node("Less", ["g_total", "limit"], ["more"]),
+    ],
+    "grow_body",
+    [
+        helper.make_tensor_value_info("i", I64, []),
+        helper.make_tensor_value_info("go", TensorProto.BOOL, []),
+        helper.make_tensor_value_info("g_in", F, [4]),
+        helper.make_tensor_value_info("n_in", I64, []),
+    ],
+    [
+        helper.make_tensor_value_info("more", TensorProto.BOOL, []),
+        helper.make_tensor_value_info("g_out", F, [4]),
+        helper.make_tensor_value_info("n_out", I64, []),
+    ],
+)
+count_body = helper.make_graph(
+    [
+        helper.make_node("Identity", ["go2"], ["go2_out"]),
+        helper.make_node("Cast", ["j"], ["j_f"], to=F),
+        helper.make_node("Sin", ["acc_in"], ["acc_sin"]),
+        helper.make_node("Mul", ["j_f", "tenth"], ["j_tenth"]),
+        helper.make_node("Add", ["acc_sin", "j_tenth"], ["acc_out"]),
+    ],
+    "count_body",
+    [
+        helper.make_tensor_value_info("j", I64, []),
+        helper.make_tensor_value_info("go2", TensorProto.BOOL, []),
+        helper.make_tensor_value_info("acc_in", F, [4]),
+    ],
+    [
+        helper.make_tensor_value_info("go2_out", TensorProto.BOOL, []),
+        helper.make_tensor_value_info("acc_out", F, [4]),
+    ],
+)
+while_graph = helper.make_graph(
+    [
+        helper.make_node("Abs", ["x"], ["x_abs"]),
+        helper.make_node("ReduceSum", ["x_abs"], ["x_total"], keepdims=0),
+        helper.make_node("Less", ["x_total", "limit"], ["start"]),
+        helper.make_node(
+            "Loop", ["forever", "start", "x", "zero"], ["grown", "rounds"], body=grow_body
+        ),
+        helper.make_node("Mul", ["x_total", "three"], ["x_three"]),
+        helper.make_node("Floor", ["x_three"], ["x_floor"]),
+        helper.make_node("Cast", ["x_floor"], ["count"], to=I64),
+        helper.make_node("Loop", ["count", "", "x"], ["counted"], body=count_body),
+    ],
+    "while_loops",
+    [helper.make_tensor_value_info("x", F, [4])],
+    [
+        helper.make_tensor_value_info("grown", F, [4]),
+        helper.make_tensor_value_info("rounds", I64, []),
+        helper.make_tensor_value_info("counted", F, [4]),
+    ],
+    [
+        numpy_helper.from_array(np.array(np.iinfo(np.int64).max, np.int64), "forever"),
+        numpy_helper.from_array(np.array(0, np.int64), "zero"),
+        numpy_helper.from_array(np.array(1, np.int64), "one"),
+        numpy_helper.from_array(np.array(1.1, np.float32), "rate"),
+        numpy_helper.from_array(np.array(0.05, np.float32), "nudge"),
+        numpy_helper.from_array(np.array(2.0, np.float32), "limit"),
+        numpy_helper.from_array(np.array(3.0, np.float32), "three"),
+        numpy_helper.from_array(np.array(0.1, np.float32), "tenth"),
+    ],
+)
+while_model = helper.make_model(while_graph, opset_imports=[helper.make_opsetid("", 17)])
+while_model.ir_version = 8
+onnx.checker.check_model(while_model, full_check=True)
+path = os.path.join(out, "while_loops.onnx")
+onnx.save(while_model, path + ".partial.onnx")
+os.replace(path + ".partial.onnx", path)
+print("while_loops: written")

@@ -458,6 +458,7 @@ pub const IMPORTED: &[(&str, &str, &str)] = &[
         "",
     ),
     ("ControlFlow", "target/xtask/models/control_flow.onnx", ""),
+    ("WhileLoops", "target/xtask/models/while_loops.onnx", ""),
 ];
 
 /// What the firmware of an imported model is compared with: its `ModelInfo` (made

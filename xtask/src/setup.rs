@@ -256,6 +256,7 @@ pub const SKLEARN_MODELS: &[&str] = &[
     "cnn_28x28_qdq.onnx",
     "cnn_28x28_dynamic.onnx",
     "control_flow.onnx",
+    "while_loops.onnx",
 ];
 
 /// Downloads the wheels of [`REAL_MODELS`] and extracts their model files into

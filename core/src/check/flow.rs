@@ -285,7 +285,7 @@ impl<'m> Checker<'m> {
                     full,
                     inputs,
                     Attrs::default(),
-                    ControlKind::Loop { trips },
+                    ControlKind::Loop { trips, exit: false },
                     vec![body.body],
                     outs,
                 ))
@@ -581,7 +581,7 @@ impl<'m> Checker<'m> {
         };
         self.set_returned(&mut body, &returned, &prefix)?;
         let trips = match kind {
-            ControlKind::Loop { trips } | ControlKind::Scan { trips, .. } => trips,
+            ControlKind::Loop { trips, .. } | ControlKind::Scan { trips, .. } => trips,
             ControlKind::If => 0,
         };
         let mut outs = Vec::new();

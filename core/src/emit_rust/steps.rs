@@ -359,7 +359,9 @@ fn control_macs(outer: &Planned, i: usize) -> u64 {
     let per_body = outer.steps[i].bodies.iter().map(macs);
     match control.kind {
         ControlKind::If => per_body.max().unwrap_or(0),
-        ControlKind::Loop { trips } | ControlKind::Scan { trips, .. } => {
+        // The data decides the trips: one counted.
+        ControlKind::Loop { exit: true, .. } => per_body.sum::<u64>(),
+        ControlKind::Loop { trips, .. } | ControlKind::Scan { trips, .. } => {
             per_body.sum::<u64>() * trips as u64
         }
     }
@@ -398,7 +400,51 @@ fn control_lower(outer: &Planned, i: usize, kernels: &Kernels) -> TokenStream {
                 if (#cond)[0] { #then } else { #other }
             }
         }
-        ControlKind::Loop { trips } | ControlKind::Scan { trips, .. } => {
+        ControlKind::Loop { exit: true, .. } => {
+            let body = &control.bodies[0];
+            let planned = &bodies[0];
+            let formal = |k: usize| operand(planned, body.inputs[k], true).expr;
+            let result = |k: usize| operand(planned, body.outputs[k], false).expr;
+            let steps = body_steps(planned, kernels);
+            let carried = body.inputs.len() - 2;
+            let init = (0..carried).map(|k| copy(formal(2 + k), input(2 + k)));
+            let back = (0..carried).map(|k| copy(formal(2 + k), result(1 + k)));
+            let last = (0..carried).map(|k| copy(out(node.outputs[k]), formal(2 + k)));
+            // ONNX's reading: trips below M (no M, no bound) while the condition holds;
+            // the condition from the node's input first (none: true), then the body's.
+            let bound = match node.inputs.first().copied().flatten() {
+                Some(m) => {
+                    let m = operand(outer, m, false).expr;
+                    quote!((#m)[0])
+                }
+                None => quote!(i64::MAX),
+            };
+            let go = match node.inputs.get(1).copied().flatten() {
+                Some(c) => {
+                    let c = operand(outer, c, false).expr;
+                    quote!((#c)[0])
+                }
+                None => quote!(true),
+            };
+            let (iter, cond) = (formal(0), formal(1));
+            let cond_out = result(0);
+            quote! {
+                #(#init)*
+                let __bound: i64 = #bound;
+                let mut __go: bool = #go;
+                let mut __it: i64 = 0;
+                while __go && __it < __bound {
+                    (#iter)[0] = __it;
+                    (#cond)[0] = true;
+                    #steps
+                    #(#back)*
+                    __go = (#cond_out)[0];
+                    __it += 1;
+                }
+                #(#last)*
+            }
+        }
+        ControlKind::Loop { trips, .. } | ControlKind::Scan { trips, .. } => {
             let body = &control.bodies[0];
             let planned = &bodies[0];
             let g = &planned.graph;

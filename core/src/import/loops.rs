@@ -1,8 +1,10 @@
 //! `Scan`, `Loop` and `If` in an imported file, into the same control-flow nodes the
 //! language's `for x_t in xs`, `for i in 0..n` and `if` make: a Scan along axis 0 of its
-//! scan inputs, a Loop whose trip count is known at compile time and whose condition
-//! never ends it early, an If whose condition only the data decides (one whose condition
-//! the fixed dims decide is replaced by its branch in `rewrite.rs`).
+//! scan inputs; a Loop with per-iteration outputs when its trip count is known at compile
+//! time and its condition never ends it early, and one that only carries values
+//! whatever ends it (a `while`, as torch.onnx writes one); an If whose condition only
+//! the data decides (one whose condition the fixed dims decide is replaced by its
+//! branch in `rewrite.rs`).
 
 use std::collections::HashSet;
 
@@ -106,38 +108,6 @@ impl Importer<'_> {
 
     pub(super) fn onnx_loop(&mut self, node: &pb::NodeProto, name: &str) {
         let Some(g) = self.body_of(node) else { return };
-        let trips = match node.input.first().map(|m| (m, self.vals.get(m))) {
-            Some((_, Some(Val::Const(c)))) if c.data.len() == 1 => c.data.to_f64()[0],
-            Some((m, _)) if !m.is_empty() => {
-                self.error("has a trip count known only when the model runs; tinyonnx imports a Loop whose trip count the fixed dims decide");
-                return;
-            }
-            _ => {
-                self.error("has no trip count (a loop ended by its condition only), which no static plan holds");
-                return;
-            }
-        };
-        if !(1.0..=crate::types::MAX_DIM as f64).contains(&trips) {
-            self.error(format!(
-                "has trip count {trips}; tinyonnx runs 1 to {} trips",
-                crate::types::MAX_DIM
-            ));
-            return;
-        }
-        let trips = trips as usize;
-        match node
-            .input
-            .get(1)
-            .filter(|c| !c.is_empty())
-            .map(|c| self.vals.get(c))
-        {
-            None => {}
-            Some(Some(Val::Const(c))) if c.data.to_f64().iter().all(|&v| v != 0.0) => {}
-            Some(_) => {
-                self.error("has a condition that is not the constant true; tinyonnx runs a Loop its trip count ends");
-                return;
-            }
-        }
         let carried_n = node.input.len().saturating_sub(2);
         if g.input.len() != carried_n + 2 || g.output.len() < carried_n + 1 {
             self.error(format!(
@@ -147,7 +117,18 @@ impl Importer<'_> {
             ));
             return;
         }
-        // No early exit: the body's condition output is its condition input.
+        let given = |k: usize| node.input.get(k).filter(|i| !i.is_empty());
+        // M: a constant trip count, one known only when the model runs, or none.
+        let trips = match given(0).map(|m| self.vals.get(m)) {
+            Some(Some(Val::Const(c))) if c.data.len() == 1 => Some(c.data.to_f64()[0]),
+            _ => None,
+        };
+        let always = match given(1).map(|c| self.vals.get(c)) {
+            None => true,
+            Some(Some(Val::Const(c))) => c.data.to_f64().iter().all(|&v| v != 0.0),
+            Some(_) => false,
+        };
+        // The body passes its condition through, or computes it (an early exit).
         let cond_in = g.input[1].name.as_deref().unwrap_or("");
         let cond_out = g.output[0].name.as_deref().unwrap_or("");
         let passthrough = cond_out == cond_in
@@ -156,10 +137,37 @@ impl Importer<'_> {
                     && n.output.first().map(String::as_str) == Some(cond_out)
                     && n.input.first().map(String::as_str) == Some(cond_in)
             });
-        if !passthrough {
-            self.error("has a body that computes its condition (an early exit), which no static plan holds; tinyonnx imports a Loop whose body passes the condition through");
+        let counted = passthrough && always && trips.is_some();
+        let stacks = g.output.len() > carried_n + 1;
+        if !counted && stacks {
+            let why = match (trips, passthrough && always) {
+                (None, _) if given(0).is_some() => "a trip count known only when the model runs",
+                (None, true) => "no trip count (a loop ended by its condition only)",
+                _ => "a condition that can end it early",
+            };
+            let stacked = g.output.len() - carried_n - 1;
+            self.error(format!(
+                "has {why} and stacks {stacked} per-iteration output{}, whose length only the data decides; no static plan holds {} (tinyonnx runs such a Loop when it only carries values)",
+                if stacked == 1 { "" } else { "s" },
+                if stacked == 1 { "it" } else { "them" },
+            ));
             return;
         }
+        if given(0).is_none() && passthrough && always {
+            self.error("has no trip count and a condition that never changes: it never ends");
+            return;
+        }
+        let trips = match trips {
+            Some(t) if counted && !(1.0..=crate::types::MAX_DIM as f64).contains(&t) => {
+                self.error(format!(
+                    "has trip count {t}; tinyonnx runs 1 to {} trips",
+                    crate::types::MAX_DIM
+                ));
+                return;
+            }
+            Some(t) if counted => t as usize,
+            _ => 0,
+        };
         let mut carried = Vec::with_capacity(carried_n);
         for (k, i) in node.input.iter().enumerate().skip(2) {
             match self.tensor(i, &format!("{name}.{k}")) {
@@ -177,12 +185,40 @@ impl Importer<'_> {
                 .iter()
                 .map(|&id| self.cx.graph.tensors[id].ty.clone()),
         );
-        let m = self
-            .cx
-            .add_weight(format!("{name}.M"), &[], Data::I64(vec![trips as i64]));
-        let mut inputs = vec![Some(m), None];
+        let mut inputs = if counted {
+            let m = self
+                .cx
+                .add_weight(format!("{name}.M"), &[], Data::I64(vec![trips as i64]));
+            vec![Some(m), None]
+        } else {
+            // Both read when the model runs (a constant as a weight); each a scalar of
+            // its type.
+            let mut read = |k: usize, dtype: DType| -> Option<Option<TensorId>> {
+                let Some(i) = given(k) else {
+                    return Some(None);
+                };
+                let t = self.tensor(i, &format!("{name}.{k}"))?;
+                let ty = &self.cx.graph.tensors[t].ty;
+                if ty.dtype != dtype || ty.shape.0.iter().any(|d| d.fixed() != Some(1)) {
+                    self.error(format!(
+                        "has input {k} of type {ty}; a Loop's {} is one {}",
+                        if k == 0 { "trip count" } else { "condition" },
+                        dtype.name()
+                    ));
+                    return None;
+                }
+                Some(Some(t))
+            };
+            let (Some(m), Some(c)) = (read(0, DType::I64), read(1, DType::Bool)) else {
+                return;
+            };
+            vec![m, c]
+        };
         inputs.extend(carried.iter().map(|&id| Some(id)));
-        let kind = ControlKind::Loop { trips };
+        let kind = ControlKind::Loop {
+            trips,
+            exit: !counted,
+        };
         self.import_body(
             node,
             name,

@@ -131,6 +131,14 @@ tinyonnx::onnx_model! {
 }
 
 tinyonnx::onnx_model! {
+    /// Two Loops the data ends, written with onnx.helper (`xtask/py/sklearn_models.py`):
+    /// a `while` as torch.onnx writes one (M = INT64_MAX, a condition the body
+    /// computes, an int64 counter carried) and one whose trip count is computed from
+    /// the input when the model runs.
+    pub model WhileLoops = import("../../target/xtask/models/while_loops.onnx");
+}
+
+tinyonnx::onnx_model! {
     /// A head written in the DSL: which of the classifier's two classes wins.
     pub model Upright {
         opset = 13;
@@ -181,6 +189,10 @@ pub const MODELS: &[(Example, &str)] = &[
     (
         example::<ControlFlow>(),
         "../../target/xtask/models/control_flow.onnx",
+    ),
+    (
+        example::<WhileLoops>(),
+        "../../target/xtask/models/while_loops.onnx",
     ),
 ];
 

@@ -69,3 +69,35 @@ fn an_imported_backbone_composes_with_a_written_head() {
         assert_eq!(ours[0], Values::I64(vec![expected]), "seed {seed}: {p:?}");
     }
 }
+
+/// The while loop of `WhileLoops` ends where the data says: over the seeds its
+/// iteration count (computed by ONNX Runtime on the original file, equal to ours by the
+/// test above) takes at least three values, one of them 0 (the loop's condition false
+/// before the first trip), so both the early exit and the skipped loop are exercised.
+#[test]
+fn the_while_loop_runs_a_data_dependent_number_of_trips() {
+    use tinyonnx::Model;
+    let provider = Provider::from_env().unwrap();
+    let (example, file) = tinyonnx_imported::MODELS
+        .iter()
+        .find(|(e, _)| e.info.name == "WhileLoops")
+        .unwrap();
+    let info = <tinyonnx_imported::WhileLoops as Model>::INFO;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
+    let mut sess = tinyonnx_tests::session_from_file(&path, provider).unwrap();
+    let mut rounds = std::collections::BTreeSet::new();
+    for seed in 1..=12 {
+        let inputs = seeded_values(&info, seed, 1.0).unwrap();
+        let ours = tinyonnx_tests::run_ours(example, &inputs).unwrap();
+        let expected = run_ort_values(&mut sess, &info, &inputs).unwrap();
+        assert_eq!(ours[1], expected[1], "seed {seed}: the trips differ");
+        let Values::I64(r) = &expected[1] else {
+            panic!("rounds is int64")
+        };
+        rounds.insert(r[0]);
+    }
+    assert!(
+        rounds.len() >= 3 && rounds.contains(&0),
+        "trips over the seeds: {rounds:?}"
+    );
+}
