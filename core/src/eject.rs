@@ -129,17 +129,19 @@ struct Writer<'a> {
     weights_path: &'a str,
 }
 
-/// Whether a node is one a layer writes, with its weight and bias: a 2-D `Conv` with
-/// explicit padding (`conv2d`), or a `Gemm` of a 2-D input with a `[out]` bias or none,
-/// no scaling and no transposed input (`linear`, the weight in either layout). Its f32
-/// weight and bias must be read by this node only.
-fn layer_sugar(graph: &Graph, all: &[&Node], n: &Node) -> Option<(TensorId, Option<TensorId>)> {
-    if n.control.is_some() || n.custom.is_some() {
+/// Whether a node is one a layer writes, with its weights and their parts' names: a 2-D
+/// `Conv` with explicit padding (`conv2d`), a `Gemm` of a 2-D input with a `[out]` bias
+/// or none, no scaling and no transposed input (`linear`, the weight in either layout),
+/// an inference `BatchNormalization` (`batch_norm`), a 2-D `MaxPool` or `AveragePool`
+/// with explicit, symmetric padding, no dilation and one output (`max_pool2d`,
+/// `avg_pool2d`), a `GlobalAveragePool` (`global_avg_pool`). Its f32 weights must be
+/// read by this node only.
+fn layer_sugar(graph: &Graph, all: &[&Node], n: &Node) -> Option<Vec<(TensorId, &'static str)>> {
+    if n.control.is_some() || n.custom.is_some() || n.outputs.len() != 1 {
         return None;
     }
     let x = n.inputs.first().copied().flatten()?;
-    let w = n.inputs.get(1).copied().flatten()?;
-    let b = n.inputs.get(2).copied().flatten();
+    let input = |k: usize| n.inputs.get(k).copied().flatten();
     let rank = |id: TensorId| graph.tensors[id].ty.shape.0.len();
     let owned = |id: TensorId| {
         graph.weights.contains(&id)
@@ -147,12 +149,19 @@ fn layer_sugar(graph: &Graph, all: &[&Node], n: &Node) -> Option<(TensorId, Opti
             && all.iter().filter(|m| m.inputs.contains(&Some(id))).count() == 1
             && !graph.outputs.contains(&id)
     };
-    let fits = match n.op.op_type {
+    let auto = n.attrs.string("auto_pad").is_none_or(|a| a == "NOTSET");
+    let parts: Vec<(TensorId, &'static str)> = match n.op.op_type {
         "Conv" => {
-            let auto = n.attrs.string("auto_pad").is_none_or(|a| a == "NOTSET");
-            rank(x) == 4 && rank(w) == 4 && auto
+            let w = input(1)?;
+            let fits = rank(x) == 4 && rank(w) == 4 && auto;
+            fits.then(|| {
+                let mut p = vec![(w, "weight")];
+                p.extend(input(2).map(|b| (b, "bias")));
+                p
+            })?
         }
         "Gemm" => {
+            let (w, b) = (input(1)?, input(2));
             let out = graph.tensors[w]
                 .ty
                 .shape
@@ -163,18 +172,49 @@ fn layer_sugar(graph: &Graph, all: &[&Node], n: &Node) -> Option<(TensorId, Opti
                     .get(k)
                     .is_none_or(|v| matches!(v, AttrValue::Float(f) if *f == 1.0))
             };
-            rank(x) == 2
+            let fits = rank(x) == 2
                 && rank(w) == 2
                 && n.attrs.int("transA") == 0
                 && plain("alpha")
                 && plain("beta")
                 && b.is_none_or(|b| {
                     graph.tensors[b].ty.shape.0.iter().collect::<Vec<_>>() == vec![out]
-                })
+                });
+            fits.then(|| {
+                let mut p = vec![(w, "weight")];
+                p.extend(b.map(|b| (b, "bias")));
+                p
+            })?
         }
-        _ => false,
+        "BatchNormalization" => {
+            let inference = n
+                .attrs
+                .get("training_mode")
+                .is_none_or(|_| n.attrs.int("training_mode") == 0);
+            let parts = [(1, "scale"), (2, "bias"), (3, "mean"), (4, "var")];
+            let p: Option<Vec<_>> = parts
+                .iter()
+                .map(|&(k, part)| Some((input(k)?, part)))
+                .collect();
+            (inference && rank(x) >= 2).then_some(p?)?
+        }
+        "MaxPool" | "AveragePool" => {
+            let ints = |k: &str| n.attrs.ints(k).map(<[i64]>::to_vec);
+            let kernel = ints("kernel_shape")?;
+            let pads = ints("pads").unwrap_or(vec![0; 4]);
+            let symmetric = pads.len() == 4 && pads[0] == pads[2] && pads[1] == pads[3];
+            let undilated = ints("dilations").is_none_or(|d| d.iter().all(|&v| v == 1));
+            let order = n
+                .attrs
+                .get("storage_order")
+                .is_none_or(|_| n.attrs.int("storage_order") == 0);
+            let fits = rank(x) == 4 && kernel.len() == 2 && symmetric && undilated && order && auto;
+            fits.then(Vec::new)?
+        }
+        "GlobalAveragePool" => Vec::new(),
+        _ => return None,
     };
-    (fits && owned(w) && b.is_none_or(owned)).then_some((w, b))
+    parts.iter().all(|&(id, _)| owned(id)).then_some(parts)
 }
 
 impl Writer<'_> {
@@ -252,10 +292,73 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// The `conv2d(...)` or `linear(...)` call of a node [`layer_sugar`] accepted, its
-    /// arguments other than their defaults.
+    /// The layer call of a node [`layer_sugar`] accepted, its arguments other than their
+    /// defaults.
     fn layer_call(&mut self, n: &Node, layer: &str) -> String {
         let x = n.inputs[0].map_or("_".to_string(), |x| self.ident(x));
+        let list = |v: &[i64]| {
+            let items: Vec<String> = v.iter().map(i64::to_string).collect();
+            format!("[{}]", items.join(", "))
+        };
+        let flag = |k: &str| n.attrs.get(k).is_some_and(|_| n.attrs.int(k) != 0);
+        let mut args = Vec::new();
+        let (func, weights) = match n.op.op_type {
+            "Gemm" | "Conv" => {
+                self.weighted_args(n, &mut args);
+                let func = if n.op.op_type == "Gemm" {
+                    "linear"
+                } else {
+                    "conv2d"
+                };
+                (func, true)
+            }
+            "BatchNormalization" => {
+                if let Some(AttrValue::Float(e)) = n.attrs.get("epsilon") {
+                    args.push(format!("epsilon = {e:?}"));
+                }
+                ("batch_norm", true)
+            }
+            "MaxPool" | "AveragePool" => {
+                let ints = |k: &str| n.attrs.ints(k).map(<[i64]>::to_vec);
+                let kernel = ints("kernel_shape").unwrap_or_default();
+                args.push(list(&kernel));
+                args.push(format!(
+                    "stride = {}",
+                    list(&ints("strides").unwrap_or(vec![1, 1]))
+                ));
+                let pads = ints("pads").unwrap_or(vec![0; 4]);
+                if pads.iter().any(|&p| p != 0) {
+                    args.push(format!("pad = {}", list(&pads[..2])));
+                }
+                if flag("ceil_mode") {
+                    args.push("ceil_mode = true".to_string());
+                }
+                if n.op.op_type == "AveragePool" && flag("count_include_pad") {
+                    args.push("count_include_pad = true".to_string());
+                }
+                let func = if n.op.op_type == "MaxPool" {
+                    "max_pool2d"
+                } else {
+                    "avg_pool2d"
+                };
+                (func, false)
+            }
+            _ => ("global_avg_pool", false),
+        };
+        args.push(format!("name = {layer:?}"));
+        if weights {
+            args.push(format!("weights = {:?}", self.weights_path));
+        }
+        let args = std::iter::once(x)
+            .chain(args)
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!("{func}({args})")
+    }
+
+    /// The arguments of a `linear` or `conv2d` call after its input: the output width
+    /// (and PyTorch's layout) or the channels, kernel and the geometry.
+    fn weighted_args(&self, n: &Node, args: &mut Vec<String>) {
         let w: Vec<i64> = n.inputs[1].map_or(Vec::new(), |w| {
             self.graph.tensors[w]
                 .ty
@@ -269,7 +372,6 @@ impl Writer<'_> {
             let items: Vec<String> = v.iter().map(i64::to_string).collect();
             format!("[{}]", items.join(", "))
         };
-        let mut args = Vec::new();
         if n.op.op_type == "Gemm" {
             let pytorch = n.attrs.int("transB") != 0;
             args.push(w[usize::from(!pytorch)].to_string());
@@ -297,14 +399,6 @@ impl Writer<'_> {
         if n.inputs.get(2).copied().flatten().is_none() {
             args.push("bias = false".to_string());
         }
-        args.push(format!("name = {layer:?}"));
-        args.push(format!("weights = {:?}", self.weights_path));
-        let func = if n.op.op_type == "Gemm" {
-            "linear"
-        } else {
-            "conv2d"
-        };
-        format!("{func}({x}, {})", args.join(", "))
     }
 
     /// An `if` or a `for` with its bodies.
@@ -476,14 +570,13 @@ pub fn eject(graph: &Graph, name: &str, weights_path: &str) -> Result<Ejected, S
     // Weights in the order nodes (those of bodies too) read them; f32 from the file, the
     // rest as literals.
     let all = crate::ir::all_nodes(&graph.nodes);
-    // Convolutions written as the `conv2d` layer, their weights under its names.
+    // Nodes written as layer calls, their weights under the layer's names.
     let mut sugar: HashMap<String, String> = HashMap::new();
     let mut declared = HashSet::new();
     for n in all.iter().copied() {
-        if let Some((w_id, b_id)) = layer_sugar(graph, &all, n) {
+        if let Some(parts) = layer_sugar(graph, &all, n) {
             let layer = names.ident(n.outputs[0], &graph.tensors[n.outputs[0]].name);
-            for (id, part) in [(Some(w_id), "weight"), (b_id, "bias")] {
-                let Some(id) = id else { continue };
+            for (id, part) in parts {
                 if let Some(Data::F32(v)) = &graph.tensors[id].value {
                     tensors.push((format!("{layer}.{part}"), shape(id), v.clone()));
                 }

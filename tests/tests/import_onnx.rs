@@ -193,21 +193,32 @@ fn run_original(
 }
 
 /// `cargo xtask import`'s eject, round trip: the PaddleOCR classifier (its convolutions
-/// written as `conv2d`), the control-flow model (a Scan, a Loop and Ifs on data, written
-/// back as the language's `for` and `if`) and a PyTorch CNN (`conv2d`, `linear` in
-/// PyTorch's layout), each written as DSL with its weights in a .safetensors file, compile, and
+/// written as `conv2d`, its BatchNormalizations as `batch_norm`, its global pooling as
+/// `global_avg_pool`), the control-flow model (a Scan, a Loop and Ifs on data, written
+/// back as the language's `for` and `if`) and a PyTorch CNN (`conv2d`, `max_pool2d`,
+/// `linear` in PyTorch's layout), each written as DSL with its weights in a .safetensors file, compile, and
 /// their ONNX gives ONNX Runtime's outputs for the original file. Prints the macro's
 /// time for the import and for the ejected DSL.
 #[test]
 fn an_ejected_model_compiles_and_equals_its_file() {
-    eject_round_trip(
+    let source = eject_round_trip(
         "ch_ppocr_mobile_v2.0_cls_infer.onnx",
         "PaddleOcrCls",
         vec![("x".into(), vec![1, 3, 48, 192])],
         ", shapes(x = [1, 3, 48, 192])",
     );
-    eject_round_trip("control_flow.onnx", "ControlFlow", Vec::new(), "");
-    eject_round_trip("cnn_28x28.onnx", "Cnn28", Vec::new(), "");
+    for layer in ["conv2d(", "batch_norm(", "global_avg_pool("] {
+        assert!(
+            source.contains(layer),
+            "PaddleOcrCls ejected without {layer}"
+        );
+    }
+    let source = eject_round_trip("control_flow.onnx", "ControlFlow", Vec::new(), "");
+    assert!(source.contains(" for ") && source.contains(" if "));
+    let source = eject_round_trip("cnn_28x28.onnx", "Cnn28", Vec::new(), "");
+    for layer in ["conv2d(", "max_pool2d(", "linear("] {
+        assert!(source.contains(layer), "Cnn28 ejected without {layer}");
+    }
 }
 
 /// A Loop its body's condition ends (imported and run, `tests/imported`) has no form in
@@ -236,7 +247,7 @@ fn eject_round_trip(
     name: &str,
     shapes: Vec<(String, Vec<usize>)>,
     shapes_src: &str,
-) {
+) -> String {
     let provider = Provider::from_env().unwrap();
     let file = root().join("target/xtask/models").join(file_name);
     let dir = root().join("target/imported/eject");
@@ -344,6 +355,7 @@ fn eject_round_trip(
             );
         }
     }
+    ejected.source
 }
 
 /// Opset conversion: one network written at opset 7 (with the operators whose form
