@@ -159,6 +159,20 @@ write(
     ),
 )
 
+# The same MLP in the quantizer's operator format: its Gemms become com.microsoft.QGemm.
+write(
+    "mlp_784_256_128_10_qop",
+    lambda p: quantize_static(
+        mlp_src,
+        p,
+        MlpCalibration(),
+        quant_format=QuantFormat.QOperator,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+        reduce_range=True,
+    ),
+)
+
 # A small CNN of the shape microcontroller image models have (28x28 grey input, two 3x3
 # convolutions with Relu and 2x2 max pooling, a linear classifier), seeded weights,
 # quantized static in QDQ: int8 activations, int8 weights per output channel (7-bit as
@@ -220,6 +234,20 @@ write(
         p,
         CnnCalibration(),
         quant_format=QuantFormat.QDQ,
+        per_channel=True,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+        reduce_range=True,
+    ),
+)
+# The same CNN in the operator format (QLinearConv, com.microsoft.QGemm), per channel.
+write(
+    "cnn_28x28_qop",
+    lambda p: quantize_static(
+        cnn_src,
+        p,
+        CnnCalibration(),
+        quant_format=QuantFormat.QOperator,
         per_channel=True,
         activation_type=QuantType.QInt8,
         weight_type=QuantType.QInt8,

@@ -453,6 +453,12 @@ pub const IMPORTED: &[(&str, &str, &str)] = &[
     ("Cnn28", "target/xtask/models/cnn_28x28.onnx", ""),
     ("CnnQdq", "target/xtask/models/cnn_28x28_qdq.onnx", ""),
     (
+        "MlpQop",
+        "target/xtask/models/mlp_784_256_128_10_qop.onnx",
+        "",
+    ),
+    ("CnnQop", "target/xtask/models/cnn_28x28_qop.onnx", ""),
+    (
         "CnnDynamic",
         "target/xtask/models/cnn_28x28_dynamic.onnx",
         "",

@@ -24,6 +24,7 @@ mod fold;
 mod graph;
 mod inputs;
 mod loops;
+mod microsoft;
 pub mod proto;
 mod rewrite;
 
@@ -308,6 +309,10 @@ impl Importer<'_> {
         let domain = node.domain.as_deref().unwrap_or("");
         if domain == "ai.onnx.ml" && matches!(op.as_str(), "Scaler" | "ArrayFeatureExtractor") {
             self.ml(node, &name);
+            return;
+        }
+        if domain == "com.microsoft" && Self::microsoft_op(&op) {
+            self.qgemm(node, &name);
             return;
         }
         if !matches!(domain, "" | "ai.onnx") {

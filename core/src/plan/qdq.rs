@@ -91,6 +91,8 @@ fn int32_sums(
     let dc = &graph.nodes[ci];
     let (ct, cs, cz) = match dc.inputs.as_slice() {
         [Some(t), Some(s), z] if is(dc, "DequantizeLinear") => (*t, *s, *z),
+        // The zero point omitted: 0.
+        [Some(t), Some(s)] if is(dc, "DequantizeLinear") => (*t, *s, None),
         _ => return None,
     };
     let zero = cz.is_none_or(|z| {

@@ -99,6 +99,14 @@ tinyonnx::onnx_model! {
 }
 
 tinyonnx::onnx_model! {
+    /// The same MLP in the quantizer's operator format: three com.microsoft.QGemm
+    /// nodes, which the importer writes as the QDQ form the plan runs as integer kernels.
+    pub model MlpQop = import(
+        "../../target/xtask/models/mlp_784_256_128_10_qop.onnx",
+    );
+}
+
+tinyonnx::onnx_model! {
     /// The seeded CNN the two below quantize, in f32.
     pub model Cnn28 = import(
         "../../target/xtask/models/cnn_28x28.onnx",
@@ -112,6 +120,13 @@ tinyonnx::onnx_model! {
     /// as QLinearConv.
     pub model CnnQdq = import(
         "../../target/xtask/models/cnn_28x28_qdq.onnx",
+    );
+}
+
+tinyonnx::onnx_model! {
+    /// The same CNN in the operator format: QLinearConv and com.microsoft.QGemm.
+    pub model CnnQop = import(
+        "../../target/xtask/models/cnn_28x28_qop.onnx",
     );
 }
 
@@ -224,6 +239,16 @@ pub const QUANTIZED: &[(Example, &str, f32)] = &[
     (
         example::<CnnQdq>(),
         "../../target/xtask/models/cnn_28x28_qdq.onnx",
+        1.0,
+    ),
+    (
+        example::<MlpQop>(),
+        "../../target/xtask/models/mlp_784_256_128_10_qop.onnx",
+        1.0,
+    ),
+    (
+        example::<CnnQop>(),
+        "../../target/xtask/models/cnn_28x28_qop.onnx",
         1.0,
     ),
     (
