@@ -254,6 +254,82 @@ write(
         reduce_range=True,
     ),
 )
+# A block of the operators whose quantized forms the operator format writes in ONNX
+# Runtime's com.microsoft domain: a residual Add, a Sigmoid gate (Mul), LeakyRelu,
+# AveragePool beside MaxPool joined by Concat, GlobalAveragePool, a Gemm; seeded
+# weights, quantized static in the operator format (QLinearAdd, QLinearSigmoid,
+# QLinearMul, QLinearLeakyRelu, QLinearAveragePool, QLinearConcat,
+# QLinearGlobalAveragePool, QGemm), calibrated on seeded inputs in [-1, 1).
+import onnx  # noqa: E402
+
+blocks_rng = np.random.default_rng(11)
+
+
+def seeded(name, shape, s):
+    return numpy_helper.from_array(
+        (blocks_rng.standard_normal(shape) * s).astype(np.float32), name
+    )
+
+
+blocks_graph = helper.make_graph(
+    [
+        helper.make_node("Conv", ["x", "w0", "b0"], ["c0"], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c0"], ["r0"]),
+        helper.make_node("Conv", ["r0", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+        helper.make_node("Add", ["c1", "r0"], ["res"]),
+        helper.make_node("Sigmoid", ["res"], ["gate"]),
+        helper.make_node("Mul", ["res", "gate"], ["swish"]),
+        helper.make_node("LeakyRelu", ["swish"], ["lr"], alpha=0.1),
+        helper.make_node("AveragePool", ["lr"], ["ap"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("MaxPool", ["lr"], ["mp"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Concat", ["ap", "mp"], ["cat"], axis=1),
+        helper.make_node("GlobalAveragePool", ["cat"], ["gap"]),
+        helper.make_node("Flatten", ["gap"], ["flat"]),
+        helper.make_node("Gemm", ["flat", "wf", "bf"], ["y"], transB=1),
+    ],
+    "qop_blocks",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 8, 8])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 5])],
+    [
+        seeded("w0", [8, 4, 3, 3], 0.3),
+        seeded("b0", [8], 0.1),
+        seeded("w1", [8, 8, 3, 3], 0.2),
+        seeded("b1", [8], 0.1),
+        seeded("wf", [5, 16], 0.3),
+        seeded("bf", [5], 0.1),
+    ],
+)
+blocks = helper.make_model(blocks_graph, opset_imports=[helper.make_opsetid("", 17)])
+blocks.ir_version = 8
+onnx.checker.check_model(blocks, full_check=True)
+blocks_src = os.path.join(out, "qop_blocks_f32.onnx")
+with open(blocks_src + ".partial", "wb") as f:
+    f.write(blocks.SerializeToString())
+os.replace(blocks_src + ".partial", blocks_src)
+blocks_calibration = blocks_rng.random((32, 1, 4, 8, 8), dtype=np.float32) * 2 - 1
+
+
+class BlocksCalibration(CalibrationDataReader):
+    def __init__(self):
+        self.rows = iter([{"x": v} for v in blocks_calibration])
+
+    def get_next(self):
+        return next(self.rows, None)
+
+
+write(
+    "qop_blocks",
+    lambda p: quantize_static(
+        blocks_src,
+        p,
+        BlocksCalibration(),
+        quant_format=QuantFormat.QOperator,
+        per_channel=True,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+        reduce_range=True,
+    ),
+)
 # The same CNN by `quantize_dynamic`: int8 weights, activations quantized at run time
 # (DynamicQuantizeLinear -> ConvInteger and MatMulInteger, float in between).
 write(

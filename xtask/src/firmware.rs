@@ -458,6 +458,7 @@ pub const IMPORTED: &[(&str, &str, &str)] = &[
         "",
     ),
     ("CnnQop", "target/xtask/models/cnn_28x28_qop.onnx", ""),
+    ("QopBlocks", "target/xtask/models/qop_blocks.onnx", ""),
     (
         "CnnDynamic",
         "target/xtask/models/cnn_28x28_dynamic.onnx",

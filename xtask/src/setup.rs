@@ -256,6 +256,7 @@ pub const SKLEARN_MODELS: &[&str] = &[
     "cnn_28x28.onnx",
     "cnn_28x28_qdq.onnx",
     "cnn_28x28_qop.onnx",
+    "qop_blocks.onnx",
     "cnn_28x28_dynamic.onnx",
     "control_flow.onnx",
     "while_loops.onnx",

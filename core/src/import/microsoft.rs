@@ -4,7 +4,13 @@
 //! group). `QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp)` becomes
 //! DequantizeLinear of A and B, a DequantizeLinear of the int32 C at scale `a_scale *
 //! b_scale` (zero point 0: the bias form a QDQ file has), Gemm, and a QuantizeLinear of
-//! the result (none where `y_scale` is absent: a float output).
+//! the result (none where `y_scale` is absent: a float output). The element-wise,
+//! pooling and concatenation operators (`QLinearAdd`, `QLinearMul`, `QLinearSigmoid`,
+//! `QLinearLeakyRelu`, `QLinearGlobalAveragePool`, `QLinearAveragePool`,
+//! `QLinearConcat`) become DequantizeLinear of each operand, the float operator and a
+//! QuantizeLinear: the definition their names give, which ONNX Runtime computes with
+//! other roundings (lookup tables, fixed-point ratios), so an output may be one step
+//! from its (README, "int8").
 
 use tinyonnx_proto as pb;
 
@@ -14,7 +20,94 @@ use crate::data::Data;
 impl Importer<'_> {
     /// Whether `op` of `com.microsoft` is one the importer rewrites.
     pub(super) fn microsoft_op(op: &str) -> bool {
-        op == "QGemm"
+        op == "QGemm" || float_op(op).is_some()
+    }
+
+    /// A `com.microsoft` operator [`Importer::microsoft_op`] accepts, rewritten.
+    pub(super) fn microsoft(&mut self, node: &pb::NodeProto, name: &str) {
+        let op = node.op_type.as_deref().unwrap_or_default();
+        match float_op(op) {
+            Some(float) => self.qlinear_float(node, name, op, float),
+            None => self.qgemm(node, name),
+        }
+    }
+
+    /// `DequantizeLinear` of each operand, `float`, `QuantizeLinear`.
+    fn qlinear_float(&mut self, node: &pb::NodeProto, name: &str, op: &str, float: &str) {
+        let given = |k: usize| node.input.get(k).filter(|i| !i.is_empty()).cloned();
+        let Some(y) = node.output.first().filter(|y| !y.is_empty()).cloned() else {
+            return;
+        };
+        if proto::int(node, "channels_last").unwrap_or(0) != 0 {
+            self.error("has channels_last = 1; tinyonnx takes the NCHW layout");
+            return;
+        }
+        // Operand triples (x, scale, zero point) and the output's (scale, zero point),
+        // as input positions.
+        let (operands, out): (Vec<[usize; 3]>, [usize; 2]) = match op {
+            "QLinearAdd" | "QLinearMul" => (vec![[0, 1, 2], [3, 4, 5]], [6, 7]),
+            "QLinearConcat" => {
+                let n = node.input.len().saturating_sub(2) / 3;
+                (
+                    (0..n).map(|i| [2 + 3 * i, 3 + 3 * i, 4 + 3 * i]).collect(),
+                    [0, 1],
+                )
+            }
+            _ => (vec![[0, 1, 2]], [3, 4]),
+        };
+        let mut floats = Vec::with_capacity(operands.len());
+        for (i, [x, s, z]) in operands.into_iter().enumerate() {
+            let (Some(xv), Some(sv)) = (given(x), given(s)) else {
+                self.error(format!(
+                    "has no value or scale for operand {i} (inputs {x}, {s})"
+                ));
+                return;
+            };
+            let f = format!("{y}::in{i}");
+            self.emit(
+                "DequantizeLinear",
+                std::iter::once(xv).chain([sv]).chain(given(z)).collect(),
+                f.clone(),
+                Vec::new(),
+                format!("{name}::in{i}"),
+            );
+            floats.push(f);
+        }
+        let Some(y_scale) = given(out[0]) else {
+            self.error(format!("has no output scale (input {})", out[0]));
+            return;
+        };
+        let keep: &[&str] = match float {
+            "LeakyRelu" => &["alpha"],
+            "Concat" => &["axis"],
+            "AveragePool" => &[
+                "auto_pad",
+                "ceil_mode",
+                "count_include_pad",
+                "kernel_shape",
+                "pads",
+                "strides",
+            ],
+            _ => &[],
+        };
+        let attrs: Vec<pb::AttributeProto> = node
+            .attribute
+            .iter()
+            .filter(|a| a.name.as_deref().is_some_and(|n| keep.contains(&n)))
+            .cloned()
+            .collect();
+        let g = format!("{y}::float");
+        self.emit(float, floats, g.clone(), attrs, format!("{name}::float"));
+        self.emit(
+            "QuantizeLinear",
+            std::iter::once(g)
+                .chain([y_scale])
+                .chain(given(out[1]))
+                .collect(),
+            y,
+            Vec::new(),
+            name.to_string(),
+        );
     }
 
     pub(super) fn qgemm(&mut self, node: &pb::NodeProto, name: &str) {
@@ -111,4 +204,18 @@ impl Importer<'_> {
             None => self.emit("Gemm", gemm_in, y, attrs, name.to_string()),
         }
     }
+}
+
+/// The float operator a `com.microsoft` quantized one stands for.
+fn float_op(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "QLinearAdd" => "Add",
+        "QLinearMul" => "Mul",
+        "QLinearSigmoid" => "Sigmoid",
+        "QLinearLeakyRelu" => "LeakyRelu",
+        "QLinearGlobalAveragePool" => "GlobalAveragePool",
+        "QLinearAveragePool" => "AveragePool",
+        "QLinearConcat" => "Concat",
+        _ => return None,
+    })
 }

@@ -312,7 +312,7 @@ impl Importer<'_> {
             return;
         }
         if domain == "com.microsoft" && Self::microsoft_op(&op) {
-            self.qgemm(node, &name);
+            self.microsoft(node, &name);
             return;
         }
         if !matches!(domain, "" | "ai.onnx") {

@@ -131,6 +131,15 @@ tinyonnx::onnx_model! {
 }
 
 tinyonnx::onnx_model! {
+    /// A residual block with a sigmoid gate, LeakyRelu, average and max pooling joined
+    /// by Concat, global pooling and a linear layer (seeded weights), quantized in the
+    /// operator format: QLinearConv, and com.microsoft's QLinearAdd, QLinearSigmoid,
+    /// QLinearMul, QLinearLeakyRelu, QLinearAveragePool, QLinearConcat,
+    /// QLinearGlobalAveragePool and QGemm.
+    pub model QopBlocks = import("../../target/xtask/models/qop_blocks.onnx");
+}
+
+tinyonnx::onnx_model! {
     /// The same CNN by `quantize_dynamic`: int8 weights, activations quantized at run
     /// time (DynamicQuantizeLinear, ConvInteger, MatMulInteger).
     pub model CnnDynamic = import(
@@ -249,6 +258,11 @@ pub const QUANTIZED: &[(Example, &str, f32)] = &[
     (
         example::<CnnQop>(),
         "../../target/xtask/models/cnn_28x28_qop.onnx",
+        1.0,
+    ),
+    (
+        example::<QopBlocks>(),
+        "../../target/xtask/models/qop_blocks.onnx",
         1.0,
     ),
     (
