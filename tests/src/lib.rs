@@ -4,6 +4,7 @@
 #[rustfmt::skip]
 pub mod cases;
 pub mod node_data;
+pub mod timing;
 
 use std::sync::OnceLock;
 

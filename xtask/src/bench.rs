@@ -5,10 +5,10 @@
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
+use tinyonnx_tests::timing::{Paired, paired_median_ns};
 use tinyonnx_tests::{Provider, as_bytes, run_ort, run_ort_only, seeded_inputs, session};
 
 use crate::setup;
@@ -30,69 +30,6 @@ pub struct Row {
     pub macs: u64,
     pub ours_gflops: f64,
     pub ort_gflops: f64,
-}
-
-/// Calls of `f` that last about `target` (after a warm-up of at least 200 ms).
-fn calibrate(f: &mut impl FnMut(), target: Duration) -> u64 {
-    let start = Instant::now();
-    let mut calls = 0u64;
-    while start.elapsed() < Duration::from_millis(200) || calls < 3 {
-        f();
-        calls += 1;
-    }
-    let per_call = start.elapsed().as_secs_f64() / calls as f64;
-    ((target.as_secs_f64() / per_call).ceil() as u64).max(1)
-}
-
-/// Nanoseconds per call of a batch of `calls`.
-fn sample(f: &mut impl FnMut(), calls: u64) -> f64 {
-    let t = Instant::now();
-    for _ in 0..calls {
-        f();
-    }
-    t.elapsed().as_secs_f64() * 1e9 / calls as f64
-}
-
-/// Timings of two functions sampled alternately (nanoseconds per call).
-#[derive(Debug)]
-struct Paired {
-    a_median: f64,
-    b_median: f64,
-    /// The median of the per-sample ratios a / b.
-    ratio: f64,
-    /// The fastest sample of a over the fastest of b.
-    min_ratio: f64,
-}
-
-/// Median time per call of `a` and of `b`, the median of their per-sample ratios and the
-/// ratio of their fastest samples: `SAMPLES` samples each of at least `MIN_SAMPLE`,
-/// alternating a and b so that a slow stretch of the machine hits both.
-fn paired_median_ns(mut a: impl FnMut(), mut b: impl FnMut()) -> Paired {
-    const SAMPLES: usize = 31;
-    const MIN_SAMPLE: Duration = Duration::from_millis(15);
-    let (na, nb) = (calibrate(&mut a, MIN_SAMPLE), calibrate(&mut b, MIN_SAMPLE));
-    let mut sa = Vec::with_capacity(SAMPLES);
-    let mut sb = Vec::with_capacity(SAMPLES);
-    let mut ratios = Vec::with_capacity(SAMPLES);
-    for _ in 0..SAMPLES {
-        let ta = sample(&mut a, na);
-        let tb = sample(&mut b, nb);
-        sa.push(ta);
-        sb.push(tb);
-        ratios.push(ta / tb);
-    }
-    let median = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let (a_median, b_median) = (median(&mut sa), median(&mut sb));
-    Paired {
-        a_median,
-        b_median,
-        ratio: median(&mut ratios),
-        // Sorted by `median`.
-        min_ratio: sa[0] / sb[0],
-    }
 }
 
 /// Bars of the ratios (ours / ORT), with the 1.0 line.
@@ -200,6 +137,9 @@ pub fn run(root: &Path, json: Option<PathBuf>, only: &[String]) -> Result<()> {
             .with_context(|| format!("cannot read {}", out.display()))?;
         rows.extend(serde_json::from_str::<Vec<Row>>(&text)?);
     }
+    if only.is_empty() {
+        quantized(root, &dir.join("quantized.json"))?;
+    }
     let text = serde_json::to_string_pretty(&rows)? + "\n";
     std::fs::write(dir.join("bench.json"), &text)?;
     std::fs::write(dir.join("ratios.svg"), svg(&rows))?;
@@ -212,6 +152,40 @@ pub fn run(root: &Path, json: Option<PathBuf>, only: &[String]) -> Result<()> {
         std::fs::write(&json, text).with_context(|| format!("cannot write {}", json.display()))?;
         println!("wrote {}", json.display());
     }
+    Ok(())
+}
+
+/// The quantized models of `tests/imported` against ONNX Runtime on their original
+/// files (portable release build; the 8-bit products pick AVX-512 VNNI at run time
+/// where the CPU has it), written to `out`.
+fn quantized(root: &Path, out: &Path) -> Result<()> {
+    println!(
+        "== quantized models (tests/imported, release) against ONNX Runtime on their files =="
+    );
+    let python = setup::python(root)?;
+    setup::real_models(root, &python)?;
+    let ort = setup::onnxruntime(root, &python)?;
+    let status = std::process::Command::new(env!("CARGO"))
+        .current_dir(root.join("tests/imported"))
+        .args([
+            "run",
+            "--release",
+            "--quiet",
+            "--example",
+            "bench_quantized",
+            "--",
+        ])
+        .arg(out)
+        .env("ORT_DYLIB_PATH", ort)
+        .env("TINYONNX_ORT_PROVIDER", "cpu")
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
+        .status()
+        .context("cannot run cargo for the quantized benchmark")?;
+    anyhow::ensure!(
+        status.success(),
+        "the quantized benchmark failed ({status})"
+    );
     Ok(())
 }
 

@@ -438,8 +438,7 @@ fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl Fn
     } else {
         row.iter().fold(0i32, |s, v| s.wrapping_add(v.widen()))
     };
-    for (pi, panel) in bp.chunks_exact(panel_len.max(1)).enumerate() {
-        let acc = panel_sums(row, panel);
+    let mut finish = |pi: usize, acc: [i32; q8::PANEL]| {
         for (c, &v) in acc.iter().enumerate() {
             let j = pi * q8::PANEL + c;
             let Some(&cs) = colsum.get(j).filter(|_| j < n) else {
@@ -460,6 +459,27 @@ fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl Fn
                     .wrapping_sub(zb.wrapping_mul(rowsum)),
             );
         }
+    };
+    let panels = n.div_ceil(q8::PANEL);
+    #[cfg(target_arch = "x86_64")]
+    if B::SIGNED_BYTE
+        && (A::SIGNED_BYTE || A::UNSIGNED_BYTE)
+        && row.len() >= k
+        && bp.len() >= panels * panel_len
+        && super::arch::x86_64::cpu::vnni()
+    {
+        // Safety: A and B are one-byte integers (checked), so the views keep every
+        // byte's meaning, length and (byte) alignment; `row` holds `k` values and `bp`
+        // the `panels` panels (checked); the CPU has AVX-512F, BW and VNNI (checked).
+        unsafe {
+            let x = core::slice::from_raw_parts(row.as_ptr().cast::<u8>(), row.len());
+            let w = core::slice::from_raw_parts(bp.as_ptr().cast::<i8>(), bp.len());
+            super::arch::x86_64::q8::panel_sums(x, k, A::SIGNED_BYTE, w, panels, colsum, finish);
+        }
+        return;
+    }
+    for (pi, panel) in bp.chunks_exact(panel_len.max(1)).take(panels).enumerate() {
+        finish(pi, panel_sums(row, panel));
     }
 }
 
@@ -670,6 +690,15 @@ fn conv_body<A: Quant, B: Quant>(
             let first = (img * m + gi * mg) * positions;
             for oy in 0..oh {
                 for ox in 0..ow {
+                    // A window inside the input with unit column dilation: each kernel
+                    // row is a run of `kw` input values.
+                    let (y0, x0) = ((oy * sh).wrapping_sub(pt), (ox * sw).wrapping_sub(pl));
+                    let inside =
+                        dw == 1 && y0 < h && x0 < w && y0 + (kh - 1) * dh < h && x0 + kw <= w;
+                    if inside && copy_window(plane, (h, w), (y0, x0), (cg, kh, kw, dh), patch) {
+                        out.patch(patch, &part, first + oy * ow + ox);
+                        continue;
+                    }
                     let mut e = 0;
                     for ci in 0..cg {
                         let chan = plane.get(ci * h * w..).unwrap_or_default();
@@ -691,6 +720,30 @@ fn conv_body<A: Quant, B: Quant>(
             }
         }
     }
+}
+
+/// The patch of a window inside the input (top-left `(y0, x0)`, unit column dilation):
+/// per channel and kernel row, `kw` values copied as a run. False, having written
+/// nothing usable, where a run would leave `plane` (not for a window inside it).
+#[inline(always)]
+fn copy_window<A: Copy>(
+    plane: &[A],
+    (h, w): (usize, usize),
+    (y0, x0): (usize, usize),
+    (cg, kh, kw, dh): (usize, usize, usize, usize),
+    patch: &mut [A],
+) -> bool {
+    let mut runs = patch.chunks_exact_mut(kw.max(1));
+    for ci in 0..cg {
+        for ki in 0..kh {
+            let at = ci * h * w + (y0 + ki * dh) * w + x0;
+            let (Some(src), Some(dst)) = (plane.get(at..at + kw), runs.next()) else {
+                return false;
+            };
+            dst.copy_from_slice(src);
+        }
+    }
+    true
 }
 
 /// Every sum of a convolution on integers, from the weights as they are (`w [m, c/g, kh,

@@ -32,10 +32,8 @@ pub fn avx_fma() -> bool {
 static AVX_STATE: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
 
 /// The answer `state` remembers, or `detect`'s, remembered.
-#[cfg(all(
-    target_arch = "x86_64",
-    not(all(target_feature = "avx512f", target_feature = "fma"))
-))]
+#[cfg(target_arch = "x86_64")]
+#[allow(dead_code)]
 #[inline(always)]
 fn remembered(state: &core::sync::atomic::AtomicU8, detect: fn() -> bool) -> bool {
     use core::sync::atomic::Ordering;
@@ -142,8 +140,66 @@ fn detect_avx512() -> bool {
     ebx & (1 << 16) != 0 && unsafe { xgetbv0() } & 0b1110_0110 == 0b1110_0110
 }
 
-/// The test switch of [`avx_fma`] and [`avx512`]: the highest instruction-set level
-/// (0 portable, 1 AVX and FMA, 2 AVX-512) the run-time choices may take on this
+/// Whether the CPU has AVX-512 VNNI (`VPDPBUSD`: four u8 x s8 products summed into each
+/// i32 lane) with AVX-512F and BW: asked once of `cpuid` and remembered (a build with
+/// the features knows). The 8-bit products run on it where it is there.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn vnni() -> bool {
+    #[cfg(all(
+        target_feature = "avx512f",
+        target_feature = "avx512bw",
+        target_feature = "avx512vnni"
+    ))]
+    {
+        true
+    }
+    #[cfg(not(all(
+        target_feature = "avx512f",
+        target_feature = "avx512bw",
+        target_feature = "avx512vnni"
+    )))]
+    {
+        #[cfg(test)]
+        if test_switch::capped(3) {
+            return false;
+        }
+        avx512() && remembered(&VNNI_STATE, detect_vnni)
+    }
+}
+
+/// What [`vnni`] found: 0 not asked yet, 1 no, 2 yes.
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(
+        target_feature = "avx512f",
+        target_feature = "avx512bw",
+        target_feature = "avx512vnni"
+    ))
+))]
+static VNNI_STATE: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
+
+/// CPUID leaf 7: EBX bit 30 (AVX-512BW), ECX bit 11 (AVX-512 VNNI); the caller checked
+/// AVX-512F and that the OS saves its registers.
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(
+        target_feature = "avx512f",
+        target_feature = "avx512bw",
+        target_feature = "avx512vnni"
+    ))
+))]
+#[cold]
+fn detect_vnni() -> bool {
+    use core::arch::x86_64::__cpuid_count;
+    #[allow(unused_unsafe)]
+    // Safety: leaf 7 exists (AVX-512F, which the caller checked, is reported there).
+    let r = unsafe { __cpuid_count(7, 0) };
+    r.ebx & (1 << 30) != 0 && r.ecx & (1 << 11) != 0
+}
+
+/// The test switch of [`avx_fma`], [`avx512`] and [`vnni`]: the highest instruction-set
+/// level (0 portable, 1 AVX and FMA, 2 AVX-512, 3 AVX-512 VNNI) the run-time choices may take on this
 /// thread, so that tests running meanwhile in other threads keep their paths. Levels a
 /// build compiles in cannot be switched off.
 #[cfg(all(test, target_arch = "x86_64"))]

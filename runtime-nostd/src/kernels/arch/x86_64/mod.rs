@@ -5,6 +5,7 @@ pub mod cpu;
 pub mod direct;
 pub mod packed;
 pub mod pool;
+pub mod q8;
 pub mod winograd;
 
 /// `[lo[0], lo[2], hi[0], hi[2]]` as one SSE shuffle (see `kernels::evens`).

@@ -1,0 +1,133 @@
+//! The 8-bit products on AVX-512 VNNI. `VPDPBUSD` adds to each i32 lane the four
+//! products of four unsigned bytes with four signed bytes, which is one group of the
+//! `tinyonnx_layout::q8` packing for one column: a 512-bit load of a panel holds four
+//! groups of its four columns (lane `4 i + c`: group `i`, column `c`), multiplied with
+//! the row's sixteen activations of those groups, each spread over its group's four
+//! lanes. Signed activations are offset by 128 into unsigned ones, and `128 * colsum`
+//! taken off after. Sums wrap, as the portable kernel's.
+
+use core::arch::x86_64::{
+    __m512i, _mm_add_epi32, _mm_loadu_si128, _mm_storeu_si128, _mm512_castsi128_si512,
+    _mm512_dpbusd_epi32, _mm512_extracti32x4_epi32, _mm512_maskz_loadu_epi32,
+    _mm512_permutexvar_epi32, _mm512_set_epi32, _mm512_set1_epi8, _mm512_setzero_si512,
+    _mm512_xor_si512,
+};
+
+use tinyonnx_layout::q8;
+
+/// Panels a pass keeps in registers (eight accumulators).
+const BLOCK: usize = 8;
+
+/// The raw sums `sum_r x[r] * w[r][c]` of the first `panels` panels of `w` over the
+/// `k` bytes of `x` (`signed`: they are i8, else u8), handed to `each(panel, sums)`.
+/// `colsum[j]`: the sum of stored column `j` (0 where it has none).
+///
+/// # Safety
+/// The CPU must have AVX-512F, BW and VNNI ([`super::cpu::vnni`]). `x.len() >= k`, and
+/// `w` holds at least `panels` panels of `q8::groups(k)` groups (16 bytes each).
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+pub unsafe fn panel_sums(
+    x: &[u8],
+    k: usize,
+    signed: bool,
+    w: &[i8],
+    panels: usize,
+    colsum: &[i32],
+    mut each: impl FnMut(usize, [i32; q8::PANEL]),
+) {
+    let mut p = 0;
+    while p + BLOCK <= panels {
+        // Safety: this function's contract.
+        unsafe { block::<BLOCK>(x, k, signed, w, p, colsum, &mut each) };
+        p += BLOCK;
+    }
+    // The rest in blocks of four, two and one (a convolution's group has few panels).
+    for n in [4, 2, 1] {
+        while p + n <= panels {
+            // Safety: as above, `p + n <= panels`.
+            unsafe {
+                match n {
+                    4 => block::<4>(x, k, signed, w, p, colsum, &mut each),
+                    2 => block::<2>(x, k, signed, w, p, colsum, &mut each),
+                    _ => block::<1>(x, k, signed, w, p, colsum, &mut each),
+                }
+            };
+            p += n;
+        }
+    }
+}
+
+/// Panels `p0..p0 + N` of [`panel_sums`].
+///
+/// # Safety
+/// As [`panel_sums`], and `p0 + N` at most its `panels`.
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+#[inline]
+unsafe fn block<const N: usize>(
+    x: &[u8],
+    k: usize,
+    signed: bool,
+    w: &[i8],
+    p0: usize,
+    colsum: &[i32],
+    each: &mut impl FnMut(usize, [i32; q8::PANEL]),
+) {
+    let groups = q8::groups(k);
+    let panel = groups * 4 * q8::PANEL;
+    // Lane 4 i + c takes the activations of group i.
+    let spread = _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0);
+    let offset = _mm512_set1_epi8(-128);
+    let mut acc: [__m512i; N] = [_mm512_setzero_si512(); N];
+    let mut g = 0;
+    while g < groups {
+        let take = (groups - g).min(4);
+        // The row's bytes of these groups; past `k`, zeros (their weights are zero).
+        let mut bytes = [0u8; 16];
+        let from = 4 * g;
+        let len = k.saturating_sub(from).min(16);
+        bytes[..len].copy_from_slice(&x[from..from + len]);
+        // Safety: `bytes` holds the 16 bytes the load reads.
+        let xv = unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) };
+        let mut xv = _mm512_permutexvar_epi32(spread, _mm512_castsi128_si512(xv));
+        if signed {
+            xv = _mm512_xor_si512(xv, offset);
+        }
+        let mask: u16 = if take == 4 {
+            u16::MAX
+        } else {
+            (1 << (4 * take)) - 1
+        };
+        for (q, a) in acc.iter_mut().enumerate() {
+            let at = (p0 + q) * panel + g * 4 * q8::PANEL;
+            // Safety: the lanes the mask keeps are the `take` groups of panel `p0 + q`
+            // from group `g`, inside `w` (the contract: the panel's `panel` bytes);
+            // masked lanes are not read.
+            let wv = unsafe { _mm512_maskz_loadu_epi32(mask, w.as_ptr().add(at).cast()) };
+            *a = _mm512_dpbusd_epi32(*a, xv, wv);
+        }
+        g += 4;
+    }
+    for (q, a) in acc.iter().enumerate() {
+        let s = _mm_add_epi32(
+            _mm_add_epi32(
+                _mm512_extracti32x4_epi32::<0>(*a),
+                _mm512_extracti32x4_epi32::<1>(*a),
+            ),
+            _mm_add_epi32(
+                _mm512_extracti32x4_epi32::<2>(*a),
+                _mm512_extracti32x4_epi32::<3>(*a),
+            ),
+        );
+        let mut sums = [0i32; q8::PANEL];
+        // Safety: `sums` holds the four i32 the store writes.
+        unsafe { _mm_storeu_si128(sums.as_mut_ptr().cast(), s) };
+        let pi = p0 + q;
+        if signed {
+            for (c, v) in sums.iter_mut().enumerate() {
+                let cs = colsum.get(pi * q8::PANEL + c).copied().unwrap_or(0);
+                *v = v.wrapping_sub(cs.wrapping_mul(128));
+            }
+        }
+        each(pi, sums);
+    }
+}
