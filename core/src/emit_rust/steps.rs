@@ -11,9 +11,9 @@
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
-use crate::ir::{ControlKind, Data, Graph, TensorId, TensorKind};
+use crate::ir::{ControlKind, Data, Graph, Node, TensorId, TensorKind};
 use crate::ops::{self, LowerCtx, Operand, variant};
-use crate::plan::{Planned, in_arena};
+use crate::plan::{Planned, Step, in_arena};
 
 /// Where a tensor lives in the generated code.
 pub(crate) fn operand(p: &Planned, id: TensorId, mutable: bool) -> Operand {
@@ -287,21 +287,25 @@ pub(crate) fn read_weights(p: &Planned) -> Vec<TensorId> {
         let packed = (node.op.packs)(&lower_ctx(p, i));
         for (k, t) in node.inputs.iter().enumerate() {
             let Some(t) = *t else { continue };
-            let replaced = step.folded.is_some() && (k == 1 || k == 2);
-            let compile_time = node
-                .op
-                .input_spec(k)
-                .is_some_and(|s| matches!(s.ty, ops::InTy::I64Const | ops::InTy::Const));
-            if graph.tensors[t].kind == TensorKind::Weight
-                && !replaced
-                && !compile_time
-                && !packed.contains(&k)
-            {
+            if kernel_weight(graph, node, step, k, t) && !packed.contains(&k) {
                 read.push(t);
             }
         }
     }
     read
+}
+
+/// Whether input `k` (tensor `t`) of a node is a weight its kernel reads as stored: not
+/// one a folded BatchNormalization replaced (a convolution's weight and bias) nor one
+/// only compile-time code reads (a shape, axes).
+fn kernel_weight(graph: &Graph, node: &Node, step: &Step, k: usize, t: TensorId) -> bool {
+    let replaced = step.folded.is_some() && (k == 1 || k == 2);
+    let compile_time = node.control.is_none()
+        && node
+            .op
+            .input_spec(k)
+            .is_some_and(|s| matches!(s.ty, ops::InTy::I64Const | ops::InTy::Const));
+    graph.tensors[t].kind == TensorKind::Weight && !replaced && !compile_time
 }
 
 /// Bytes of weights the firmware stores: those the kernels read as declared, the
@@ -331,17 +335,7 @@ pub fn stored_weight_bytes(p: &Planned) -> usize {
         }
         for (k, t) in node.inputs.iter().enumerate() {
             let Some(t) = *t else { continue };
-            let replaced = step.folded.is_some() && (k == 1 || k == 2);
-            let compile_time = node.control.is_none()
-                && node
-                    .op
-                    .input_spec(k)
-                    .is_some_and(|s| matches!(s.ty, ops::InTy::I64Const | ops::InTy::Const));
-            if graph.tensors[t].kind == TensorKind::Weight
-                && !replaced
-                && !compile_time
-                && seen.insert(t)
-            {
+            if kernel_weight(graph, node, step, k, t) && seen.insert(t) {
                 bytes += graph.device_numel(t) * graph.tensors[t].ty.dtype.size();
             }
         }
