@@ -216,10 +216,9 @@ pub mod stack {
 
     /// Every model, on every core: the frames of `run` and `forward` and of the kernel
     /// running, whose accumulator tiles live in registers or in a few panels' worth of
-    /// memory. (Cores with a floating-point unit keep float values in registers and
-    /// take about two thirds of this; soft-float cores and RISC-V save more registers
-    /// a call.)
-    pub const BASE: usize = 1536;
+    /// memory (on the cores without the VFMA routines, tiles of 16 accumulators, which
+    /// soft-float cores and RISC-V spill into small frames).
+    pub const BASE: usize = 1024;
 
     /// Per input and output of the model: its pointer, passed to the forward pass on
     /// the stack and kept in its frame.

@@ -90,6 +90,12 @@ pub fn gemm_packed(
             "gemm_packed: init too short"
         );
     }
+    // On soft-float Arm cores, the Relu flag opaque: a constant at every call lets LLVM
+    // specialize the shared function once per layer there (five 6 KB copies of it in
+    // the Transformer's firmware on the Cortex-M3, more than its 256 KiB of flash). On
+    // the other cores it is not specialized, and the opaque value costs stack.
+    #[cfg(all(target_arch = "arm", not(feature = "fma-vfp4")))]
+    let relu = core::hint::black_box(relu);
     // Safety: the checks above are the function's contract.
     unsafe { gemm_checked((m, k, n), a, a_rs, bp, init, y, (y_rs, y_cs), relu) }
 }
@@ -167,6 +173,21 @@ unsafe fn gemm_checked(
             r0 += 6;
         }
     }
+    // Microcontrollers without the VFMA routines (Cortex-M3, RISC-V): tiles of 16
+    // accumulators, two rows by one panel or one row by two, which few registers hold
+    // and a small frame spills (the stack budget of `tinyonnx_layout::stack`).
+    #[cfg(target_pointer_width = "32")]
+    {
+        while r0 + 2 <= m {
+            rows::<2, 1>(r0, args, y, out, relu);
+            r0 += 2;
+        }
+        if r0 < m {
+            rows::<1, 2>(r0, args, y, out, relu);
+        }
+        return;
+    }
+    #[allow(unreachable_code)]
     while r0 + 4 <= m {
         if avx {
             rows_avx::<4, 2>(r0, args, y, out, relu);

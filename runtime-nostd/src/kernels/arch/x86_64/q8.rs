@@ -22,9 +22,12 @@ const BLOCK: usize = 8;
 /// `k` bytes of `x` (`signed`: they are i8, else u8), handed to `each(panel, sums)`.
 /// `colsum[j]`: the sum of stored column `j` (0 where it has none).
 ///
+/// # Panics
+/// When `x` holds fewer than `k` bytes or `w` fewer than `panels` panels of
+/// `q8::groups(k)` groups of 16 bytes.
+///
 /// # Safety
-/// The CPU must have AVX-512F, BW and VNNI ([`super::cpu::vnni`]). `x.len() >= k`, and
-/// `w` holds at least `panels` panels of `q8::groups(k)` groups (16 bytes each).
+/// The CPU must have AVX-512F, BW and VNNI ([`super::cpu::vnni`]).
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 pub unsafe fn panel_sums(
     x: &[u8],
@@ -35,6 +38,13 @@ pub unsafe fn panel_sums(
     colsum: &[i32],
     mut each: impl FnMut(usize, [i32; q8::PANEL]),
 ) {
+    assert!(x.len() >= k, "q8 panel sums: x too short");
+    assert!(
+        panels
+            .checked_mul(q8::groups(k) * 4 * q8::PANEL)
+            .is_some_and(|l| l <= w.len()),
+        "q8 panel sums: w too short"
+    );
     let mut p = 0;
     while p + BLOCK <= panels {
         // Safety: this function's contract.
@@ -60,7 +70,7 @@ pub unsafe fn panel_sums(
 /// Panels `p0..p0 + N` of [`panel_sums`].
 ///
 /// # Safety
-/// As [`panel_sums`], and `p0 + N` at most its `panels`.
+/// As [`panel_sums`] after its checks, and `p0 + N` at most its `panels`.
 #[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
 #[inline]
 unsafe fn block<const N: usize>(
