@@ -487,6 +487,35 @@ count_body = helper.make_graph(
         helper.make_tensor_value_info("acc_out", F, [4]),
     ],
 )
+# A Loop of three trips with a per-iteration output whose body runs the while loop
+# above (nested: the inner loop's counter and condition stay its own).
+nested_body = helper.make_graph(
+    [
+        helper.make_node("Cast", ["t"], ["t_f"], to=F),
+        helper.make_node("Mul", ["t_f", "tenth"], ["t_tenth"]),
+        helper.make_node("Add", ["v_in", "t_tenth"], ["v_start"]),
+        helper.make_node("Abs", ["v_start"], ["v_abs"]),
+        helper.make_node("ReduceSum", ["v_abs"], ["v_total"], keepdims=0),
+        helper.make_node("Less", ["v_total", "limit"], ["v_go"]),
+        helper.make_node(
+            "Loop", ["forever", "v_go", "v_start", "zero"], ["v_out", "v_rounds"], body=grow_body
+        ),
+        helper.make_node("Cast", ["v_rounds"], ["v_rounds_f"], to=F),
+        helper.make_node("Mul", ["v_out", "v_rounds_f"], ["v_row"]),
+        helper.make_node("Identity", ["nest_go"], ["nest_go_out"]),
+    ],
+    "nested_body",
+    [
+        helper.make_tensor_value_info("t", I64, []),
+        helper.make_tensor_value_info("nest_go", TensorProto.BOOL, []),
+        helper.make_tensor_value_info("v_in", F, [4]),
+    ],
+    [
+        helper.make_tensor_value_info("nest_go_out", TensorProto.BOOL, []),
+        helper.make_tensor_value_info("v_out", F, [4]),
+        helper.make_tensor_value_info("v_row", F, [4]),
+    ],
+)
 while_graph = helper.make_graph(
     [
         helper.make_node("Abs", ["x"], ["x_abs"]),
@@ -499,6 +528,7 @@ while_graph = helper.make_graph(
         helper.make_node("Floor", ["x_three"], ["x_floor"]),
         helper.make_node("Cast", ["x_floor"], ["count"], to=I64),
         helper.make_node("Loop", ["count", "", "x"], ["counted"], body=count_body),
+        helper.make_node("Loop", ["trips3", "", "x"], ["nested", "nested_rows"], body=nested_body),
     ],
     "while_loops",
     [helper.make_tensor_value_info("x", F, [4])],
@@ -506,6 +536,8 @@ while_graph = helper.make_graph(
         helper.make_tensor_value_info("grown", F, [4]),
         helper.make_tensor_value_info("rounds", I64, []),
         helper.make_tensor_value_info("counted", F, [4]),
+        helper.make_tensor_value_info("nested", F, [4]),
+        helper.make_tensor_value_info("nested_rows", F, [3, 4]),
     ],
     [
         numpy_helper.from_array(np.array(np.iinfo(np.int64).max, np.int64), "forever"),
@@ -516,6 +548,7 @@ while_graph = helper.make_graph(
         numpy_helper.from_array(np.array(2.0, np.float32), "limit"),
         numpy_helper.from_array(np.array(3.0, np.float32), "three"),
         numpy_helper.from_array(np.array(0.1, np.float32), "tenth"),
+        numpy_helper.from_array(np.array(3, np.int64), "trips3"),
     ],
 )
 while_model = helper.make_model(while_graph, opset_imports=[helper.make_opsetid("", 17)])

@@ -422,20 +422,24 @@ fn control_lower(outer: &Planned, i: usize, kernels: &Kernels) -> TokenStream {
             };
             let (iter, cond) = (formal(0), formal(1));
             let cond_out = result(0);
+            // In a block of its own: a loop nested in an enclosing body's steps must not
+            // shadow that body's counter and condition.
             quote! {
-                #(#init)*
-                let __bound: i64 = #bound;
-                let mut __go: bool = #go;
-                let mut __it: i64 = 0;
-                while __go && __it < __bound {
-                    (#iter)[0] = __it;
-                    (#cond)[0] = true;
-                    #steps
-                    #(#back)*
-                    __go = (#cond_out)[0];
-                    __it += 1;
+                {
+                    #(#init)*
+                    let __bound: i64 = #bound;
+                    let mut __go: bool = #go;
+                    let mut __it: i64 = 0;
+                    while __go && __it < __bound {
+                        (#iter)[0] = __it;
+                        (#cond)[0] = true;
+                        #steps
+                        #(#back)*
+                        __go = (#cond_out)[0];
+                        __it += 1;
+                    }
+                    #(#last)*
                 }
-                #(#last)*
             }
         }
         ControlKind::Loop { trips, .. } | ControlKind::Scan { trips, .. } => {
