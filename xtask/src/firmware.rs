@@ -1,6 +1,7 @@
-//! `cargo xtask firmware [--board B] [--json FILE]`: builds the test firmware of every
-//! example model that fits each board, runs it in QEMU with the instruction-count plugin,
-//! and compares its outputs with the host forward pass and with ONNX Runtime.
+//! `cargo xtask firmware [--board B] [--json FILE] [--model M]...`: builds the test
+//! firmware of every example model that fits each board (or of the models named), runs
+//! it in QEMU with the instruction-count plugin, and compares its outputs with the host
+//! forward pass and with ONNX Runtime.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
