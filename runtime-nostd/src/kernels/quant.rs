@@ -465,7 +465,7 @@ fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl Fn
     if B::SIGNED_BYTE
         && (A::SIGNED_BYTE || A::UNSIGNED_BYTE)
         && row.len() >= k
-        && bp.len() >= panels * panel_len
+        && panels.checked_mul(panel_len).is_some_and(|l| l <= bp.len())
         && super::arch::x86_64::cpu::vnni()
     {
         // Safety: A and B are one-byte integers (checked), so the views keep every

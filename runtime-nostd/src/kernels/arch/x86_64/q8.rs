@@ -47,7 +47,8 @@ pub unsafe fn panel_sums(
     );
     let mut p = 0;
     while p + BLOCK <= panels {
-        // Safety: this function's contract.
+        // Safety: the CPU has the features (this function's contract); `x` and `w` hold
+        // what `block` reads (asserted above) and `p + BLOCK <= panels`.
         unsafe { block::<BLOCK>(x, k, signed, w, p, colsum, &mut each) };
         p += BLOCK;
     }
