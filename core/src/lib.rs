@@ -21,6 +21,7 @@ pub mod ir;
 pub mod layers;
 pub mod ops;
 pub mod plan;
+pub mod quantize;
 pub mod suggest;
 pub mod syntax;
 pub mod types;

@@ -7,6 +7,7 @@
 //!                | "model_version" "=" INT ";"
 //!                | "domain" "=" STRING ";"
 //!                | "winograd" "=" IDENT ";"
+//!                | "quantize" "=" expr ";"
 //!                | "meta" ( IDENT | STRING ) "=" STRING ";"
 //!                | "input" IDENT ":" type ";"
 //!                | "weight" IDENT ":" type "=" expr ";"
@@ -105,6 +106,11 @@ pub enum Item {
     Winograd {
         kw: Ident,
         value: Ident,
+    },
+    /// `quantize = int8(calibration = "...", ...);`: the model quantized at compile time.
+    Quantize {
+        kw: Ident,
+        value: Expr,
     },
     /// `domain = "...";`: `ModelProto.domain`.
     Domain {
@@ -492,7 +498,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
     let kw: Ident = input.parse().map_err(|e| {
         syn::Error::new(
             e.span(),
-            "expected an item: `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain`, `winograd` or `meta`",
+            "expected an item: `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain`, `winograd`, `quantize` or `meta`",
         )
     })?;
     let item = match kw.to_string().as_str() {
@@ -528,6 +534,13 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
                         "expected `auto`, `always` or `never`, as in `winograd = always;`",
                     )
                 })?,
+            }
+        }
+        "quantize" => {
+            input.parse::<Token![=]>()?;
+            Item::Quantize {
+                kw,
+                value: input.parse()?,
             }
         }
         "domain" => {
@@ -694,7 +707,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
             return Err(syn::Error::new(
                 kw.span(),
                 format!(
-                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain`, `winograd` or `meta`"
+                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain`, `winograd`, `quantize` or `meta`"
                 ),
             ));
         }
@@ -705,6 +718,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
         }
         Item::Domain { value, .. } | Item::Meta { value, .. } => value.span(),
         Item::Winograd { value, .. } => value.span(),
+        Item::Quantize { value, .. } => value.end_span(),
         Item::Input { ty, .. } => ty.bracket,
         Item::Weight { init, .. } => init.end_span(),
         Item::Output { name, expr, .. } => expr.as_ref().map_or(name.span(), Expr::end_span),

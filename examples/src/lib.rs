@@ -20,7 +20,7 @@ mod zoo;
 pub use cnn::{Cnn, CnnWinograd};
 pub use control::{IfGate, LoopCell, ScanRnn};
 pub use custom::CustomZoo;
-pub use digits::{Digits, DigitsNearest};
+pub use digits::{Digits, DigitsConv, DigitsConvInt8, DigitsInt8, DigitsNearest};
 pub use lstm::{LstmBatchFirst, LstmClassifier};
 pub use resnet::ResNet;
 pub use torch_lstm::TorchLstm;
@@ -130,6 +130,9 @@ pub const MODELS: &[Example] = &[
     example::<TransformerBlock>(),
     example::<TransformerSugar>(),
     example::<Digits>(),
+    example::<DigitsInt8>(),
+    example::<DigitsConv>(),
+    example::<DigitsConvInt8>(),
     example::<DigitsNearest>(),
     example::<TorchLstm>(),
     example::<ConvZoo>(),

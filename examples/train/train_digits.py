@@ -10,7 +10,9 @@ seed; its weights are written in two formats to exercise both loaders:
   `fc2.bias` [10], written by hand (the format is a length, a JSON header and raw data).
 
 The test split (x_test.npy float32 [n, 64], y_test.npy int64) and scikit-learn's own
-predictions on it (sklearn_pred.npy int64) are saved too. Run from the repository root:
+predictions on it (sklearn_pred.npy int64) are saved too, and the first 128 images of
+the training split (x_calib.npy float32 [128, 64]), the calibration inputs of the int8
+model (`DigitsInt8`): calibration never sees the test split. Run from the repository root:
 
     target/xtask/venv/bin/python examples/train/train_digits.py
 
@@ -66,6 +68,7 @@ def main():
     np.savez(OUT / "fc1.npz", **{"fc1.weight": w1, "fc1.bias": b1})
     write_safetensors(OUT / "fc2.safetensors", {"fc2.weight": w2.T, "fc2.bias": b2})
     np.save(OUT / "x_test.npy", x_test)
+    np.save(OUT / "x_calib.npy", x_train[:128])
     np.save(OUT / "y_test.npy", y_test)
     np.save(OUT / "sklearn_pred.npy", pred)
 

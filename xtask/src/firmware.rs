@@ -781,15 +781,15 @@ pub(crate) fn qemu_plain(board: &Board, elf: &Path, seconds: u32) -> Result<std:
         .with_context(|| format!("cannot start {}", board.qemu[0]))
 }
 
-/// The digits test split classified by the Cortex-M4F firmware: its accuracy and the
-/// number of predictions that differ from scikit-learn's.
-pub fn digits_on_m4f(root: &Path) -> Result<(f64, f64, usize)> {
+/// The digits test split classified by the Cortex-M4F firmware of `model` (`Digits` or
+/// `DigitsInt8`): its predictions, one per image.
+pub fn digits_on_m4f(root: &Path, model: &str) -> Result<Vec<usize>> {
     let board = BOARDS[0];
     let dir = root.join(board.dir);
     let target_dir = root.join("target/firmware").join(board.name);
     run(setup::cargo()
         .current_dir(&dir)
-        .env("TINYONNX_MODEL", "Digits")
+        .env("TINYONNX_MODEL", model)
         .env("TINYONNX_DATASET", "data/digits/x_test.npy")
         .env("CARGO_TARGET_DIR", &target_dir)
         .args(["build", "--release", "--quiet"]))
@@ -805,24 +805,66 @@ pub fn digits_on_m4f(root: &Path) -> Result<(f64, f64, usize)> {
         .filter_map(|l| l.strip_prefix("pred "))
         .map(str::parse)
         .collect::<Result<_, _>>()?;
-    let load = |f: &str| -> Result<Vec<usize>> {
-        let bytes = std::fs::read(root.join("examples/data/digits").join(f))?;
-        let l = tinyonnx_core::weights::npy(&bytes).map_err(anyhow::Error::msg)?;
-        Ok(l.values.iter().map(|&v| v as usize).collect())
-    };
-    let (labels, sklearn) = (load("y_test.npy")?, load("sklearn_pred.npy")?);
+    let labels = digits_file(root, "y_test.npy")?;
     if !out.status.success() || preds.len() != labels.len() {
         bail!(
-            "the digits firmware printed {} predictions for {} images:\n{stdout}",
+            "the {model} firmware printed {} predictions for {} images:\n{stdout}",
             preds.len(),
             labels.len()
         );
     }
+    Ok(preds)
+}
+
+/// The values of a .npy of the digits data (labels, predictions) as indices.
+fn digits_file(root: &Path, f: &str) -> Result<Vec<usize>> {
+    let bytes = std::fs::read(root.join("examples/data/digits").join(f))?;
+    let l = tinyonnx_core::weights::npy(&bytes).map_err(anyhow::Error::msg)?;
+    Ok(l.values.iter().map(|&v| v as usize).collect())
+}
+
+/// The digits classifiers on the Cortex-M4F: the f32 model's predictions against
+/// scikit-learn's, the int8 model's against the host's int8 forward pass (which the
+/// tests hold equal to ONNX Runtime's); accuracies printed, any difference an error.
+fn digits_check(root: &Path) -> Result<()> {
+    let labels = digits_file(root, "y_test.npy")?;
     let acc = |p: &[usize]| {
-        p.iter().zip(&labels).filter(|(a, b)| a == b).count() as f64 / labels.len() as f64
+        100.0 * p.iter().zip(&labels).filter(|(a, b)| a == b).count() as f64 / labels.len() as f64
     };
-    let differ = preds.iter().zip(&sklearn).filter(|(a, b)| a != b).count();
-    Ok((acc(&preds), acc(&sklearn), differ))
+    let sklearn = digits_file(root, "sklearn_pred.npy")?;
+    let fw = digits_on_m4f(root, "Digits")?;
+    let differ = fw.iter().zip(&sklearn).filter(|(a, b)| a != b).count();
+    println!(
+        "digits test split on cortex-m4f: firmware {:.2}%, scikit-learn {:.2}%, predictions differing: {differ}",
+        acc(&fw),
+        acc(&sklearn)
+    );
+    if differ != 0 {
+        bail!("the firmware's digits predictions differ from scikit-learn's on {differ} images");
+    }
+    let bytes = std::fs::read(root.join("examples/data/digits/x_test.npy"))?;
+    let x = tinyonnx_core::weights::npy(&bytes).map_err(anyhow::Error::msg)?;
+    let mut arena = tinyonnx_examples::DigitsInt8::arena();
+    let host: Vec<usize> = x
+        .values
+        .chunks_exact(64)
+        .map(|image| {
+            let image: &[f32; 64] = image.try_into().expect("chunks of 64");
+            let p = tinyonnx_examples::DigitsInt8::forward(&mut arena, image);
+            (0..p.len()).fold(0, |best, i| if p[i] > p[best] { i } else { best })
+        })
+        .collect();
+    let fw = digits_on_m4f(root, "DigitsInt8")?;
+    let differ = fw.iter().zip(&host).filter(|(a, b)| a != b).count();
+    println!(
+        "int8 digits (quantized at compile time) on cortex-m4f: firmware {:.2}%, host {:.2}%, predictions differing: {differ}",
+        acc(&fw),
+        acc(&host)
+    );
+    if differ != 0 {
+        bail!("the int8 digits firmware's predictions differ from the host's on {differ} images");
+    }
+    Ok(())
 }
 
 /// What the NaN and infinity check on the Cortex-M4F found.
@@ -1006,17 +1048,7 @@ pub fn run_cli(
         return fail_on(&rows);
     }
     if boards.iter().any(|b| b.name == "cortex-m4f") {
-        let (fw, sk, differ) = digits_on_m4f(root)?;
-        println!(
-            "digits test split on cortex-m4f: firmware {:.2}%, scikit-learn {:.2}%, predictions differing: {differ}",
-            100.0 * fw,
-            100.0 * sk
-        );
-        if differ != 0 {
-            bail!(
-                "the firmware's digits predictions differ from scikit-learn's on {differ} images"
-            );
-        }
+        digits_check(root)?;
     }
     for b in &boards {
         let Some(&(_, every)) = crate::node_sample::SAMPLE_BOARDS

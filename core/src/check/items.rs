@@ -14,7 +14,7 @@ use super::Checker;
 
 impl<'m> Checker<'m> {
     /// `opset` and `dim` items, read before the rest so their order does not matter.
-    pub(super) fn settings(&mut self, model: &ModelDef) {
+    pub(super) fn settings(&mut self, model: &'m ModelDef) {
         let mut opset_seen = false;
         let mut winograd_seen = false;
         for item in &model.items {
@@ -71,6 +71,13 @@ impl<'m> Checker<'m> {
                             continue;
                         }
                     };
+                }
+                Item::Quantize { kw, value } => {
+                    if self.quantize_item.is_some() {
+                        self.error(kw.span(), "quantize is set twice");
+                        continue;
+                    }
+                    self.quantize_item = Some((kw, value));
                 }
                 Item::Domain { kw, value } => {
                     if self.graph.domain.is_some() {
@@ -156,7 +163,10 @@ impl<'m> Checker<'m> {
             Item::Opset { kw, .. } if in_block => {
                 self.error(kw.span(), "`opset` is set in the model, not in a block")
             }
-            Item::ModelVersion { kw, .. } | Item::Domain { kw, .. } | Item::Winograd { kw, .. }
+            Item::ModelVersion { kw, .. }
+            | Item::Domain { kw, .. }
+            | Item::Winograd { kw, .. }
+            | Item::Quantize { kw, .. }
                 if in_block =>
             {
                 self.error(
@@ -170,6 +180,7 @@ impl<'m> Checker<'m> {
             Item::ModelVersion { .. }
             | Item::Domain { .. }
             | Item::Winograd { .. }
+            | Item::Quantize { .. }
             | Item::Meta { .. } => {}
             Item::Dim { name, .. } if in_block => {
                 self.error(name.span(), "`dim` is set in the model, not in a block")

@@ -17,6 +17,7 @@ mod calls;
 mod flow;
 mod items;
 mod names;
+mod quantize;
 mod sink;
 mod types;
 
@@ -52,6 +53,11 @@ pub fn check(model: &ModelDef) -> Result<Checked, Vec<syn::Error>> {
     cx.collect_blocks(&model.items);
     for item in &model.items {
         cx.item(item);
+    }
+    if let Some((kw, value)) = cx.quantize_item
+        && cx.error_count() == 0
+    {
+        cx.quantize(kw, value);
     }
     if !cx.output_declared {
         cx.error(
@@ -97,6 +103,7 @@ impl Checker<'_> {
             declared: Vec::new(),
             files: crate::weights::Files::default(),
             body_depth: 0,
+            quantize_item: None,
         }
     }
 
@@ -194,6 +201,8 @@ pub(crate) struct Checker<'m> {
     /// How many control-flow bodies enclose the items being checked (`function` blocks
     /// called there are inlined: an ONNX subgraph calls no local functions here).
     body_depth: usize,
+    /// The `quantize = ...;` setting, applied once every item is checked.
+    quantize_item: Option<(&'m syn::Ident, &'m Expr)>,
 }
 
 impl layers::LayerCx for Checker<'_> {
