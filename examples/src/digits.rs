@@ -54,7 +54,14 @@ macro_rules! digits_conv {
                 $($setting)*
                 input x: f32[1, 64];
                 let image = Reshape(x, [1, 1, 8, 8]);
-                let c1 = relu(conv2d(image, 8, 3, pad = 1, init = he_normal(seed = 1), name = "conv1"));
+                let conv1 = conv2d(image, 8, 3, pad = 1, init = he_normal(seed = 1), name = "conv1");
+                let c1 = relu(batch_norm(
+                    conv1,
+                    scale_init = uniform(low = 0.5, high = 1.5, seed = 4),
+                    bias_init = uniform(low = -0.2, high = 0.2, seed = 5),
+                    mean_init = uniform(low = -0.2, high = 0.2, seed = 6),
+                    var_init = uniform(low = 0.5, high = 2.0, seed = 7),
+                ));
                 let c2 = relu(conv2d(max_pool2d(c1, 2), 16, 3, pad = 1, init = he_normal(seed = 2), name = "conv2"));
                 let features = flatten(global_avg_pool(c2));
                 output logits = linear(features, 10, init = glorot_uniform(seed = 3), name = "fc");
@@ -64,14 +71,15 @@ macro_rules! digits_conv {
 }
 
 digits_conv!(
-    /// Conv 3x3 (8) -> Relu -> MaxPool 2 -> Conv 3x3 (16) -> Relu -> GlobalAveragePool
-    /// -> Gemm 16 -> 10, in f32.
+    /// Conv 3x3 (8) -> BatchNormalization -> Relu -> MaxPool 2 -> Conv 3x3 (16) -> Relu
+    /// -> GlobalAveragePool -> Gemm 16 -> 10, in f32.
     DigitsConv,
     opset = 17;
 );
 
 digits_conv!(
-    /// `DigitsConv` quantized at compile time on the digits calibration images.
+    /// `DigitsConv` quantized at compile time on the digits calibration images (its
+    /// BatchNormalization folded into the first convolution first).
     DigitsConvInt8,
     opset = 17;
     quantize = int8(calibration = "data/digits/x_calib.npy");

@@ -99,6 +99,7 @@ impl Checker<'_> {
             return;
         };
         let span = kw.span();
+        self.fold_batch_norms(&setting);
         let Some(targets) = self.quantize_targets(&setting, span) else {
             return;
         };
@@ -106,6 +107,88 @@ impl Checker<'_> {
             return;
         };
         self.rewrite(&targets, &ranges, span);
+    }
+
+    /// Folds each inference `BatchNormalization` that alone reads a `Conv` (not kept in
+    /// float) into the convolution's weights and bias, as ONNX Runtime's pre-processing
+    /// does before quantizing: the convolution's int8 weights then carry the
+    /// normalization, and its output range is the normalized one.
+    fn fold_batch_norms(&mut self, setting: &Setting) {
+        let kept = |name: &str| {
+            setting
+                .keep
+                .iter()
+                .any(|k| name == k.value() || name.starts_with(&format!("{}.", k.value())))
+        };
+        loop {
+            let g = &self.graph;
+            let readers = g.all_consumers();
+            let value = |t: Option<TensorId>| -> Option<Vec<f32>> {
+                let t = t?;
+                (g.tensors[t].ty.dtype == DType::F32)
+                    .then(|| g.tensors[t].value.as_ref())
+                    .flatten()
+                    .map(|d| d.to_f64().iter().map(|&v| v as f32).collect())
+            };
+            let found = g.nodes.iter().enumerate().find_map(|(ci, c)| {
+                if c.op.op_type != "Conv" || c.custom.is_some() || kept(&c.name) {
+                    return None;
+                }
+                let y = c.outputs[0];
+                let &[bi] = readers[y].as_slice() else {
+                    return None;
+                };
+                let bn = &g.nodes[bi];
+                if bn.op.op_type != "BatchNormalization"
+                    || bn.custom.is_some()
+                    || bn.outputs.len() != 1
+                    || bn.inputs.first() != Some(&Some(y))
+                    || g.outputs.contains(&y)
+                {
+                    return None;
+                }
+                let w = value(c.inputs.get(1).copied().flatten())?;
+                let m = g.device_shape(y).get(1).copied()?;
+                let bias = match c.inputs.get(2).copied().flatten() {
+                    Some(b) => value(Some(b))?,
+                    None => vec![0.0; m],
+                };
+                let p: Vec<Vec<f32>> = (1..5)
+                    .map(|k| value(bn.inputs.get(k).copied().flatten()))
+                    .collect::<Option<_>>()?;
+                (p.iter().all(|v| v.len() == m) && bias.len() == m).then(|| {
+                    let (w2, b2) = crate::ops::norm::batchnorm::fold_into_conv(
+                        &w,
+                        &bias,
+                        [&p[0], &p[1], &p[2], &p[3]],
+                        bn.attrs.float("epsilon"),
+                    );
+                    (ci, bi, w2, b2, m)
+                })
+            });
+            let Some((ci, bi, w2, b2, m)) = found else {
+                return;
+            };
+            let conv = &self.graph.nodes[ci];
+            let (w, name) = (conv.inputs[1], conv.name.clone());
+            let shape = w.map(|w| self.graph.device_shape(w)).unwrap_or_default();
+            let wt = self.add_weight(format!("{name}.weight_bn_folded"), &shape, Data::F32(w2));
+            let bt = self.add_weight(format!("{name}.bias_bn_folded"), &[m], Data::F32(b2));
+            let bn = self.graph.nodes.remove(bi);
+            let conv = &mut self.graph.nodes[ci];
+            let old: Vec<TensorId> = conv.inputs.iter().skip(1).flatten().copied().collect();
+            conv.inputs.truncate(1);
+            conv.inputs.extend([Some(wt), Some(bt)]);
+            conv.outputs[0] = bn.outputs[0];
+            let readers = self.graph.all_consumers();
+            let gone: Vec<TensorId> = old
+                .into_iter()
+                .chain(bn.inputs.iter().skip(1).flatten().copied())
+                .filter(|&t| readers[t].is_empty())
+                .collect();
+            self.graph.weights.retain(|w| !gone.contains(w));
+            self.declared.retain(|(id, _, _)| !gone.contains(id));
+        }
     }
 
     /// The nodes to quantize; errors for names in `keep` that name none, and for
@@ -585,5 +668,118 @@ impl Checker<'_> {
             replaced.push(b);
         }
         Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use quote::quote;
+
+    use super::super::testing::errors;
+    use crate::types::DType;
+
+    /// A safetensors file of f32 arrays, written as the format says: the header's
+    /// length, its JSON, the little-endian data.
+    fn safetensors(arrays: &[(&str, &[usize], &[f32])]) -> std::path::PathBuf {
+        let (mut header, mut data) = (Vec::new(), Vec::new());
+        for (name, shape, values) in arrays {
+            let start = data.len();
+            data.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+            header.push(format!(
+                "\"{name}\":{{\"dtype\":\"F32\",\"shape\":{shape:?},\"data_offsets\":[{start},{}]}}",
+                data.len()
+            ));
+        }
+        let json = format!("{{{}}}", header.join(","));
+        let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
+        bytes.extend(json.as_bytes());
+        bytes.extend(data);
+        let path = std::env::temp_dir().join(format!(
+            "tinyonnx-calibration-{}-{}.safetensors",
+            std::process::id(),
+            arrays.len()
+        ));
+        std::fs::write(&path, bytes).expect("a temporary file");
+        path
+    }
+
+    #[test]
+    fn a_two_input_model_calibrates_from_arrays_named_as_its_inputs() {
+        let a: Vec<f32> = (0..12).map(|i| i as f32 / 4.0 - 1.0).collect();
+        let b: Vec<f32> = (0..8).map(|i| i as f32).collect();
+        let path = safetensors(&[("a", &[4, 3], &a), ("b", &[4, 1, 2], &b)]);
+        let file = path.display().to_string();
+        let tokens = quote! {
+            model M {
+                quantize = int8(calibration = #file);
+                input a: f32[1, 3];
+                input b: f32[1, 2];
+                let h = relu(linear(a, 2, name = "fc1"));
+                output y = Add(h, b);
+            }
+        };
+        let model = crate::syntax::parse_model(tokens).expect("parses");
+        let (graph, warnings, _) = super::super::check(&model).expect("checks");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let ops: Vec<&str> = graph.nodes.iter().map(|n| n.op.op_type).collect();
+        // a quantized, fc1's weight and bias dequantized, the product, its output
+        // quantized with the Relu folded in, the Add (not a product) in float.
+        assert_eq!(
+            ops,
+            [
+                "QuantizeLinear",
+                "DequantizeLinear",
+                "DequantizeLinear",
+                "DequantizeLinear",
+                "Gemm",
+                "QuantizeLinear",
+                "DequantizeLinear",
+                "Add"
+            ]
+        );
+        let weights: Vec<(&str, DType)> = graph
+            .weights
+            .iter()
+            .map(|&w| (graph.tensors[w].name.as_str(), graph.tensors[w].ty.dtype))
+            .collect();
+        assert!(
+            weights.contains(&("fc1.weight_quantized", DType::I8)),
+            "{weights:?}"
+        );
+        assert!(
+            weights.contains(&("fc1.bias_quantized", DType::I32)),
+            "{weights:?}"
+        );
+        assert!(
+            !weights.iter().any(|(n, _)| *n == "fc1.weight"),
+            "{weights:?}"
+        );
+        // a's range is [-1, 1.75]: 255 steps over 2.75, 0 at level -128 + 1 / scale.
+        let scale = graph.tensors.iter().find(|t| t.name == "a_scale").unwrap();
+        let s = scale.value.as_ref().unwrap().to_f64()[0];
+        assert!((s - 2.75 / 255.0).abs() < 1e-7, "{s}");
+        let zp = graph
+            .tensors
+            .iter()
+            .find(|t| t.name == "a_zero_point")
+            .unwrap();
+        assert_eq!(
+            zp.value.as_ref().unwrap().to_f64(),
+            [(-128.0f64 + 1.0 / s).round()]
+        );
+
+        // Without b's array: an error that names it.
+        let path = safetensors(&[("a", &[4, 3], &a)]);
+        let file = path.display().to_string();
+        let e = errors(quote! {
+            model M {
+                quantize = int8(calibration = #file);
+                input a: f32[1, 3];
+                input b: f32[1, 2];
+                output y = Add(linear(a, 2), b);
+            }
+        });
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("`b`"), "{e:?}");
     }
 }

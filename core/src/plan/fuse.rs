@@ -114,18 +114,11 @@ fn fold_bn(graph: &Graph, conv: usize, bn: usize) -> Option<(Data, Data)> {
     };
     let [scale, beta, mean, var] = [1, 2, 3, 4].map(|k| f32_value(graph, b.inputs[k]));
     let (scale, beta, mean, var) = (scale?, beta?, mean?, var?);
-    let eps = b.attrs.float("epsilon") as f64;
-    let per = w.len() / m;
-    let mut w2 = Vec::with_capacity(w.len());
-    let mut b2 = Vec::with_capacity(m);
-    for oc in 0..m {
-        let s = scale[oc] as f64 / (var[oc] as f64 + eps).sqrt();
-        w2.extend(
-            w[oc * per..(oc + 1) * per]
-                .iter()
-                .map(|&v| (v as f64 * s) as f32),
-        );
-        b2.push(((conv_bias[oc] as f64 - mean[oc] as f64) * s + beta[oc] as f64) as f32);
-    }
+    let (w2, b2) = crate::ops::norm::batchnorm::fold_into_conv(
+        w,
+        &conv_bias,
+        [scale, beta, mean, var],
+        b.attrs.float("epsilon"),
+    );
     Some((Data::F32(w2), Data::F32(b2)))
 }

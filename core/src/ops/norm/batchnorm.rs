@@ -93,3 +93,31 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         #kernels::norm::batch_norm::<#n, #c, #s>(#x, #scale, #b, #mean, #var, #eps, #y);
     }
 }
+
+/// A `BatchNormalization` after a convolution folded into its weights `w` (`[M][...]`)
+/// and bias (`M` values): `w' = w * s`, `b' = (b - mean) * s + B` with
+/// `s = scale / sqrt(var + epsilon)` per output channel, in f64. The plan's fusion and
+/// compile-time quantization both fold with this.
+pub fn fold_into_conv(
+    w: &[f32],
+    bias: &[f32],
+    [scale, beta, mean, var]: [&[f32]; 4],
+    epsilon: f32,
+) -> (Vec<f32>, Vec<f32>) {
+    let m = bias.len();
+    let per = if m == 0 { 0 } else { w.len() / m };
+    let eps = f64::from(epsilon);
+    let mut w2 = Vec::with_capacity(w.len());
+    let mut b2 = Vec::with_capacity(m);
+    for oc in 0..m {
+        let at = |t: &[f32]| f64::from(t.get(oc).copied().unwrap_or(0.0));
+        let s = at(scale) / (at(var) + eps).sqrt();
+        w2.extend(
+            w[oc * per..(oc + 1) * per]
+                .iter()
+                .map(|&v| (f64::from(v) * s) as f32),
+        );
+        b2.push(((f64::from(bias[oc]) - at(mean)) * s + at(beta)) as f32);
+    }
+    (w2, b2)
+}
