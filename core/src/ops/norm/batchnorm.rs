@@ -105,7 +105,7 @@ pub fn fold_into_conv(
     epsilon: f32,
 ) -> (Vec<f32>, Vec<f32>) {
     let m = bias.len();
-    let per = if m == 0 { 0 } else { w.len() / m };
+    let per = w.len().checked_div(m).unwrap_or(0);
     let eps = f64::from(epsilon);
     let mut w2 = Vec::with_capacity(w.len());
     let mut b2 = Vec::with_capacity(m);
