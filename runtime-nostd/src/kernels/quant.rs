@@ -258,6 +258,10 @@ fn block<A: Quant, B: Quant, const W: usize>(
 fn panel_sums<A: Quant, B: Quant>(row: &[A], panel: &[B]) -> [i32; q8::PANEL] {
     let mut acc = [0i32; q8::PANEL];
     let done = dsp_groups(row, panel, &mut acc);
+    // The DSP routine took every row (K a multiple of 4): nothing left to add.
+    if done * 4 >= row.len() {
+        return acc;
+    }
     let (x, w) = (
         row.get(done * 4..).unwrap_or_default(),
         panel.get(done * 4 * q8::PANEL..).unwrap_or_default(),
@@ -438,27 +442,22 @@ fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl Fn
     } else {
         row.iter().fold(0i32, |s, v| s.wrapping_add(v.widen()))
     };
-    let mut finish = |pi: usize, acc: [i32; q8::PANEL]| {
-        for (c, &v) in acc.iter().enumerate() {
-            let j = pi * q8::PANEL + c;
-            let Some(&cs) = colsum.get(j).filter(|_| j < n) else {
-                break;
-            };
-            let zb = zero_at(b_zp, j);
-            let constant = match offset.get(j) {
-                Some(&o) => o,
-                None => (k as i32)
-                    .wrapping_mul(a_zp)
-                    .wrapping_mul(zb)
-                    .wrapping_sub(a_zp.wrapping_mul(cs))
-                    .wrapping_add(bias.get(j).copied().unwrap_or(0)),
-            };
-            put(
-                j,
-                v.wrapping_add(constant)
-                    .wrapping_sub(zb.wrapping_mul(rowsum)),
-            );
-        }
+    // The sum of column `j` from its raw sum `v`: the zero points' and the bias's terms.
+    let column = |j: usize, v: i32| -> Option<i32> {
+        let &cs = colsum.get(j).filter(|_| j < n)?;
+        let zb = zero_at(b_zp, j);
+        let constant = match offset.get(j) {
+            Some(&o) => o,
+            None => (k as i32)
+                .wrapping_mul(a_zp)
+                .wrapping_mul(zb)
+                .wrapping_sub(a_zp.wrapping_mul(cs))
+                .wrapping_add(bias.get(j).copied().unwrap_or(0)),
+        };
+        Some(
+            v.wrapping_add(constant)
+                .wrapping_sub(zb.wrapping_mul(rowsum)),
+        )
     };
     let panels = n.div_ceil(q8::PANEL);
     #[cfg(target_arch = "x86_64")]
@@ -474,12 +473,34 @@ fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl Fn
         unsafe {
             let x = core::slice::from_raw_parts(row.as_ptr().cast::<u8>(), row.len());
             let w = core::slice::from_raw_parts(bp.as_ptr().cast::<i8>(), bp.len());
-            super::arch::x86_64::q8::panel_sums(x, k, A::SIGNED_BYTE, w, panels, colsum, finish);
+            super::arch::x86_64::q8::panel_sums(
+                x,
+                k,
+                A::SIGNED_BYTE,
+                w,
+                panels,
+                colsum,
+                |pi, acc| {
+                    for (c, &v) in acc.iter().enumerate() {
+                        let j = pi * q8::PANEL + c;
+                        let Some(s) = column(j, v) else { break };
+                        put(j, s);
+                    }
+                },
+            );
         }
         return;
     }
-    for (pi, panel) in bp.chunks_exact(panel_len.max(1)).take(panels).enumerate() {
-        finish(pi, panel_sums(row, panel));
+    // Each panel's four sums finished where they were summed (as one closure shared with
+    // the VNNI path above, the Arm code kept the sums in memory: 6 % more instructions
+    // on the int8 MLP, 70 % on the CNN).
+    for (pi, panel) in bp.chunks_exact(panel_len.max(1)).enumerate() {
+        let acc = panel_sums(row, panel);
+        for (c, &v) in acc.iter().enumerate() {
+            let j = pi * q8::PANEL + c;
+            let Some(s) = column(j, v) else { break };
+            put(j, s);
+        }
     }
 }
 
