@@ -459,6 +459,7 @@ fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl Fn
                 .wrapping_sub(zb.wrapping_mul(rowsum)),
         )
     };
+    #[cfg(target_arch = "x86_64")]
     let panels = n.div_ceil(q8::PANEL);
     #[cfg(target_arch = "x86_64")]
     if B::SIGNED_BYTE
