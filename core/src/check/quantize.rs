@@ -558,23 +558,37 @@ impl Checker<'_> {
                 values: vec![f64::from(z)],
             },
         );
-        let q = self.build(
-            &QUANTIZE_LINEAR,
-            fresh(format!("{base}_QuantizeLinear")),
-            vec![Some(src), Some(st), Some(zt)],
-            attrs_with_defaults(&QUANTIZE_LINEAR, Vec::new()),
-            span_of,
-        )?[0];
-        self.graph.tensors[q].name = fresh(format!("{base}_quantized"));
-        let d = self.build(
-            &DEQUANTIZE_LINEAR,
-            fresh(format!("{base}_DequantizeLinear")),
-            vec![Some(q), Some(st), Some(zt)],
-            attrs_with_defaults(&DEQUANTIZE_LINEAR, Vec::new()),
-            span_of,
-        )?[0];
-        self.graph.tensors[d].name = fresh(format!("{base}_dequantized"));
-        Some(d)
+        let inputs = vec![Some(src), Some(st), Some(zt)];
+        let q = self.linear_node(&QUANTIZE_LINEAR, &base, inputs, None, fresh, span_of)?;
+        let inputs = vec![Some(q), Some(st), Some(zt)];
+        self.linear_node(&DEQUANTIZE_LINEAR, &base, inputs, None, fresh, span_of)
+    }
+
+    /// A `QuantizeLinear` or `DequantizeLinear` node named after `base`
+    /// (`{base}_QuantizeLinear`, its output `{base}_quantized`, and so on), per channel
+    /// along `axis` if given: its output.
+    fn linear_node(
+        &mut self,
+        op: &'static crate::ops::OpSchema,
+        base: &str,
+        inputs: Vec<Option<TensorId>>,
+        axis: Option<usize>,
+        fresh: &mut dyn FnMut(String) -> String,
+        span_of: &dyn Fn(At) -> Span,
+    ) -> Option<TensorId> {
+        let attrs = axis
+            .map(|a| ("axis", AttrValue::Int(a as i64)))
+            .into_iter()
+            .collect();
+        let name = fresh(format!("{base}_{}", op.op_type));
+        let t = self.build(op, name, inputs, attrs_with_defaults(op, attrs), span_of)?[0];
+        let out = if op.op_type == "QuantizeLinear" {
+            "quantized"
+        } else {
+            "dequantized"
+        };
+        self.graph.tensors[t].name = fresh(format!("{base}_{out}"));
+        Some(t)
     }
 
     /// The int8 weight (per channel along `axis`) and int32 bias of a target `node`,
@@ -623,17 +637,15 @@ impl Checker<'_> {
                 values: vec![0.0; channels],
             },
         );
-        let d = self.build(
+        let inputs = vec![Some(qt), Some(st), Some(zt)];
+        let d = self.linear_node(
             &DEQUANTIZE_LINEAR,
-            fresh(format!("{base}_DequantizeLinear")),
-            vec![Some(qt), Some(st), Some(zt)],
-            attrs_with_defaults(
-                &DEQUANTIZE_LINEAR,
-                vec![("axis", AttrValue::Int(axis as i64))],
-            ),
+            &base,
+            inputs,
+            Some(axis),
+            fresh,
             span_of,
-        )?[0];
-        self.graph.tensors[d].name = fresh(format!("{base}_dequantized"));
+        )?;
         node.inputs[1] = Some(d);
         replaced.push(w);
         if let Some(b) = node.inputs.get(2).copied().flatten() {
@@ -656,14 +668,8 @@ impl Checker<'_> {
                 },
             );
             let st = self.add_weight(fresh(format!("{base}_scale")), &[n], Data::F32(bs));
-            let d = self.build(
-                &DEQUANTIZE_LINEAR,
-                fresh(format!("{base}_DequantizeLinear")),
-                vec![Some(qt), Some(st)],
-                attrs_with_defaults(&DEQUANTIZE_LINEAR, vec![("axis", AttrValue::Int(0))]),
-                span_of,
-            )?[0];
-            self.graph.tensors[d].name = fresh(format!("{base}_dequantized"));
+            let inputs = vec![Some(qt), Some(st)];
+            let d = self.linear_node(&DEQUANTIZE_LINEAR, &base, inputs, Some(0), fresh, span_of)?;
             node.inputs[2] = Some(d);
             replaced.push(b);
         }
