@@ -1119,10 +1119,10 @@ pub const CEILINGS: &[(&str, &str, f64)] = &[
     ("cortex-m4f", "Cnn", 1.40),
     ("cortex-m4f", "LstmClassifier", 2.00),
     ("cortex-m4f", "TransformerBlock", 1.40),
-    ("cortex-m4f", "MlpQdq", 1.55),
-    ("cortex-m4f", "CnnQdq", 3.30),
-    ("cortex-m4f", "DigitsInt8", 2.60),
-    ("cortex-m4f", "DigitsConvInt8", 3.50),
+    ("cortex-m4f", "MlpQdq", 1.50),
+    ("cortex-m4f", "CnnQdq", 3.00),
+    ("cortex-m4f", "DigitsInt8", 2.40),
+    ("cortex-m4f", "DigitsConvInt8", 3.20),
 ];
 
 #[cfg(test)]
