@@ -591,6 +591,12 @@ impl Checker<'_> {
         Some(t)
     }
 
+    /// The values of a constant as f32 (`None` when not known).
+    fn f32_values(&self, t: TensorId) -> Option<Vec<f32>> {
+        let v = self.graph.tensors[t].value.as_ref()?;
+        Some(v.to_f64().iter().map(|&v| v as f32).collect())
+    }
+
     /// The int8 weight (per channel along `axis`) and int32 bias of a target `node`,
     /// each through a DequantizeLinear; the node then reads those.
     fn weight_dq(
@@ -604,13 +610,7 @@ impl Checker<'_> {
     ) -> Option<()> {
         let w = node.inputs[1]?;
         let shape = self.graph.device_shape(w);
-        let values: Vec<f32> = self.graph.tensors[w]
-            .value
-            .as_ref()?
-            .to_f64()
-            .iter()
-            .map(|&v| v as f32)
-            .collect();
+        let values = self.f32_values(w)?;
         let channels = shape.get(axis).copied().unwrap_or(1);
         let outer: usize = shape[..axis.min(shape.len())].iter().product();
         let inner: usize = shape.get(axis + 1..).map_or(1, |d| d.iter().product());
@@ -649,13 +649,7 @@ impl Checker<'_> {
         node.inputs[1] = Some(d);
         replaced.push(w);
         if let Some(b) = node.inputs.get(2).copied().flatten() {
-            let bv: Vec<f32> = self.graph.tensors[b]
-                .value
-                .as_ref()?
-                .to_f64()
-                .iter()
-                .map(|&v| v as f32)
-                .collect();
+            let bv = self.f32_values(b)?;
             let (bq, bs) = quantize::bias(&bv, input_scale, &scales);
             let base = self.graph.tensors[b].name.clone();
             let n = bq.len();
