@@ -31,7 +31,23 @@ struct Setting {
     keep: Vec<syn::LitStr>,
 }
 
-/// A node to quantize: where it is, its weight's channel axis, its bias.
+/// Whether `keep` entry `k` names node `name`: the node itself, or a layer or block
+/// prefix of it (`k.` followed by the rest).
+fn keeps(name: &str, k: &str) -> bool {
+    name == k
+        || name
+            .strip_prefix(k)
+            .is_some_and(|rest| rest.starts_with('.'))
+}
+
+impl Setting {
+    /// Whether the node `name` stays in float.
+    fn kept(&self, name: &str) -> bool {
+        self.keep.iter().any(|k| keeps(name, &k.value()))
+    }
+}
+
+/// A node to quantize: where it is and its weight's output-channel axis.
 struct Target {
     node: usize,
     /// The weight's output-channel axis (0 for `[out, ...]`, 1 for `[in, out]`).
@@ -114,24 +130,12 @@ impl Checker<'_> {
     /// does before quantizing: the convolution's int8 weights then carry the
     /// normalization, and its output range is the normalized one.
     fn fold_batch_norms(&mut self, setting: &Setting) {
-        let kept = |name: &str| {
-            setting
-                .keep
-                .iter()
-                .any(|k| name == k.value() || name.starts_with(&format!("{}.", k.value())))
-        };
         loop {
             let g = &self.graph;
             let readers = g.all_consumers();
-            let value = |t: Option<TensorId>| -> Option<Vec<f32>> {
-                let t = t?;
-                (g.tensors[t].ty.dtype == DType::F32)
-                    .then(|| g.tensors[t].value.as_ref())
-                    .flatten()
-                    .map(|d| d.to_f64().iter().map(|&v| v as f32).collect())
-            };
+            let value = |t: Option<TensorId>| self.f32_values(t?);
             let found = g.nodes.iter().enumerate().find_map(|(ci, c)| {
-                if c.op.op_type != "Conv" || c.custom.is_some() || kept(&c.name) {
+                if c.op.op_type != "Conv" || c.custom.is_some() || setting.kept(&c.name) {
                     return None;
                 }
                 let y = c.outputs[0];
@@ -180,15 +184,23 @@ impl Checker<'_> {
             conv.inputs.truncate(1);
             conv.inputs.extend([Some(wt), Some(bt)]);
             conv.outputs[0] = bn.outputs[0];
-            let readers = self.graph.all_consumers();
-            let gone: Vec<TensorId> = old
-                .into_iter()
-                .chain(bn.inputs.iter().skip(1).flatten().copied())
-                .filter(|&t| readers[t].is_empty())
-                .collect();
-            self.graph.weights.retain(|w| !gone.contains(w));
-            self.declared.retain(|(id, _, _)| !gone.contains(id));
+            self.drop_unread(
+                old.into_iter()
+                    .chain(bn.inputs.iter().skip(1).flatten().copied()),
+            );
         }
+    }
+
+    /// Drops the weights among `replaced` that nothing reads any more (and their
+    /// unused-declaration warnings: their values live on in the rewritten ones).
+    fn drop_unread(&mut self, replaced: impl IntoIterator<Item = TensorId>) {
+        let readers = self.graph.all_consumers();
+        let unread: HashSet<TensorId> = replaced
+            .into_iter()
+            .filter(|&t| readers[t].is_empty())
+            .collect();
+        self.graph.weights.retain(|w| !unread.contains(w));
+        self.declared.retain(|(id, _, _)| !unread.contains(id));
     }
 
     /// The nodes to quantize; errors for names in `keep` that name none, and for
@@ -247,7 +259,6 @@ impl Checker<'_> {
             candidates.push((i, axis));
         }
         let names: Vec<&str> = g.nodes.iter().map(|n| n.name.as_str()).collect();
-        let keeps = |name: &str, k: &str| name == k || name.starts_with(&format!("{k}."));
         let mut errors = Vec::new();
         for k in &setting.keep {
             let key = k.value();
@@ -258,8 +269,7 @@ impl Checker<'_> {
                 errors.push((k.span(), format!("`keep` names no layer `{key}`{hint}")));
             }
         }
-        let kept = |name: &str| setting.keep.iter().any(|k| keeps(name, &k.value()));
-        for (name, why) in refused.iter().filter(|(n, _)| !kept(n)) {
+        for (name, why) in refused.iter().filter(|(n, _)| !setting.kept(n)) {
             errors.push((
                 span,
                 format!(
@@ -269,7 +279,7 @@ impl Checker<'_> {
         }
         let targets: Vec<Target> = candidates
             .into_iter()
-            .filter(|&(i, _)| !kept(&g.nodes[i].name))
+            .filter(|&(i, _)| !setting.kept(&g.nodes[i].name))
             .map(|(node, axis)| Target { node, axis })
             .collect();
         if targets.is_empty() && errors.is_empty() {
@@ -529,13 +539,7 @@ impl Checker<'_> {
                 self.graph.outputs[k] = d;
             }
         }
-        let readers = self.graph.all_consumers();
-        let unread: HashSet<TensorId> = replaced
-            .into_iter()
-            .filter(|&t| readers[t].is_empty())
-            .collect();
-        self.graph.weights.retain(|w| !unread.contains(w));
-        self.declared.retain(|(id, _, _)| !unread.contains(id));
+        self.drop_unread(replaced);
     }
 
     /// `QuantizeLinear` of `src` and its `DequantizeLinear`, at the scale and zero point
@@ -591,9 +595,10 @@ impl Checker<'_> {
         Some(t)
     }
 
-    /// The values of a constant as f32 (`None` when not known).
+    /// The values of an f32 constant (`None` when not known or of another dtype).
     fn f32_values(&self, t: TensorId) -> Option<Vec<f32>> {
-        let v = self.graph.tensors[t].value.as_ref()?;
+        let t = &self.graph.tensors[t];
+        let v = t.value.as_ref().filter(|_| t.ty.dtype == DType::F32)?;
         Some(v.to_f64().iter().map(|&v| v as f32).collect())
     }
 

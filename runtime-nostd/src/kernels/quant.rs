@@ -280,10 +280,6 @@ fn block<A: Quant, B: Quant, const W: usize>(
 fn panel_sums<A: Quant, B: Quant>(row: &[A], panel: &[B]) -> [i32; q8::PANEL] {
     let mut acc = [0i32; q8::PANEL];
     let done = dsp_groups(row, panel, &mut acc);
-    // The DSP routine took every row (K a multiple of 4): nothing left to add.
-    if done * 4 >= row.len() {
-        return acc;
-    }
     let (x, w) = (
         row.get(done * 4..).unwrap_or_default(),
         panel.get(done * 4 * q8::PANEL..).unwrap_or_default(),
