@@ -430,23 +430,48 @@ fn q8_row<A: Quant, B: Quant, Q: Quant>(
     finite: bool,
     mut put: impl FnMut(usize, Q),
 ) {
-    let (multiplier, y_zp) = (p.multiplier, p.y_zp);
-    q8_sums(row, p, |j, v| {
-        let m = if multiplier.len() == 1 {
-            multiplier[0]
-        } else {
-            multiplier.get(j).copied().unwrap_or(0.0)
-        };
-        let v = v as f32 * m;
-        put(
-            j,
-            if CLAMP_AFTER && finite {
-                requantize_finite(v, y_zp)
-            } else {
-                requantize(v, y_zp)
-            },
-        );
-    });
+    q8_sums(row, p, |j, v| put(j, requantize_sum(p, j, v, finite)));
+}
+
+/// Column `j`'s multiplier in `p` (one for all columns, or one each).
+#[inline(always)]
+fn multiplier_at<B>(p: &Q8Product<'_, B>, j: usize) -> f32 {
+    if p.multiplier.len() == 1 {
+        p.multiplier[0]
+    } else {
+        p.multiplier.get(j).copied().unwrap_or(0.0)
+    }
+}
+
+/// Sum `v` of column `j` of `p` scaled by the column's multiplier and requantized.
+#[inline(always)]
+fn requantize_sum<B, Q: Quant>(p: &Q8Product<'_, B>, j: usize, v: i32, finite: bool) -> Q {
+    let v = v as f32 * multiplier_at(p, j);
+    if CLAMP_AFTER && finite {
+        requantize_finite(v, p.y_zp)
+    } else {
+        requantize(v, p.y_zp)
+    }
+}
+
+/// The sum of column `j` of `p` from its raw sum `v` (of a row whose values add up to
+/// `rowsum`): the zero points' and the bias's terms added. None past the columns.
+#[inline(always)]
+fn finish_sum<B: Quant>(p: &Q8Product<'_, B>, j: usize, v: i32, rowsum: i32) -> Option<i32> {
+    let &cs = p.colsum.get(j).filter(|_| j < p.n)?;
+    let zb = zero_at(p.b_zp, j);
+    let constant = match p.offset.get(j) {
+        Some(&o) => o,
+        None => (p.k as i32)
+            .wrapping_mul(p.a_zp)
+            .wrapping_mul(zb)
+            .wrapping_sub(p.a_zp.wrapping_mul(cs))
+            .wrapping_add(p.bias.get(j).copied().unwrap_or(0)),
+    };
+    Some(
+        v.wrapping_add(constant)
+            .wrapping_sub(zb.wrapping_mul(rowsum)),
+    )
 }
 
 /// One row of A times the packed B of `p`: `put(column, sum)` takes each of the `n`
@@ -455,12 +480,7 @@ fn q8_row<A: Quant, B: Quant, Q: Quant>(
 fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl FnMut(usize, i32)) {
     let Q8Product {
         k,
-        n,
         packed: bp,
-        colsum,
-        bias,
-        offset,
-        a_zp,
         b_zp,
         ..
     } = *p;
@@ -471,25 +491,9 @@ fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl Fn
     } else {
         row.iter().fold(0i32, |s, v| s.wrapping_add(v.widen()))
     };
-    // The sum of column `j` from its raw sum `v`: the zero points' and the bias's terms.
-    let column = |j: usize, v: i32| -> Option<i32> {
-        let &cs = colsum.get(j).filter(|_| j < n)?;
-        let zb = zero_at(b_zp, j);
-        let constant = match offset.get(j) {
-            Some(&o) => o,
-            None => (k as i32)
-                .wrapping_mul(a_zp)
-                .wrapping_mul(zb)
-                .wrapping_sub(a_zp.wrapping_mul(cs))
-                .wrapping_add(bias.get(j).copied().unwrap_or(0)),
-        };
-        Some(
-            v.wrapping_add(constant)
-                .wrapping_sub(zb.wrapping_mul(rowsum)),
-        )
-    };
+    let column = |j: usize, v: i32| finish_sum(p, j, v, rowsum);
     #[cfg(target_arch = "x86_64")]
-    let panels = n.div_ceil(q8::PANEL);
+    let panels = p.n.div_ceil(q8::PANEL);
     #[cfg(target_arch = "x86_64")]
     if B::SIGNED_BYTE
         && (A::SIGNED_BYTE || A::UNSIGNED_BYTE)
@@ -509,7 +513,7 @@ fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl Fn
                 A::SIGNED_BYTE,
                 w,
                 panels,
-                colsum,
+                p.colsum,
                 |pi, acc| {
                     for (c, &v) in acc.iter().enumerate() {
                         let j = pi * q8::PANEL + c;
@@ -611,6 +615,16 @@ pub fn conv_integer_q8<A: Quant, B: Quant>(
 trait PatchOut<A, B> {
     /// `finite`: every multiplier of `part` is finite.
     fn patch(&mut self, patch: &[A], part: &Q8Product<'_, B>, at: usize, finite: bool);
+    /// Column `j`'s raw sums of the sixteen positions from index `at`, finished with
+    /// `(add, zb, rowsums)`: `sum + add - zb * rowsum` (the zero points and the bias).
+    #[cfg(target_arch = "x86_64")]
+    fn sixteen(
+        &mut self,
+        part: &Q8Product<'_, B>,
+        at_column: (usize, usize),
+        sums: &[i32; 16],
+        finish: (i32, i32, &[i32; 16]),
+    );
 }
 
 /// The requantized outputs of a `QLinearConv`.
@@ -629,6 +643,26 @@ impl<A: Quant, B: Quant, Q: Quant> PatchOut<A, B> for Requantized<'_, Q> {
             }
         });
     }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn sixteen(
+        &mut self,
+        part: &Q8Product<'_, B>,
+        (at, j): (usize, usize),
+        sums: &[i32; 16],
+        (add, zb, rowsums): (i32, i32, &[i32; 16]),
+    ) {
+        let from = at + j * self.positions;
+        let (m, zp) = (multiplier_at(part, j), part.y_zp);
+        if let Some(out) = self.y.get_mut(from..from + 16) {
+            // One multiplier for the sixteen: the loop becomes vector code.
+            for ((o, &v), &r) in out.iter_mut().zip(sums).zip(rowsums) {
+                let s = v.wrapping_add(add).wrapping_sub(zb.wrapping_mul(r));
+                *o = requantize(s as f32 * m, zp);
+            }
+        }
+    }
 }
 
 /// The int32 sums of a `ConvInteger`.
@@ -646,6 +680,23 @@ impl<A: Quant, B: Quant> PatchOut<A, B> for Sums<'_> {
                 *o = v;
             }
         });
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn sixteen(
+        &mut self,
+        _: &Q8Product<'_, B>,
+        (at, j): (usize, usize),
+        sums: &[i32; 16],
+        (add, zb, rowsums): (i32, i32, &[i32; 16]),
+    ) {
+        let from = at + j * self.positions;
+        if let Some(out) = self.y.get_mut(from..from + 16) {
+            for ((o, &v), &r) in out.iter_mut().zip(sums).zip(rowsums) {
+                *o = v.wrapping_add(add).wrapping_sub(zb.wrapping_mul(r));
+            }
+        }
     }
 }
 
@@ -705,12 +756,7 @@ fn conv_body<A: Quant, B: Quant>(
         kw,
         oh,
         ow,
-        sh,
-        sw,
-        dh,
-        dw,
-        pt,
-        pl,
+        ..
     } = *geo;
     let (cg, mg) = (c / g.max(1), m / g.max(1));
     let k = cg * kh * kw;
@@ -741,35 +787,160 @@ fn conv_body<A: Quant, B: Quant>(
         for img in 0..n {
             let plane = x.get((img * c + gi * cg) * h * w..).unwrap_or_default();
             let first = (img * m + gi * mg) * positions;
+            #[cfg(target_arch = "x86_64")]
+            let done = positions_vnni(&part, plane, geo, (k, pad), |at, j, sums, finish| {
+                out.sixteen(&part, (first + at, j), sums, finish)
+            });
+            #[cfg(not(target_arch = "x86_64"))]
+            let done = 0;
             for oy in 0..oh {
                 for ox in 0..ow {
-                    // A window inside the input with unit column dilation: each kernel
-                    // row is a run of `kw` input values.
-                    let (y0, x0) = ((oy * sh).wrapping_sub(pt), (ox * sw).wrapping_sub(pl));
-                    let inside =
-                        dw == 1 && y0 < h && x0 < w && y0 + (kh - 1) * dh < h && x0 + kw <= w;
-                    if inside && copy_window(plane, (h, w), (y0, x0), (cg, kh, kw, dh), patch) {
-                        out.patch(patch, &part, first + oy * ow + ox, finite);
+                    let pos = oy * ow + ox;
+                    if pos < done {
                         continue;
                     }
-                    let mut e = 0;
-                    for ci in 0..cg {
-                        let chan = plane.get(ci * h * w..).unwrap_or_default();
-                        for ki in 0..kh {
-                            let iy = (oy * sh + ki * dh).wrapping_sub(pt);
-                            for kj in 0..kw {
-                                let ix = (ox * sw + kj * dw).wrapping_sub(pl);
-                                patch[e] = if iy < h && ix < w {
-                                    chan.get(iy * w + ix).copied().unwrap_or(pad)
-                                } else {
-                                    pad
-                                };
-                                e += 1;
-                            }
-                        }
-                    }
-                    out.patch(patch, &part, first + oy * ow + ox, finite);
+                    gather_patch(plane, geo, (cg, pad), (oy, ox), patch);
+                    out.patch(patch, &part, first + pos, finite);
                 }
+            }
+        }
+    }
+}
+
+/// Bytes of interleaved patches [`positions_vnni`] keeps on the stack (host only: no
+/// plan reserves arena for it): sixteen patches of up to 1,024 values.
+#[cfg(target_arch = "x86_64")]
+const VNNI_BYTES: usize = 16 * 1024;
+
+/// The first output positions of a convolution's group (image `plane`), in blocks of
+/// sixteen, through [`super::arch::x86_64::q8::position_sums`] where the CPU has VNNI,
+/// A and B are bytes and the patches fit [`VNNI_BYTES`]:
+/// each patch gathered, then interleaved by groups of four values, and every column's
+/// sixteen raw sums handed to `put(first position, column, sums, (add, zb, rowsums))`
+/// to be finished as `sum + add - zb * rowsum`. Returns how many positions it did (0: none, the
+/// caller does them all).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn positions_vnni<A: Quant, B: Quant>(
+    part: &Q8Product<'_, B>,
+    plane: &[A],
+    geo: &ConvGeometry,
+    (k, pad): (usize, A),
+    mut put: impl FnMut(usize, usize, &[i32; 16], (i32, i32, &[i32; 16])),
+) -> usize {
+    use super::arch::x86_64::q8::{POSITIONS, position_sums};
+    let (cg, ow) = (geo.c / geo.g.max(1), geo.ow);
+    let groups = q8::groups(k);
+    let blocks = geo.oh * ow / POSITIONS;
+    if !(B::SIGNED_BYTE && (A::SIGNED_BYTE || A::UNSIGNED_BYTE))
+        || blocks == 0
+        || groups * 4 * POSITIONS > VNNI_BYTES
+        || !super::arch::x86_64::cpu::vnni()
+    {
+        return 0;
+    }
+    // Signed activations offset by 128 into the unsigned bytes VPDPBUSD takes (the
+    // values past `k` too: their weights are zero).
+    let flip = if A::SIGNED_BYTE { 0x8080_8080 } else { 0 };
+    let rowsum_needed = !part.b_zp.is_empty();
+    // The sixteen patches one after another (each `4 * groups` values), then by groups
+    // of four values (`words[g * 16 + q]`: group `g` of patch `q`), transposed only once
+    // all are gathered (read back at once, the byte stores would stall the loads).
+    let stride = 4 * groups;
+    let mut gathered = [pad; VNNI_BYTES];
+    let mut words = [0u32; VNNI_BYTES / 4];
+    let mut rowsums = [0i32; POSITIONS];
+    // Per column: what the zero points and bias add (less, for signed activations, the
+    // offset's `128 * colsum`) and B's zero point.
+    let column = |j: usize| {
+        let constant = finish_sum(part, j, 0, 0).unwrap_or(0);
+        let offset = if A::SIGNED_BYTE {
+            part.colsum.get(j).copied().unwrap_or(0).wrapping_mul(128)
+        } else {
+            0
+        };
+        (constant.wrapping_sub(offset), zero_at(part.b_zp, j))
+    };
+    for b in 0..blocks {
+        let p0 = b * POSITIONS;
+        for (q, (patch, rowsum)) in gathered
+            .chunks_exact_mut(stride)
+            .zip(rowsums.iter_mut())
+            .enumerate()
+        {
+            let pos = p0 + q;
+            let patch = &mut patch[..k];
+            gather_patch(plane, geo, (cg, pad), (pos / ow, pos % ow), patch);
+            if rowsum_needed {
+                *rowsum = patch.iter().fold(0i32, |s, v| s.wrapping_add(v.widen()));
+            }
+        }
+        for (q, patch) in gathered.chunks_exact(stride).take(POSITIONS).enumerate() {
+            for (g, quad) in patch.chunks_exact(4).enumerate() {
+                let quad = [quad[0], quad[1], quad[2], quad[3]].map(|v| v.widen() as u8);
+                words[g * POSITIONS + q] = u32::from_le_bytes(quad) ^ flip;
+            }
+        }
+        // Safety: A and B are one-byte integers (checked), so the weights' view keeps
+        // every byte; `words`' bytes are its `4 * len` initialized bytes (u8 has no
+        // alignment); the CPU has AVX-512F, BW and VNNI (checked); `position_sums`
+        // checks the lengths.
+        unsafe {
+            let w =
+                core::slice::from_raw_parts(part.packed.as_ptr().cast::<i8>(), part.packed.len());
+            let bytes = core::slice::from_raw_parts(words.as_ptr().cast::<u8>(), 4 * words.len());
+            position_sums(bytes, groups, w, part.n, |j, sums| {
+                let (add, zb) = column(j);
+                put(p0, j, sums, (add, zb, &rowsums));
+            });
+        }
+    }
+    blocks * POSITIONS
+}
+
+/// The patch of output position `(oy, ox)` of `geo` over one image's group `plane` of
+/// `cg` channels (`pad`: the value of the padding).
+#[inline(always)]
+fn gather_patch<A: Copy>(
+    plane: &[A],
+    geo: &ConvGeometry,
+    (cg, pad): (usize, A),
+    (oy, ox): (usize, usize),
+    patch: &mut [A],
+) {
+    let ConvGeometry {
+        h,
+        w,
+        kh,
+        kw,
+        sh,
+        sw,
+        dh,
+        dw,
+        pt,
+        pl,
+        ..
+    } = *geo;
+    // A window inside the input with unit column dilation: each kernel row is a run of
+    // `kw` input values.
+    let (y0, x0) = ((oy * sh).wrapping_sub(pt), (ox * sw).wrapping_sub(pl));
+    let inside = dw == 1 && y0 < h && x0 < w && y0 + (kh - 1) * dh < h && x0 + kw <= w;
+    if inside && copy_window(plane, (h, w), (y0, x0), (cg, kh, kw, dh), patch) {
+        return;
+    }
+    let mut e = 0;
+    for ci in 0..cg {
+        let chan = plane.get(ci * h * w..).unwrap_or_default();
+        for ki in 0..kh {
+            let iy = (oy * sh + ki * dh).wrapping_sub(pt);
+            for kj in 0..kw {
+                let ix = (ox * sw + kj * dw).wrapping_sub(pl);
+                patch[e] = if iy < h && ix < w {
+                    chan.get(iy * w + ix).copied().unwrap_or(pad)
+                } else {
+                    pad
+                };
+                e += 1;
             }
         }
     }
@@ -793,10 +964,37 @@ fn copy_window<A: Copy>(
             let (Some(src), Some(dst)) = (plane.get(at..at + kw), runs.next()) else {
                 return false;
             };
-            dst.copy_from_slice(src);
+            copy_run(dst, src);
         }
     }
     true
+}
+
+/// `dst = src` (equal lengths): the usual kernel widths as copies of a known size, a
+/// few moves in place of the library call a copy of a run-time length becomes (which
+/// cost more than the copy in a patch of 3-value runs).
+#[inline(always)]
+fn copy_run<A: Copy>(dst: &mut [A], src: &[A]) {
+    #[inline(always)]
+    fn fixed<A: Copy, const N: usize>(dst: &mut [A], src: &[A]) -> bool {
+        match (<&mut [A; N]>::try_from(dst), <&[A; N]>::try_from(src)) {
+            (Ok(d), Ok(s)) => {
+                *d = *s;
+                true
+            }
+            _ => false,
+        }
+    }
+    let done = match dst.len() {
+        1 => fixed::<A, 1>(dst, src),
+        3 => fixed::<A, 3>(dst, src),
+        5 => fixed::<A, 5>(dst, src),
+        7 => fixed::<A, 7>(dst, src),
+        _ => false,
+    };
+    if !done {
+        dst.copy_from_slice(src);
+    }
 }
 
 /// Every sum of a convolution on integers, from the weights as they are (`w [m, c/g, kh,
@@ -1111,6 +1309,116 @@ mod tests {
                         assert_eq!(y[p * m * n + i * n + j], want, "{s:?} ({p}, {i}, {j})");
                     }
                 }
+            }
+        }
+    }
+
+    /// The packed convolution equals the one from the weights as they are on shapes that
+    /// take every path of the packed one (on x86-64 with VNNI: blocks of sixteen
+    /// positions with a partial block after, eight and four columns with padded ones,
+    /// patches of 27 and 100 values; elsewhere the per-position products): i8 and u8
+    /// activations, weight zero points none, per tensor and per channel.
+    #[test]
+    fn packed_convolution_equals_the_direct_one_on_every_path() {
+        fn case<A: Quant>(geo: ConvGeometry, a_zp: A, b_zp: &[i8], seed: usize) {
+            let (cg, mg) = (geo.c / geo.g, geo.m / geo.g);
+            let k = cg * geo.kh * geo.kw;
+            let x: std::vec::Vec<A> = (0..geo.n * geo.c * geo.h * geo.w)
+                .map(|i| A::narrow(((i * 37 + seed) % 256) as i32 + A::LOW))
+                .collect();
+            let w: std::vec::Vec<i8> = (0..geo.m * k)
+                .map(|i| ((i * 29 + seed * 7) % 255) as u8 as i8)
+                .collect();
+            let plen = q8::packed_len(k, mg);
+            let mut bp = std::vec![0i8; geo.g * plen];
+            let mut colsum = std::vec![0i32; geo.m];
+            for oc in 0..geo.m {
+                for t in 0..k {
+                    let v = w[oc * k + t];
+                    bp[(oc / mg) * plen + q8::index(k, t, oc % mg)] = v;
+                    colsum[oc] += i32::from(v);
+                }
+            }
+            let bias: std::vec::Vec<i32> =
+                (0..geo.m).map(|i| (i as i32 * 97) % 500 - 250).collect();
+            let mult: std::vec::Vec<f32> = (0..geo.m).map(|i| 0.0005 + 0.0001 * i as f32).collect();
+            let p = Q8Product {
+                rows: 1,
+                k,
+                n: mg,
+                packed: &bp,
+                colsum: &colsum,
+                bias: &bias,
+                offset: &[],
+                a_zp: a_zp.widen(),
+                b_zp,
+                multiplier: &mult,
+                y_zp: 3,
+            };
+            let len = geo.n * geo.m * geo.oh * geo.ow;
+            let mut patch = std::vec![a_zp; k];
+            let (mut y, mut direct) = (std::vec![0i8; len], std::vec![0i8; len]);
+            qlinear_conv_q8(&x, &geo, &p, &mut y, &mut patch);
+            qlinear_conv(&x, &w, &mut direct, &geo, &[a_zp], b_zp, &bias, &mult, 3);
+            assert_eq!(direct, y, "QLinearConv {geo:?} b_zp {b_zp:?}");
+            assert!(
+                y.iter().any(|&v| v != y[0]),
+                "a constant output tests little"
+            );
+            let q = Q8Product {
+                bias: &[],
+                multiplier: &[],
+                ..p
+            };
+            let (mut sums, mut direct) = (std::vec![0i32; len], std::vec![0i32; len]);
+            conv_integer_q8(&x, &geo, &q, &mut sums, &mut patch);
+            conv_integer(&x, &w, &mut direct, &geo, &[a_zp], b_zp);
+            assert_eq!(direct, sums, "ConvInteger {geo:?} b_zp {b_zp:?}");
+        }
+        let geo = |(c, h, w, m, g): (usize, usize, usize, usize, usize), (kh, kw, sh, pad)| {
+            let (oh, ow) = ((h + 2 * pad - kh) / sh + 1, (w + 2 * pad - kw) / sh + 1);
+            ConvGeometry {
+                n: 2,
+                c,
+                h,
+                w,
+                m,
+                g,
+                kh,
+                kw,
+                oh,
+                ow,
+                sh,
+                sw: sh,
+                dh: 1,
+                dw: 1,
+                pt: pad,
+                pl: pad,
+            }
+        };
+        let shapes = [
+            // 3x3 over three channels (k = 27), 20 columns: 8 + 8 + 4; 40 positions.
+            geo((3, 5, 8, 20, 1), (3, 3, 1, 1)),
+            // 5x5 over four channels (k = 100), stride 2, two groups of 6 columns.
+            geo((8, 9, 13, 12, 2), (5, 5, 2, 2)),
+            // 1x1 (k = 16), 9 columns, no padding.
+            geo((16, 4, 9, 9, 1), (1, 1, 1, 0)),
+        ];
+        for (i, &shape) in shapes.iter().enumerate() {
+            for b_zp in [
+                &[][..],
+                &[5],
+                &[
+                    0, 3, -2, 5, -128, 1, 9, -9, 4, 0, 2, 1, 7, 6, 5, 4, 3, 2, 1, 0,
+                ],
+            ] {
+                let b_zp = if b_zp.len() > 1 {
+                    &b_zp[..shape.m]
+                } else {
+                    b_zp
+                };
+                case::<i8>(shape, -5, b_zp, i);
+                case::<u8>(shape, 131, b_zp, i);
             }
         }
     }

@@ -8,9 +8,9 @@
 
 use core::arch::x86_64::{
     __m512i, _mm_add_epi32, _mm_loadu_si128, _mm_storeu_si128, _mm512_castsi128_si512,
-    _mm512_dpbusd_epi32, _mm512_extracti32x4_epi32, _mm512_maskz_loadu_epi32,
-    _mm512_permutexvar_epi32, _mm512_set_epi32, _mm512_set1_epi8, _mm512_setzero_si512,
-    _mm512_xor_si512,
+    _mm512_dpbusd_epi32, _mm512_extracti32x4_epi32, _mm512_loadu_si512, _mm512_maskz_loadu_epi32,
+    _mm512_permutexvar_epi32, _mm512_set_epi32, _mm512_set1_epi8, _mm512_set1_epi32,
+    _mm512_setzero_si512, _mm512_storeu_si512, _mm512_xor_si512,
 };
 
 use tinyonnx_layout::q8;
@@ -140,5 +140,96 @@ unsafe fn block<const N: usize>(
             }
         }
         each(pi, sums);
+    }
+}
+
+/// Output positions one pass of [`position_sums`] takes: one per 32-bit lane.
+pub const POSITIONS: usize = 16;
+
+/// The raw sums of [`POSITIONS`] patches (a convolution's output positions) with each
+/// of the first `n` columns of `w` (packed as for [`panel_sums`], `groups` groups of four
+/// rows), handed to `each(column, sums)` with lane `p` for patch `p`. `patches` holds
+/// the patches by groups of four bytes, bytes `64 g + 4 p..64 g + 4 p + 4` group `g` of
+/// patch `p`, unsigned (signed activations offset by 128 by the caller, which then takes
+/// `128 * colsum` off). One `VPDPBUSD` multiplies a group of the sixteen patches with one
+/// column's four weights broadcast: a weight is read once per sixteen positions (through
+/// [`panel_sums`], once per position), the accumulators of eight columns stay in
+/// registers, and each column's sums come out in position order.
+///
+/// # Panics
+/// When `patches` holds fewer than `groups * 64` bytes or `w` fewer than the panels of
+/// `n` columns.
+///
+/// # Safety
+/// The CPU must have AVX-512F, BW and VNNI ([`super::cpu::vnni`]).
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+pub unsafe fn position_sums(
+    patches: &[u8],
+    groups: usize,
+    w: &[i8],
+    n: usize,
+    mut each: impl FnMut(usize, &[i32; POSITIONS]),
+) {
+    assert!(
+        patches.len() >= groups * 4 * POSITIONS,
+        "q8 position sums: patches too short"
+    );
+    let panels = n.div_ceil(q8::PANEL);
+    assert!(
+        panels
+            .checked_mul(groups * 4 * q8::PANEL)
+            .is_some_and(|l| l <= w.len()),
+        "q8 position sums: w too short"
+    );
+    // Columns past `n` up to the panels' end hold zero weights: read, not handed on.
+    let padded = panels * q8::PANEL;
+    let mut j0 = 0;
+    while j0 + 8 <= padded {
+        // Safety: the features (this function's contract); `j0 + 8 <= padded` and the
+        // lengths asserted above.
+        unsafe { columns::<8>(patches, groups, w, (j0, n), &mut each) };
+        j0 += 8;
+    }
+    if j0 < padded {
+        // Safety: as above; `padded - j0` is a multiple of `q8::PANEL` below 8.
+        unsafe { columns::<{ q8::PANEL }>(patches, groups, w, (j0, n), &mut each) };
+    }
+}
+
+/// Columns `j0..j0 + C` of [`position_sums`] (those below `n` handed on).
+///
+/// # Safety
+/// As [`position_sums`] after its checks, and `j0 + C` at most its padded columns.
+#[target_feature(enable = "avx512f,avx512bw,avx512vnni")]
+#[inline]
+unsafe fn columns<const C: usize>(
+    patches: &[u8],
+    groups: usize,
+    w: &[i8],
+    (j0, n): (usize, usize),
+    each: &mut impl FnMut(usize, &[i32; POSITIONS]),
+) {
+    let panel = groups * 4 * q8::PANEL;
+    let mut acc: [__m512i; C] = [_mm512_setzero_si512(); C];
+    for g in 0..groups {
+        // Safety: `g < groups`: the 64 bytes from `g * 64` lie in `patches`.
+        let xv = unsafe { _mm512_loadu_si512(patches.as_ptr().add(g * 64).cast()) };
+        for (c, a) in acc.iter_mut().enumerate() {
+            let j = j0 + c;
+            // Column `j`'s four weights of group `g`: lane `4 g + j % 4` of its panel.
+            let at = (j / q8::PANEL) * panel + (g * q8::PANEL + j % q8::PANEL) * 4;
+            // Safety: `j` lies in the panels `w` holds (the contract), and the word at
+            // `at` inside its panel of `panel` bytes.
+            let wd = unsafe { w.as_ptr().add(at).cast::<i32>().read_unaligned() };
+            *a = _mm512_dpbusd_epi32(*a, xv, _mm512_set1_epi32(wd));
+        }
+    }
+    for (c, a) in acc.iter().enumerate() {
+        if j0 + c < n {
+            let mut sums = [0i32; POSITIONS];
+            // Safety: `sums` holds the sixteen i32 the store writes.
+            unsafe { _mm512_storeu_si512(sums.as_mut_ptr().cast(), *a) };
+            each(j0 + c, &sums);
+        }
     }
 }
