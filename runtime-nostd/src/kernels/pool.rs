@@ -25,27 +25,42 @@ pub fn max_pool2d_int<
     x: &[T],
     y: &mut [T],
 ) {
+    // Window tap by window tap over each output row, as the float kernel: per tap one
+    // pass over the outputs whose input falls inside (no per-output window walk).
     for (xp, yp) in x
         .chunks_exact((H * W).max(1))
         .zip(y.chunks_exact_mut((OH * OW).max(1)))
     {
         for (oh, yrow) in yp.chunks_exact_mut(OW.max(1)).enumerate() {
-            for (ow, out) in yrow.iter_mut().enumerate() {
-                let mut m = T::LOW;
-                for ki in 0..KH {
-                    let iy = (oh * SH + ki * DH).wrapping_sub(PT);
-                    if iy >= H {
-                        continue;
-                    }
-                    let row = xp.get(iy * W..).unwrap_or_default();
-                    for kj in 0..KW {
-                        let ix = (ow * SW + kj * DW).wrapping_sub(PL);
-                        if let Some(v) = row.get(ix).filter(|_| ix < W) {
-                            m = m.max(v.widen());
+            yrow.fill(T::narrow(T::LOW));
+            for kh in 0..KH {
+                let ih = (oh * SH + kh * DH).wrapping_sub(PT);
+                if ih >= H {
+                    continue;
+                }
+                let Some(xrow) = xp.get(ih * W..ih * W + W) else {
+                    continue;
+                };
+                for kw in 0..KW {
+                    let off = (kw * DW) as isize - PL as isize;
+                    let (lo, hi) = super::conv::valid_range(OW, W, SW, off);
+                    let start = ((lo * SW) as isize + off) as usize;
+                    let taps = xrow
+                        .get(start..)
+                        .unwrap_or_default()
+                        .iter()
+                        .step_by(SW.max(1));
+                    for (m, &v) in yrow
+                        .get_mut(lo..hi)
+                        .unwrap_or_default()
+                        .iter_mut()
+                        .zip(taps)
+                    {
+                        if v.widen() > m.widen() {
+                            *m = v;
                         }
                     }
                 }
-                *out = T::narrow(m);
             }
         }
     }
@@ -402,6 +417,50 @@ pub fn global_max_pool<const NC: usize, const S: usize>(x: &[f32], y: &mut [f32]
 mod tests {
     extern crate std;
     use super::max_pool2d;
+
+    /// The 8-bit max pool against the window-by-window definition: strides, dilations,
+    /// pads on every side (a window of padding only gives the type's smallest value),
+    /// i8 and u8.
+    #[test]
+    fn integer_max_pool_equals_the_definition() {
+        fn check<T: super::super::quant::Quant + PartialEq + core::fmt::Debug>() {
+            const NC: usize = 2;
+            const H: usize = 7;
+            const W: usize = 9;
+            // 3x2 windows, stride (2, 3), dilation (1, 2), pads top 2, left 3 (bottom
+            // and right implied by the output size: windows of padding only included).
+            const OH: usize = 5;
+            const OW: usize = 5;
+            let x: std::vec::Vec<T> = (0..NC * H * W)
+                .map(|i| T::narrow(((i * 89 + 11) % 256) as i32 + T::LOW))
+                .collect();
+            let mut y = std::vec![T::narrow(0); NC * OH * OW];
+            super::max_pool2d_int::<T, NC, H, W, 3, 2, OH, OW, 2, 3, 1, 2, 2, 3>(&x, &mut y);
+            for p in 0..NC {
+                for oh in 0..OH {
+                    for ow in 0..OW {
+                        let mut m = T::LOW;
+                        for kh in 0..3 {
+                            for kw in 0..2 {
+                                let ih = (oh * 2 + kh) as isize - 2;
+                                let iw = (ow * 3 + kw * 2) as isize - 3;
+                                if (0..H as isize).contains(&ih) && (0..W as isize).contains(&iw) {
+                                    m = m.max(x[(p * H + ih as usize) * W + iw as usize].widen());
+                                }
+                            }
+                        }
+                        assert_eq!(y[(p * OH + oh) * OW + ow], T::narrow(m), "{p} {oh} {ow}");
+                    }
+                }
+            }
+            assert!(
+                y.iter().any(|&v| v == T::narrow(T::LOW)),
+                "a window of padding only"
+            );
+        }
+        check::<i8>();
+        check::<u8>();
+    }
 
     /// The max of plane `p`'s `k x k` window at stride 2 over output `(oh, ow)` of an
     /// `h x w` input padded by `pad` (NaN propagates, as in the ONNX reference).

@@ -828,7 +828,7 @@ fn positions_vnni<A: Quant, B: Quant>(
     (k, pad): (usize, A),
     mut put: impl FnMut(usize, usize, &[i32; 16], (i32, i32, &[i32; 16])),
 ) -> usize {
-    use super::arch::x86_64::q8::{POSITIONS, position_sums};
+    use super::arch::x86_64::q8::{POSITIONS, interleave16, position_sums};
     let (cg, ow) = (geo.c / geo.g.max(1), geo.ow);
     let groups = q8::groups(k);
     let blocks = geo.oh * ow / POSITIONS;
@@ -861,6 +861,92 @@ fn positions_vnni<A: Quant, B: Quant>(
         };
         (constant.wrapping_sub(offset), zero_at(part.b_zp, j))
     };
+    let ConvGeometry {
+        h,
+        w,
+        kh,
+        kw,
+        sh,
+        dh,
+        pt,
+        pl,
+        ..
+    } = *geo;
+    let pad_byte = pad.widen() as u8;
+    let signed = |b: u8| {
+        if A::SIGNED_BYTE {
+            i32::from(b as i8)
+        } else {
+            i32::from(b)
+        }
+    };
+    // The products, finishing and output of the sixteen positions from `p0`, once
+    // `words` holds their patches.
+    let mut products = |p0: usize, words: &[u32], rowsums: &[i32; POSITIONS]| {
+        // Safety: A and B are one-byte integers (checked), so the weights' view keeps
+        // every byte; `words`' bytes are its `4 * len` initialized bytes (u8 has no
+        // alignment); the CPU has AVX-512F, BW and VNNI (checked); `position_sums`
+        // checks the lengths.
+        unsafe {
+            let wp =
+                core::slice::from_raw_parts(part.packed.as_ptr().cast::<i8>(), part.packed.len());
+            let bytes = core::slice::from_raw_parts(words.as_ptr().cast::<u8>(), 4 * words.len());
+            position_sums(bytes, groups, wp, part.n, |j, sums| {
+                let (add, zb) = column(j);
+                put(p0, j, sums, (add, zb, rowsums));
+            });
+        }
+    };
+    if geo.sw == 1 && geo.dw == 1 && ow >= POSITIONS {
+        // Unit column steps: value `e` of sixteen neighbouring positions of one output
+        // row is a run of sixteen input values (padding where it leaves the input), so
+        // the patches are built value by value, four runs at a time, with no patch
+        // gathered. Each output row in blocks of sixteen, the last one ending at the
+        // row's end (overlapping the one before: the same values written twice).
+        let run = |(oy, ox0): (usize, usize), e: usize| -> [u8; POSITIONS] {
+            if e >= k {
+                return [0; POSITIONS];
+            }
+            let (ci, r) = (e / (kh * kw), e % (kh * kw));
+            let (ki, kj) = (r / kw, r % kw);
+            let iy = (oy * sh + ki * dh).wrapping_sub(pt);
+            if iy >= h {
+                return [pad_byte; POSITIONS];
+            }
+            let start = (ci * h + iy) * w;
+            let Some(row) = plane.get(start..start + w) else {
+                return [pad_byte; POSITIONS];
+            };
+            let ix0 = (ox0 + kj).wrapping_sub(pl);
+            match row.get(ix0..ix0.wrapping_add(POSITIONS)) {
+                Some(src) => core::array::from_fn(|q| src[q].widen() as u8),
+                None => core::array::from_fn(|q| {
+                    row.get(ix0.wrapping_add(q))
+                        .map_or(pad_byte, |v| v.widen() as u8)
+                }),
+            }
+        };
+        let flip_byte = flip as u8;
+        for oy in 0..geo.oh {
+            let mut ox = 0;
+            while ox < ow {
+                let ox0 = ox.min(ow - POSITIONS);
+                let bytes = words_as_bytes(&mut words);
+                interleave16(|e| run((oy, ox0), e), groups, flip_byte, bytes);
+                if rowsum_needed {
+                    rowsums = [0; POSITIONS];
+                    for e in 0..k {
+                        for (s, &b) in rowsums.iter_mut().zip(&run((oy, ox0), e)) {
+                            *s = s.wrapping_add(signed(b));
+                        }
+                    }
+                }
+                products(oy * ow + ox0, &words, &rowsums);
+                ox += POSITIONS;
+            }
+        }
+        return geo.oh * ow;
+    }
     for b in 0..blocks {
         let p0 = b * POSITIONS;
         for (q, (patch, rowsum)) in gathered
@@ -881,21 +967,17 @@ fn positions_vnni<A: Quant, B: Quant>(
                 words[g * POSITIONS + q] = u32::from_le_bytes(quad) ^ flip;
             }
         }
-        // Safety: A and B are one-byte integers (checked), so the weights' view keeps
-        // every byte; `words`' bytes are its `4 * len` initialized bytes (u8 has no
-        // alignment); the CPU has AVX-512F, BW and VNNI (checked); `position_sums`
-        // checks the lengths.
-        unsafe {
-            let w =
-                core::slice::from_raw_parts(part.packed.as_ptr().cast::<i8>(), part.packed.len());
-            let bytes = core::slice::from_raw_parts(words.as_ptr().cast::<u8>(), 4 * words.len());
-            position_sums(bytes, groups, w, part.n, |j, sums| {
-                let (add, zb) = column(j);
-                put(p0, j, sums, (add, zb, &rowsums));
-            });
-        }
+        products(p0, &words, &rowsums);
     }
     blocks * POSITIONS
+}
+
+/// `words` as the bytes it is made of.
+#[cfg(target_arch = "x86_64")]
+fn words_as_bytes(words: &mut [u32]) -> &mut [u8] {
+    // Safety: the `4 * len` bytes of `words`, all initialized; u8 has no alignment and
+    // every byte pattern is a valid u32, so writes through the view keep `words` valid.
+    unsafe { core::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), 4 * words.len()) }
 }
 
 /// The patch of output position `(oy, ox)` of `geo` over one image's group `plane` of
@@ -1315,9 +1397,10 @@ mod tests {
 
     /// The packed convolution equals the one from the weights as they are on shapes that
     /// take every path of the packed one (on x86-64 with VNNI: blocks of sixteen
-    /// positions with a partial block after, eight and four columns with padded ones,
-    /// patches of 27 and 100 values; elsewhere the per-position products): i8 and u8
-    /// activations, weight zero points none, per tensor and per channel.
+    /// positions with a partial block after, or per output row from runs, eight and
+    /// four columns with padded ones, patches of 27 and 100 values; elsewhere the
+    /// per-position products): i8 and u8 activations, weight zero points none, per
+    /// tensor and per channel.
     #[test]
     fn packed_convolution_equals_the_direct_one_on_every_path() {
         fn case<A: Quant>(geo: ConvGeometry, a_zp: A, b_zp: &[i8], seed: usize) {
@@ -1403,6 +1486,12 @@ mod tests {
             geo((8, 9, 13, 12, 2), (5, 5, 2, 2)),
             // 1x1 (k = 16), 9 columns, no padding.
             geo((16, 4, 9, 9, 1), (1, 1, 1, 0)),
+            // Output rows of 21 and 20 positions, unit steps: built run by run, blocks
+            // of sixteen per row, the second overlapping the first; padding at both
+            // ends of a row and in the first and last rows.
+            geo((3, 6, 21, 12, 1), (3, 3, 1, 1)),
+            geo((2, 5, 18, 7, 1), (3, 5, 1, 1)),
+            geo((4, 3, 20, 6, 2), (1, 1, 1, 0)),
         ];
         for (i, &shape) in shapes.iter().enumerate() {
             for b_zp in [

@@ -233,3 +233,51 @@ unsafe fn columns<const C: usize>(
         }
     }
 }
+
+/// Sixteen patches in the order [`position_sums`] reads, from their values value by
+/// value: `row(e)` holds value `e` of each patch (lane `q`: patch `q`), for `e` below
+/// `4 * groups`; byte `64 (e / 4) + 4 q + e % 4` of `out` gets it, xor `flip`. Four
+/// rows at a time through a 4 x 16 byte transpose (two rounds of unpacking).
+///
+/// # Panics
+/// When `out` holds fewer than `64 * groups` bytes.
+#[inline(always)]
+pub fn interleave16(row: impl Fn(usize) -> [u8; 16], groups: usize, flip: u8, out: &mut [u8]) {
+    use core::arch::x86_64::{
+        __m128i, _mm_set1_epi8, _mm_unpackhi_epi8, _mm_unpackhi_epi16, _mm_unpacklo_epi8,
+        _mm_unpacklo_epi16, _mm_xor_si128,
+    };
+    let out = &mut out[..64 * groups];
+    // Safety: SSE2 is part of the x86-64 baseline, on every CPU this code runs on (the
+    // blocks below: the same, and the loads and stores touch the sixteen bytes of
+    // `bytes` and `dst`).
+    let flip = unsafe { _mm_set1_epi8(flip as i8) };
+    let load = |e: usize| -> __m128i {
+        let bytes = row(e);
+        // Safety: as above.
+        unsafe { _mm_loadu_si128(bytes.as_ptr().cast()) }
+    };
+    for (g, chunk) in out.chunks_exact_mut(64).enumerate() {
+        let (r0, r1, r2, r3) = (
+            load(4 * g),
+            load(4 * g + 1),
+            load(4 * g + 2),
+            load(4 * g + 3),
+        );
+        // Safety: as above.
+        let quads = unsafe {
+            let (lo01, hi01) = (_mm_unpacklo_epi8(r0, r1), _mm_unpackhi_epi8(r0, r1));
+            let (lo23, hi23) = (_mm_unpacklo_epi8(r2, r3), _mm_unpackhi_epi8(r2, r3));
+            [
+                _mm_unpacklo_epi16(lo01, lo23),
+                _mm_unpackhi_epi16(lo01, lo23),
+                _mm_unpacklo_epi16(hi01, hi23),
+                _mm_unpackhi_epi16(hi01, hi23),
+            ]
+        };
+        for (dst, v) in chunk.chunks_exact_mut(16).zip(quads) {
+            // Safety: as above.
+            unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast(), _mm_xor_si128(v, flip)) };
+        }
+    }
+}
