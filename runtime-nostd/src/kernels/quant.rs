@@ -615,16 +615,10 @@ pub fn conv_integer_q8<A: Quant, B: Quant>(
 trait PatchOut<A, B> {
     /// `finite`: every multiplier of `part` is finite.
     fn patch(&mut self, patch: &[A], part: &Q8Product<'_, B>, at: usize, finite: bool);
-    /// Column `j`'s raw sums of the sixteen positions from index `at`, finished with
-    /// `(add, zb, rowsums)`: `sum + add - zb * rowsum` (the zero points and the bias).
+    /// Column `j`'s finished sums (zero points and bias in) of the sixteen positions
+    /// from index `at`.
     #[cfg(target_arch = "x86_64")]
-    fn sixteen(
-        &mut self,
-        part: &Q8Product<'_, B>,
-        at_column: (usize, usize),
-        sums: &[i32; 16],
-        finish: (i32, i32, &[i32; 16]),
-    );
+    fn sixteen(&mut self, part: &Q8Product<'_, B>, at_column: (usize, usize), sums: &[i32; 16]);
 }
 
 /// The requantized outputs of a `QLinearConv`.
@@ -646,20 +640,13 @@ impl<A: Quant, B: Quant, Q: Quant> PatchOut<A, B> for Requantized<'_, Q> {
 
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn sixteen(
-        &mut self,
-        part: &Q8Product<'_, B>,
-        (at, j): (usize, usize),
-        sums: &[i32; 16],
-        (add, zb, rowsums): (i32, i32, &[i32; 16]),
-    ) {
+    fn sixteen(&mut self, part: &Q8Product<'_, B>, (at, j): (usize, usize), sums: &[i32; 16]) {
         let from = at + j * self.positions;
         let (m, zp) = (multiplier_at(part, j), part.y_zp);
         if let Some(out) = self.y.get_mut(from..from + 16) {
             // One multiplier for the sixteen: the loop becomes vector code.
-            for ((o, &v), &r) in out.iter_mut().zip(sums).zip(rowsums) {
-                let s = v.wrapping_add(add).wrapping_sub(zb.wrapping_mul(r));
-                *o = requantize(s as f32 * m, zp);
+            for (o, &v) in out.iter_mut().zip(sums) {
+                *o = requantize(v as f32 * m, zp);
             }
         }
     }
@@ -684,18 +671,10 @@ impl<A: Quant, B: Quant> PatchOut<A, B> for Sums<'_> {
 
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn sixteen(
-        &mut self,
-        _: &Q8Product<'_, B>,
-        (at, j): (usize, usize),
-        sums: &[i32; 16],
-        (add, zb, rowsums): (i32, i32, &[i32; 16]),
-    ) {
+    fn sixteen(&mut self, _: &Q8Product<'_, B>, (at, j): (usize, usize), sums: &[i32; 16]) {
         let from = at + j * self.positions;
         if let Some(out) = self.y.get_mut(from..from + 16) {
-            for ((o, &v), &r) in out.iter_mut().zip(sums).zip(rowsums) {
-                *o = v.wrapping_add(add).wrapping_sub(zb.wrapping_mul(r));
-            }
+            out.copy_from_slice(sums);
         }
     }
 }
@@ -788,8 +767,8 @@ fn conv_body<A: Quant, B: Quant>(
             let plane = x.get((img * c + gi * cg) * h * w..).unwrap_or_default();
             let first = (img * m + gi * mg) * positions;
             #[cfg(target_arch = "x86_64")]
-            let done = positions_vnni(&part, plane, geo, (k, pad), |at, j, sums, finish| {
-                out.sixteen(&part, (first + at, j), sums, finish)
+            let done = positions_vnni(&part, plane, geo, (k, pad), |at, j, sums| {
+                out.sixteen(&part, (first + at, j), sums)
             });
             #[cfg(not(target_arch = "x86_64"))]
             let done = 0;
@@ -816,9 +795,9 @@ const VNNI_BYTES: usize = 16 * 1024;
 /// sixteen, through [`super::arch::x86_64::q8::position_sums`] where the CPU has VNNI,
 /// A and B are bytes and the patches fit [`VNNI_BYTES`]:
 /// each patch gathered, then interleaved by groups of four values, and every column's
-/// sixteen raw sums handed to `put(first position, column, sums, (add, zb, rowsums))`
-/// to be finished as `sum + add - zb * rowsum`. Returns how many positions it did (0: none, the
-/// caller does them all).
+/// sixteen finished sums (zero points and bias in) handed to `put(first position,
+/// column, sums)`. Returns how many positions it did (0: none, the caller does them
+/// all).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn positions_vnni<A: Quant, B: Quant>(
@@ -826,7 +805,7 @@ fn positions_vnni<A: Quant, B: Quant>(
     plane: &[A],
     geo: &ConvGeometry,
     (k, pad): (usize, A),
-    mut put: impl FnMut(usize, usize, &[i32; 16], (i32, i32, &[i32; 16])),
+    mut put: impl FnMut(usize, usize, &[i32; 16]),
 ) -> usize {
     use super::arch::x86_64::q8::{POSITIONS, interleave16, position_sums};
     let (cg, ow) = (geo.c / geo.g.max(1), geo.ow);
@@ -847,7 +826,6 @@ fn positions_vnni<A: Quant, B: Quant>(
     // of four values (`words[g * 16 + q]`: group `g` of patch `q`), transposed only once
     // all are gathered (read back at once, the byte stores would stall the loads).
     let stride = 4 * groups;
-    let mut gathered = [pad; VNNI_BYTES];
     let mut words = [0u32; VNNI_BYTES / 4];
     let mut rowsums = [0i32; POSITIONS];
     // Per column: what the zero points and bias add (less, for signed activations, the
@@ -893,7 +871,11 @@ fn positions_vnni<A: Quant, B: Quant>(
             let bytes = core::slice::from_raw_parts(words.as_ptr().cast::<u8>(), 4 * words.len());
             position_sums(bytes, groups, wp, part.n, |j, sums| {
                 let (add, zb) = column(j);
-                put(p0, j, sums, (add, zb, rowsums));
+                let mut done = [0i32; POSITIONS];
+                for ((d, &v), &r) in done.iter_mut().zip(sums).zip(rowsums) {
+                    *d = v.wrapping_add(add).wrapping_sub(zb.wrapping_mul(r));
+                }
+                put(p0, j, &done);
             });
         }
     };
@@ -947,6 +929,8 @@ fn positions_vnni<A: Quant, B: Quant>(
         }
         return geo.oh * ow;
     }
+    // Only here: the row path above builds its patches without a gathered copy.
+    let mut gathered = [pad; VNNI_BYTES];
     for b in 0..blocks {
         let p0 = b * POSITIONS;
         for (q, (patch, rowsum)) in gathered
