@@ -21,7 +21,7 @@ pub use cnn::{Cnn, CnnWinograd};
 pub use control::{IfGate, LoopCell, ScanRnn};
 pub use custom::CustomZoo;
 pub use digits::{Digits, DigitsConv, DigitsConvInt8, DigitsInt8, DigitsNearest};
-pub use lstm::{LstmBatchFirst, LstmClassifier};
+pub use lstm::{GruClassifier, LstmBatchFirst, LstmClassifier};
 pub use resnet::ResNet;
 pub use torch_lstm::TorchLstm;
 pub use transformer::{TransformerBlock, TransformerSugar};
@@ -127,6 +127,7 @@ pub const MODELS: &[Example] = &[
     example::<ResNet>(),
     example::<LstmClassifier>(),
     example::<LstmBatchFirst>(),
+    example::<GruClassifier>(),
     example::<TransformerBlock>(),
     example::<TransformerSugar>(),
     example::<Digits>(),

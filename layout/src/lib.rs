@@ -41,6 +41,31 @@ pub const fn patch_len(k: usize, positions: usize) -> usize {
     packed_len(k, positions) + ALIGN_SLACK
 }
 
+/// A `GRU` with its weights known at compile time: per direction three packed matrices
+/// (`[W_zr; R_zr]^T` over the concatenated input and state, `W_h^T`, `R_h^T`), and the
+/// scratch of one step.
+pub mod gru {
+    use super::packed_len;
+
+    /// Values of one direction's packed weights.
+    pub const fn packed_len_per_dir(input: usize, hidden: usize) -> usize {
+        packed_len(input + hidden, 2 * hidden)
+            + packed_len(input, hidden)
+            + packed_len(hidden, hidden)
+    }
+
+    /// Scratch values: with packed weights the `[x_t, h]` rows, the z and r gates and
+    /// three `batch x hidden` blocks (the candidate's input product, its recurrence
+    /// product, the reset state); else five rows of `hidden` (the per-row path).
+    pub const fn scratch(batch: usize, input: usize, hidden: usize, packed: bool) -> usize {
+        if packed {
+            batch * (input + 6 * hidden)
+        } else {
+            5 * hidden
+        }
+    }
+}
+
 /// The direct convolution x86-64 CPUs with AVX-512 run instead of im2col: the zero-padded
 /// input rows under the output rows of one tile, per channel, each row split into its
 /// `SW` phases (phase `r` holds padded columns `r, r + SW, ..`), in a ring in scratch.

@@ -19,11 +19,241 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
+/// The gate weights of every direction of a `GRU`.
+#[derive(Debug, Clone, Copy)]
+pub enum Weights<'a> {
+    /// As in the ONNX: `W [DIRS, 3H, INPUT]`, `R [DIRS, 3H, HIDDEN]`, `B [DIRS, 6H]`.
+    Plain {
+        /// Input weights.
+        w: &'a [f32],
+        /// Recurrence weights.
+        r: &'a [f32],
+        /// Input and recurrence biases.
+        b: Option<&'a [f32]>,
+    },
+    /// Packed at compile time into panels (see [`super::packed`]), per direction
+    /// `tinyonnx_layout::gru::packed_len_per_dir` values: `[W_zr; R_zr]^T`
+    /// (`[INPUT + HIDDEN, 2H]`, z and r over the concatenated input and state), `W_h^T`
+    /// (`[INPUT, H]`) and `R_h^T` (`[HIDDEN, H]`), the candidate's two products kept
+    /// apart for the reset gate.
+    Packed {
+        /// The packed matrices, one set per direction.
+        wr: &'a [f32],
+        /// `[DIRS, 4H]`: `Wb + Rb` of z and r, the candidate's input bias (with its
+        /// recurrence bias unless `linear_before_reset`), its recurrence bias.
+        bias: Option<&'a [f32]>,
+    },
+}
+
 /// `GRU`: `y_h` holds the running state (from `h0` or zeros) and ends as the final
-/// state; `scratch` holds `5 * HIDDEN` values.
+/// state; `scratch` holds `tinyonnx_layout::gru::scratch` values. Inlined, so that
+/// generated code (whose weights are one kind or the other) carries only the routine it
+/// uses.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn gru<
+    const SEQ: usize,
+    const BATCH: usize,
+    const INPUT: usize,
+    const HIDDEN: usize,
+    const DIRS: usize,
+    F: UnaryOp,
+    G: UnaryOp,
+>(
+    x: &[f32],
+    weights: Weights<'_>,
+    h0: Option<&[f32]>,
+    opts: Options,
+    y: &mut [f32],
+    y_h: &mut [f32],
+    scratch: &mut [f32],
+) {
+    match weights {
+        Weights::Plain { w, r, b } => gru_plain::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G>(
+            x, w, r, b, h0, opts, y, y_h, scratch,
+        ),
+        Weights::Packed { wr, bias } => gru_packed::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G>(
+            x, wr, bias, h0, opts, y, y_h, scratch,
+        ),
+    }
+}
+
+/// [`gru`] with the weights packed: per step three matrix products over the whole
+/// batch (z and r at once from `[x_t, h]`, the candidate's input and recurrence parts
+/// apart), then one pass over the cells.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-pub fn gru<
+fn gru_packed<
+    const SEQ: usize,
+    const BATCH: usize,
+    const INPUT: usize,
+    const HIDDEN: usize,
+    const DIRS: usize,
+    F: UnaryOp,
+    G: UnaryOp,
+>(
+    x: &[f32],
+    wr: &[f32],
+    bias: Option<&[f32]>,
+    h0: Option<&[f32]>,
+    opts: Options,
+    y: &mut [f32],
+    y_h: &mut [f32],
+    scratch: &mut [f32],
+) {
+    use super::packed::{Strided, gemm_packed, packed_len};
+    let (xh_len, g2, state) = (INPUT + HIDDEN, 2 * HIDDEN, BATCH * HIDDEN);
+    let x = &x[..SEQ * BATCH * INPUT];
+    let scratch = &mut scratch[..tinyonnx_layout::gru::scratch(BATCH, INPUT, HIDDEN, true)];
+    let (xh, rest) = scratch.split_at_mut(BATCH * xh_len);
+    let (zr, rest) = rest.split_at_mut(BATCH * g2);
+    let (cand, rest) = rest.split_at_mut(state);
+    let (rec, reset) = rest.split_at_mut(state);
+    let (zr_len, wh_len) = (packed_len(xh_len, g2), packed_len(INPUT, HIDDEN));
+    let per_dir = tinyonnx_layout::gru::packed_len_per_dir(INPUT, HIDDEN);
+    let clip = |v: f32| v.clamp(-opts.clip, opts.clip);
+    super::init_state(y_h, h0, DIRS * state);
+    for d in 0..DIRS {
+        let (zr_w, rest) = wr[d * per_dir..(d + 1) * per_dir].split_at(zr_len);
+        let (wh, rh) = rest.split_at(wh_len);
+        let bias_at = |from: usize, len: usize| {
+            bias.map(|b| Strided {
+                values: &b[d * 4 * HIDDEN + from..d * 4 * HIDDEN + from + len],
+                rows: 0,
+                cols: 1,
+            })
+        };
+        let h = &mut y_h[d * state..(d + 1) * state];
+        let backwards = d == 1 || opts.reverse;
+        for step in 0..SEQ {
+            let t = if backwards { SEQ - 1 - step } else { step };
+            let xt = &x[t * BATCH * INPUT..(t + 1) * BATCH * INPUT];
+            for (bt, row) in xh.chunks_exact_mut(xh_len).enumerate() {
+                row[..INPUT].copy_from_slice(&xt[bt * INPUT..(bt + 1) * INPUT]);
+                row[INPUT..].copy_from_slice(&h[bt * HIDDEN..(bt + 1) * HIDDEN]);
+            }
+            let b_zr = bias_at(0, g2);
+            gemm_packed(
+                (BATCH, xh_len, g2),
+                xh,
+                xh_len,
+                zr_w,
+                b_zr,
+                zr,
+                (g2, 1),
+                false,
+            );
+            let b_wh = bias_at(g2, HIDDEN);
+            gemm_packed(
+                (BATCH, INPUT, HIDDEN),
+                xt,
+                INPUT,
+                wh,
+                b_wh,
+                cand,
+                (HIDDEN, 1),
+                false,
+            );
+            if opts.linear_before_reset {
+                // h~ = g(x W_h + Wb_h + r (h R_h + Rb_h)).
+                let b_rh = bias_at(3 * HIDDEN, HIDDEN);
+                gemm_packed(
+                    (BATCH, HIDDEN, HIDDEN),
+                    h,
+                    HIDDEN,
+                    rh,
+                    b_rh,
+                    rec,
+                    (HIDDEN, 1),
+                    false,
+                );
+            } else {
+                // h~ = g(x W_h + (r h) R_h + Wb_h + Rb_h): the reset state first.
+                for bt in 0..BATCH {
+                    let at = bt * HIDDEN..(bt + 1) * HIDDEN;
+                    let rg = &zr[bt * g2 + HIDDEN..(bt + 1) * g2];
+                    for ((o, &pre), &hv) in reset[at.clone()].iter_mut().zip(rg).zip(&h[at]) {
+                        *o = F::apply(clip(pre)) * hv;
+                    }
+                }
+                let init = Some(Strided {
+                    values: cand,
+                    rows: HIDDEN,
+                    cols: 1,
+                });
+                gemm_packed(
+                    (BATCH, HIDDEN, HIDDEN),
+                    reset,
+                    HIDDEN,
+                    rh,
+                    init,
+                    rec,
+                    (HIDDEN, 1),
+                    false,
+                );
+            }
+            // The common GRU (no clip) takes a copy of the cell pass without the clamps.
+            let states = (&mut *h, &mut *y);
+            let gates = (&*zr, &*cand, &*rec);
+            if opts.clip == f32::INFINITY {
+                gru_cells::<F, G, BATCH, HIDDEN, DIRS, false>(gates, states, (t, d), opts);
+            } else {
+                gru_cells::<F, G, BATCH, HIDDEN, DIRS, true>(gates, states, (t, d), opts);
+            }
+        }
+    }
+}
+
+/// The state update of one step of a packed [`gru`] from its pre-activation gates
+/// (`zr`: z and r of each batch row; `cand` and `rec`: the candidate's input and
+/// recurrence products): each cell reads its gates once and writes the new state to
+/// `h` and to step `t` of `y`. `CLIP`: clamp the pre-activations to `opts.clip`.
+#[inline(always)]
+fn gru_cells<
+    F: UnaryOp,
+    G: UnaryOp,
+    const BATCH: usize,
+    const HIDDEN: usize,
+    const DIRS: usize,
+    const CLIP: bool,
+>(
+    (zr, cand, rec): (&[f32], &[f32], &[f32]),
+    (h, y): (&mut [f32], &mut [f32]),
+    (t, d): (usize, usize),
+    opts: Options,
+) {
+    let clip = |v: f32| {
+        if CLIP {
+            v.clamp(-opts.clip, opts.clip)
+        } else {
+            v
+        }
+    };
+    let g2 = 2 * HIDDEN;
+    for bt in 0..BATCH {
+        let out = ((t * DIRS + d) * BATCH + bt) * HIDDEN;
+        let at = bt * HIDDEN..(bt + 1) * HIDDEN;
+        let (zg, rg) = zr[bt * g2..(bt + 1) * g2].split_at(HIDDEN);
+        let (cb, eb) = (&cand[at.clone()], &rec[at.clone()]);
+        let (hb, yb) = (&mut h[at], &mut y[out..out + HIDDEN]);
+        for j in 0..HIDDEN {
+            let pre = if opts.linear_before_reset {
+                cb[j] + F::apply(clip(rg[j])) * eb[j]
+            } else {
+                eb[j]
+            };
+            let (z, n) = (F::apply(clip(zg[j])), G::apply(clip(pre)));
+            let v = (1.0 - z) * n + z * hb[j];
+            hb[j] = v;
+            yb[j] = v;
+        }
+    }
+}
+
+/// [`gru`] with the weights as in the ONNX: dot products per gate row.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn gru_plain<
     const SEQ: usize,
     const BATCH: usize,
     const INPUT: usize,

@@ -63,12 +63,7 @@ pub static LSTM: OpSchema = OpSchema {
         let hidden = attrs
             .get("hidden_size")
             .map_or(r[2], |_| attrs.int("hidden_size") as usize);
-        // The rule of `packed_weights`: W, R and a given B known at compile time.
-        let b_known = match cx.inputs.get(3) {
-            Some(Some(_)) => cx.consts[3],
-            _ => true,
-        };
-        let packed = cx.consts[1] && cx.consts[2] && b_known;
+        let packed = weights_known(cx);
         // Gates, then (packed weights) the concatenated [x_t, h] rows.
         x[1] * 4 * hidden + if packed { x[1] * (x[2] + hidden) } else { 0 }
     },
@@ -294,10 +289,22 @@ fn dims(cx: &LowerCtx) -> (usize, usize, usize, usize, usize) {
     (x[0], x[1], x[2], y_h[2], y_h[0])
 }
 
-/// `W`, `R` and `B` (if given) known at compile time: per direction `[W; R]^T` packed
-/// into panels, and the summed biases `Wb + Rb`.
-fn packed_weights(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
-    let (_, _, input, hidden, dirs) = dims(cx);
+/// Whether `W`, `R` and a given `B` are known at compile time: the rule the scratch of
+/// a recurrent node follows for packed weights ([`known_weights`] also needs f32
+/// values, so a node never packs where its scratch did not count on it).
+pub(super) fn weights_known(cx: &ScratchCtx) -> bool {
+    let b_known = match cx.inputs.get(3) {
+        Some(Some(_)) => cx.consts[3],
+        _ => true,
+    };
+    cx.consts[1] && cx.consts[2] && b_known
+}
+
+/// `W`, `R` and `B` (if given) of a recurrent node.
+pub(super) type GateWeights<'a> = (&'a [f32], &'a [f32], Option<&'a [f32]>);
+
+/// The f32 values of `W`, `R` and `B` (if given), where all are known at compile time.
+pub(super) fn known_weights<'a>(cx: &LowerCtx<'a>) -> Option<GateWeights<'a>> {
     let w = cx.input_consts.get(1).copied().flatten()?.as_f32()?;
     let r = cx.input_consts.get(2).copied().flatten()?.as_f32()?;
     let b = match (
@@ -308,6 +315,14 @@ fn packed_weights(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
         (Some(_), Some(b)) => Some(b.as_f32()?),
         (Some(_), None) => return None,
     };
+    Some((w, r, b))
+}
+
+/// `W`, `R` and `B` (if given) known at compile time: per direction `[W; R]^T` packed
+/// into panels, and the summed biases `Wb + Rb`.
+fn packed_weights(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
+    let (_, _, input, hidden, dirs) = dims(cx);
+    let (w, r, b) = known_weights(cx)?;
     let g4 = 4 * hidden;
     let mut wr = Vec::new();
     for d in 0..dirs {

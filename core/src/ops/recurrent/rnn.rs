@@ -6,7 +6,8 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use super::lstm::{
-    RECURRENT_ATTRS, activation_list, clip_tokens, expect_shape, recurrent_dims, recurrent_outputs,
+    RECURRENT_ATTRS, activation_list, clip_tokens, expect_shape, known_weights, recurrent_dims,
+    recurrent_outputs, weights_known,
 };
 use crate::ops::schema::prelude::*;
 use crate::types::{Dim, Shape, TensorType};
@@ -45,7 +46,17 @@ pub static GRU: OpSchema = OpSchema {
     infer: |cx| infer(cx, 3),
     lower: |cx| lower(cx, 3),
     macs: |cx| macs(cx, 3),
-    scratch: |cx| 5 * hidden_of(&cx.outputs),
+    scratch: |cx| {
+        let (y_h, x) = (&cx.outputs[1], cx.inputs[0].as_ref().expect("X"));
+        tinyonnx_layout::gru::scratch(y_h[1], x[2], y_h[2], weights_known(cx))
+    },
+    packs: |cx| {
+        if gru_packed(cx).is_some() {
+            vec![1, 2, 3]
+        } else {
+            Vec::new()
+        }
+    },
     ..BASE
 };
 
@@ -114,6 +125,46 @@ fn dims(cx: &LowerCtx) -> (usize, usize, usize, usize, usize) {
     (x[0], x[1], x[2], y_h[2], y_h[0])
 }
 
+/// A GRU's `W`, `R` and `B` (if given) known at compile time, packed as
+/// `kernels::rnn::Weights::Packed` takes them: per direction `[W_zr; R_zr]^T`, `W_h^T`
+/// and `R_h^T` in panels (`tinyonnx_layout::gru`), and per direction the biases
+/// `[Wb_zr + Rb_zr, Wb_h (+ Rb_h unless linear_before_reset), Rb_h]`.
+fn gru_packed(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
+    let (_, _, input, hidden, dirs) = dims(cx);
+    let (w, r, b) = known_weights(cx)?;
+    let lbr = cx.attrs.int("linear_before_reset") == 1;
+    let (g2, g3) = (2 * hidden, 3 * hidden);
+    let mut wr = Vec::with_capacity(dirs * tinyonnx_layout::gru::packed_len_per_dir(input, hidden));
+    for d in 0..dirs {
+        // Row `row` of the gates, column `kk` of the input or of the state.
+        let wv = |row: usize, kk: usize| w[(d * g3 + row) * input + kk];
+        let rv = |row: usize, kk: usize| r[(d * g3 + row) * hidden + kk];
+        wr.extend(pack_panels(input + hidden, g2, |kk, j| {
+            if kk < input {
+                wv(j, kk)
+            } else {
+                rv(j, kk - input)
+            }
+        }));
+        wr.extend(pack_panels(input, hidden, |kk, j| wv(g2 + j, kk)));
+        wr.extend(pack_panels(hidden, hidden, |kk, j| rv(g2 + j, kk)));
+    }
+    let bias = b.map(|b| {
+        let mut v = Vec::with_capacity(dirs * 4 * hidden);
+        for d in 0..dirs {
+            let (wb, rb) = (
+                &b[d * 2 * g3..d * 2 * g3 + g3],
+                &b[d * 2 * g3 + g3..(d + 1) * 2 * g3],
+            );
+            v.extend((0..g2).map(|k| wb[k] + rb[k]));
+            v.extend((g2..g3).map(|k| if lbr { wb[k] } else { wb[k] + rb[k] }));
+            v.extend_from_slice(&rb[g2..]);
+        }
+        v
+    });
+    Some((wr, bias))
+}
+
 fn lower(cx: &LowerCtx, gates: usize) -> TokenStream {
     let (seq, batch, input, hidden, dirs) = dims(cx);
     let kernels = kernels();
@@ -135,9 +186,30 @@ fn lower(cx: &LowerCtx, gates: usize) -> TokenStream {
         let [f, g] = activation_list(cx.attrs, dirs, ["Sigmoid", "Tanh"])
             .expect("checked during inference")
             .map(ident);
+        let (decls, weights) = match gru_packed(cx) {
+            Some((wr, bias)) => {
+                let (wr_decl, wr) = node_static("wr", wr);
+                let (b_decl, b) = match bias {
+                    Some(v) => {
+                        let (decl, e) = node_static("bsum", v);
+                        (decl, quote!(::core::option::Option::Some(#e)))
+                    }
+                    None => (TokenStream::new(), quote!(::core::option::Option::None)),
+                };
+                (
+                    quote!(#wr_decl #b_decl),
+                    quote!(#kernels::rnn::Weights::Packed { wr: #wr, bias: #b }),
+                )
+            }
+            None => (
+                TokenStream::new(),
+                quote!(#kernels::rnn::Weights::Plain { w: #w, r: #r, b: #b }),
+            ),
+        };
         quote! {
+            #decls
             #kernels::rnn::gru::<#seq, #batch, #input, #hidden, #dirs, #kernels::unary::#f, #kernels::unary::#g>(
-                #x, #w, #r, #b, #h0, #opts, #y, #y_h, #scratch,
+                #x, #weights, #h0, #opts, #y, #y_h, #scratch,
             );
         }
     } else {
