@@ -17,7 +17,7 @@ mod torch_lstm;
 mod transformer;
 mod zoo;
 
-pub use cnn::{Cnn, CnnWinograd};
+pub use cnn::{Cnn, CnnWinograd, DepthwiseInt8};
 pub use control::{IfGate, LoopCell, ScanRnn};
 pub use custom::CustomZoo;
 pub use digits::{Digits, DigitsConv, DigitsConvInt8, DigitsInt8, DigitsNearest};
@@ -134,6 +134,7 @@ pub const MODELS: &[Example] = &[
     example::<DigitsInt8>(),
     example::<DigitsConv>(),
     example::<DigitsConvInt8>(),
+    example::<DepthwiseInt8>(),
     example::<DigitsNearest>(),
     example::<TorchLstm>(),
     example::<ConvZoo>(),

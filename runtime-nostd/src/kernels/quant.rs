@@ -65,7 +65,40 @@ fn requantize<Q: Quant>(v: f32, zp: i32) -> Q {
 fn requantize_finite<Q: Quant>(v: f32, zp: i32) -> Q {
     const MAGIC: f32 = 12_582_912.0;
     let r = ((v + MAGIC).to_bits() as i32).saturating_sub(MAGIC.to_bits() as i32);
-    Q::narrow(r.saturating_add(zp).clamp(Q::LOW, Q::HIGH))
+    Q::narrow(saturate::<Q>(r.saturating_add(zp)))
+}
+
+/// `v.clamp(Q::LOW, Q::HIGH)`: on cores with the DSP extension one `SSAT`/`USAT` for the
+/// 8- and 16-bit types, which LLVM does not select for a clamp (two compares and two
+/// conditional moves an output).
+#[inline(always)]
+fn saturate<Q: Quant>(v: i32) -> i32 {
+    #[cfg(all(feature = "dsp", target_arch = "arm"))]
+    {
+        let r: i32;
+        // Safety: each instruction only reads and writes the named registers (and the
+        // sticky Q flag, which no code here reads); the ranges match the types'.
+        unsafe {
+            match (Q::LOW, Q::HIGH) {
+                (-128, 127) => {
+                    core::arch::asm!("ssat {r}, #8, {v}", r = lateout(reg) r, v = in(reg) v, options(pure, nomem, nostack))
+                }
+                (0, 255) => {
+                    core::arch::asm!("usat {r}, #8, {v}", r = lateout(reg) r, v = in(reg) v, options(pure, nomem, nostack))
+                }
+                (-32768, 32767) => {
+                    core::arch::asm!("ssat {r}, #16, {v}", r = lateout(reg) r, v = in(reg) v, options(pure, nomem, nostack))
+                }
+                (0, 65535) => {
+                    core::arch::asm!("usat {r}, #16, {v}", r = lateout(reg) r, v = in(reg) v, options(pure, nomem, nostack))
+                }
+                _ => r = v.clamp(Q::LOW, Q::HIGH),
+            }
+        }
+        r
+    }
+    #[cfg(not(all(feature = "dsp", target_arch = "arm")))]
+    v.clamp(Q::LOW, Q::HIGH)
 }
 
 /// Whether the 8-bit products requantize with [`requantize_finite`] (when their
@@ -446,11 +479,18 @@ fn multiplier_at<B>(p: &Q8Product<'_, B>, j: usize) -> f32 {
 /// Sum `v` of column `j` of `p` scaled by the column's multiplier and requantized.
 #[inline(always)]
 fn requantize_sum<B, Q: Quant>(p: &Q8Product<'_, B>, j: usize, v: i32, finite: bool) -> Q {
-    let v = v as f32 * multiplier_at(p, j);
+    requantize_with(v, multiplier_at(p, j), p.y_zp, finite)
+}
+
+/// Sum `v` scaled by multiplier `m` and requantized with zero point `zp` (`finite`: `m`
+/// is finite).
+#[inline(always)]
+fn requantize_with<Q: Quant>(v: i32, m: f32, zp: i32, finite: bool) -> Q {
+    let v = v as f32 * m;
     if CLAMP_AFTER && finite {
-        requantize_finite(v, p.y_zp)
+        requantize_finite(v, zp)
     } else {
-        requantize(v, p.y_zp)
+        requantize(v, zp)
     }
 }
 
@@ -528,6 +568,12 @@ fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl Fn
     // Each panel's four sums finished where they were summed (as one closure shared with
     // the VNNI path above, the Arm code kept the sums in memory: 6 % more instructions
     // on the int8 MLP, 70 % on the CNN).
+    // Only the panels of the `n` columns: a group of a grouped convolution sees the
+    // packed weights from its own panels to the end of the operand (a depthwise
+    // convolution over 32 channels summed every later group's panels too: 127
+    // instructions per multiply-accumulate on the Cortex-M4F instead of 15).
+    let used = p.n.div_ceil(q8::PANEL).saturating_mul(panel_len);
+    let bp = bp.get(..used).unwrap_or(bp);
     for (pi, panel) in bp.chunks_exact(panel_len.max(1)).enumerate() {
         let acc = panel_sums(row, panel);
         for (c, &v) in acc.iter().enumerate() {
@@ -615,6 +661,9 @@ pub fn conv_integer_q8<A: Quant, B: Quant>(
 trait PatchOut<A, B> {
     /// `finite`: every multiplier of `part` is finite.
     fn patch(&mut self, patch: &[A], part: &Q8Product<'_, B>, at: usize, finite: bool);
+    /// The finished sums (zero points and bias in) `sums` of `part`'s first column, for
+    /// the outputs from index `at` on.
+    fn run(&mut self, part: &Q8Product<'_, B>, at: usize, sums: &[i32], finite: bool);
     /// Column `j`'s finished sums (zero points and bias in) of the sixteen positions
     /// from index `at`.
     #[cfg(target_arch = "x86_64")]
@@ -628,6 +677,16 @@ struct Requantized<'y, Q> {
 }
 
 impl<A: Quant, B: Quant, Q: Quant> PatchOut<A, B> for Requantized<'_, Q> {
+    #[inline(always)]
+    fn run(&mut self, part: &Q8Product<'_, B>, at: usize, sums: &[i32], finite: bool) {
+        let (m, zp) = (multiplier_at(part, 0), part.y_zp);
+        if let Some(out) = self.y.get_mut(at..at + sums.len()) {
+            for (o, &v) in out.iter_mut().zip(sums) {
+                *o = requantize_with(v, m, zp, finite);
+            }
+        }
+    }
+
     #[inline(always)]
     fn patch(&mut self, patch: &[A], part: &Q8Product<'_, B>, at: usize, finite: bool) {
         let (y, positions) = (&mut *self.y, self.positions);
@@ -660,6 +719,13 @@ struct Sums<'y> {
 
 impl<A: Quant, B: Quant> PatchOut<A, B> for Sums<'_> {
     #[inline(always)]
+    fn run(&mut self, _: &Q8Product<'_, B>, at: usize, sums: &[i32], _: bool) {
+        if let Some(out) = self.y.get_mut(at..at + sums.len()) {
+            out.copy_from_slice(sums);
+        }
+    }
+
+    #[inline(always)]
     fn patch(&mut self, patch: &[A], part: &Q8Product<'_, B>, at: usize, _: bool) {
         let (y, positions) = (&mut *self.y, self.positions);
         q8_sums(patch, part, |j, v| {
@@ -690,6 +756,10 @@ fn conv_packed<A: Quant, B: Quant>(
     patch: &mut [A],
     out: &mut impl PatchOut<A, B>,
 ) {
+    if is_depthwise3x3(geo) {
+        conv_depthwise(x, geo, p, out);
+        return;
+    }
     #[cfg(target_arch = "x86_64")]
     if super::arch::x86_64::cpu::avx512() {
         // Safety: the CPU has AVX-512F (checked just above).
@@ -713,6 +783,65 @@ unsafe fn conv_avx512<A: Quant, B: Quant>(
     out: &mut impl PatchOut<A, B>,
 ) {
     conv_body(x, geo, p, patch, out);
+}
+
+/// The product of group `gi` of a grouped convolution's `p` (`panels` values of packed
+/// weights and `mg` output channels a group).
+#[inline(always)]
+fn group_part<'a, B>(
+    p: &Q8Product<'a, B>,
+    gi: usize,
+    (panels, mg): (usize, usize),
+) -> Q8Product<'a, B> {
+    // Per-channel values start at the group's first channel; one value serves all.
+    let at = |len: usize| if len > 1 { gi * mg } else { 0 };
+    Q8Product {
+        rows: 1,
+        n: mg,
+        packed: p.packed.get(gi * panels..).unwrap_or_default(),
+        colsum: p.colsum.get(gi * mg..).unwrap_or_default(),
+        bias: p.bias.get(at(p.bias.len())..).unwrap_or_default(),
+        offset: p.offset.get(at(p.offset.len())..).unwrap_or_default(),
+        b_zp: p.b_zp.get(at(p.b_zp.len())..).unwrap_or_default(),
+        multiplier: p
+            .multiplier
+            .get(at(p.multiplier.len())..)
+            .unwrap_or_default(),
+        ..*p
+    }
+}
+
+/// Whether [`conv_depthwise`] runs a convolution: one input and one output channel a
+/// group, a 3x3 kernel, unit dilations.
+fn is_depthwise3x3(geo: &ConvGeometry) -> bool {
+    let g = geo.g.max(1);
+    geo.c == g && geo.m == g && (geo.kh, geo.kw, geo.dh, geo.dw) == (3, 3, 1, 1)
+}
+
+/// A depthwise 3x3 convolution (see [`is_depthwise3x3`]), group by group through
+/// [`depthwise3x3`]; apart from [`conv_body`], whose code for the other convolutions
+/// it would otherwise change.
+#[inline(never)]
+fn conv_depthwise<A: Quant, B: Quant>(
+    x: &[A],
+    geo: &ConvGeometry,
+    p: &Q8Product<'_, B>,
+    out: &mut impl PatchOut<A, B>,
+) {
+    let (g, plane) = (geo.g.max(1), geo.h * geo.w);
+    let (panels, positions) = (q8::packed_len(9, 1), geo.oh * geo.ow);
+    let pad = A::narrow(p.a_zp.clamp(A::LOW, A::HIGH));
+    for gi in 0..g {
+        let part = group_part(p, gi, (panels, 1));
+        let finite = part.multiplier.iter().all(|m| m.is_finite());
+        for img in 0..geo.n {
+            let x = x.get((img * g + gi) * plane..).unwrap_or_default();
+            let first = (img * g + gi) * positions;
+            depthwise3x3(x, geo, &part, pad, |pos, sums| {
+                out.run(&part, first + pos, sums, finite)
+            });
+        }
+    }
 }
 
 /// The body of [`conv_packed`].
@@ -746,22 +875,7 @@ fn conv_body<A: Quant, B: Quant>(
     let panels = q8::packed_len(k, mg);
     let positions = oh * ow;
     for gi in 0..g {
-        // Per-channel values start at the group's first channel; one value serves all.
-        let at = |len: usize| if len > 1 { gi * mg } else { 0 };
-        let part = Q8Product {
-            rows: 1,
-            n: mg,
-            packed: p.packed.get(gi * panels..).unwrap_or_default(),
-            colsum: p.colsum.get(gi * mg..).unwrap_or_default(),
-            bias: p.bias.get(at(p.bias.len())..).unwrap_or_default(),
-            offset: p.offset.get(at(p.offset.len())..).unwrap_or_default(),
-            b_zp: p.b_zp.get(at(p.b_zp.len())..).unwrap_or_default(),
-            multiplier: p
-                .multiplier
-                .get(at(p.multiplier.len())..)
-                .unwrap_or_default(),
-            ..*p
-        };
+        let part = group_part(p, gi, (panels, mg));
         let finite = part.multiplier.iter().all(|m| m.is_finite());
         for img in 0..n {
             let plane = x.get((img * c + gi * cg) * h * w..).unwrap_or_default();
@@ -782,6 +896,149 @@ fn conv_body<A: Quant, B: Quant>(
                     out.patch(patch, &part, first + pos, finite);
                 }
             }
+        }
+    }
+}
+
+/// Outputs [`depthwise3x3`] finishes at a time, then hands over as one run.
+const RUN: usize = 32;
+
+/// The raw sum of a depthwise window (three columns of three widened values, left to
+/// right) with the weights `wt` (row-major 3x3), and the sum of its values if `ROWSUM`.
+#[inline(always)]
+fn window_sums<const ROWSUM: bool>(cols: [[i32; 3]; 3], wt: &[i32; 9]) -> (i32, i32) {
+    let (mut v, mut r) = (0i32, 0i32);
+    for (col, wc) in cols.iter().zip([[0, 3, 6], [1, 4, 7], [2, 5, 8]]) {
+        for (&a, t) in col.iter().zip(wc) {
+            v = v.wrapping_add(a.wrapping_mul(wt[t]));
+            if ROWSUM {
+                r = r.wrapping_add(a);
+            }
+        }
+    }
+    (v, r)
+}
+
+/// One group of a depthwise 3x3 convolution (one input and one output channel, unit
+/// dilations): each output's nine products straight from the input plane with the
+/// weights in registers, where the general path gathers a patch of nine values and runs
+/// a panel of four columns for its one column (137 instructions an output on the
+/// Cortex-M4F). Windows reaching into the padding are gathered as there. The finished
+/// sums go to `put(first position, sums)` in runs of up to [`RUN`] along a row.
+#[inline(always)]
+fn depthwise3x3<A: Quant, B: Quant>(
+    plane: &[A],
+    geo: &ConvGeometry,
+    part: &Q8Product<'_, B>,
+    pad: A,
+    put: impl FnMut(usize, &[i32]),
+) {
+    let mut wt = [0i32; 9];
+    for (t, v) in wt.iter_mut().enumerate() {
+        *v = part.packed.get(q8::index(9, t, 0)).map_or(0, |b| b.widen());
+    }
+    // The zero points' and the bias's terms, once: `sum + base - zb * rowsum`. Only a
+    // weight zero point other than 0 needs the sum of the window.
+    let (Some(base), zb) = (finish_sum(part, 0, 0, 0), zero_at(part.b_zp, 0)) else {
+        return;
+    };
+    let plane = plane.get(..geo.h * geo.w).unwrap_or_default();
+    if zb == 0 {
+        depthwise_rows::<A, false>(plane, geo, (&wt, base, 0), pad, put);
+    } else {
+        depthwise_rows::<A, true>(plane, geo, (&wt, base, zb), pad, put);
+    }
+}
+
+/// The rows of [`depthwise3x3`]: weights `wt`, finished sums `v + base - zb * rowsum`
+/// (`ROWSUM`: `zb` is not 0).
+#[inline(always)]
+fn depthwise_rows<A: Quant, const ROWSUM: bool>(
+    plane: &[A],
+    geo: &ConvGeometry,
+    (wt, base, zb): (&[i32; 9], i32, i32),
+    pad: A,
+    mut put: impl FnMut(usize, &[i32]),
+) {
+    let ConvGeometry {
+        h,
+        w,
+        oh,
+        ow,
+        sh,
+        sw,
+        pt,
+        pl,
+        ..
+    } = *geo;
+    if plane.len() < h * w {
+        return;
+    }
+    let finish = |(v, r): (i32, i32)| v.wrapping_add(base).wrapping_sub(zb.wrapping_mul(r));
+    // A window reaching into the padding: tap by tap, the padding holding x's zero point.
+    let padded = |oy: usize, ox: usize| {
+        let (y0, x0) = ((oy * sh).wrapping_sub(pt), (ox * sw).wrapping_sub(pl));
+        let tap = |ky: usize, kx: usize| {
+            let (iy, ix) = (y0.wrapping_add(ky), x0.wrapping_add(kx));
+            if iy < h && ix < w {
+                plane.get(iy * w + ix).map_or(pad.widen(), |v| v.widen())
+            } else {
+                pad.widen()
+            }
+        };
+        finish(window_sums::<ROWSUM>(
+            [0, 1, 2].map(|c| [tap(0, c), tap(1, c), tap(2, c)]),
+            wt,
+        ))
+    };
+    // Output columns whose windows lie inside the image's columns: `lo..hi`.
+    let lo = pl.div_ceil(sw.max(1)).min(ow);
+    let hi = (w + pl)
+        .checked_sub(2)
+        .map_or(0, |e| e.div_ceil(sw.max(1)))
+        .clamp(lo, ow);
+    let mut run = [0i32; RUN];
+    for oy in 0..oh {
+        let y0 = (oy * sh).wrapping_sub(pt);
+        let row = oy * ow;
+        let rows = match plane.get(y0.wrapping_mul(w)..) {
+            Some(r) if y0 < h && h - y0 >= 3 && lo < hi => {
+                Some((&r[..w], &r[w..2 * w], &r[2 * w..3 * w]))
+            }
+            _ => None,
+        };
+        let Some((r0, r1, r2)) = rows else {
+            for ox in 0..ow {
+                put(row + ox, &[padded(oy, ox)]);
+            }
+            continue;
+        };
+        for ox in (0..lo).chain(hi..ow) {
+            put(row + ox, &[padded(oy, ox)]);
+        }
+        // Inside: column `x` of the window is input column `ox * sw - pl + x`.
+        let column = |x: usize| [r0[x].widen(), r1[x].widen(), r2[x].widen()];
+        let mut ox = lo;
+        while ox < hi {
+            let n = (hi - ox).min(RUN);
+            let x0 = ox * sw - pl;
+            if sw == 1 {
+                // Unit steps: each window shares two columns with the one before, which
+                // stay in registers; one new column of three values an output.
+                let (mut a, mut b) = (column(x0), column(x0 + 1));
+                for (o, x) in run[..n].iter_mut().zip(x0 + 2..) {
+                    let c = column(x);
+                    *o = finish(window_sums::<ROWSUM>([a, b, c], wt));
+                    (a, b) = (b, c);
+                }
+            } else {
+                for (o, x) in run[..n].iter_mut().zip((x0..).step_by(sw)) {
+                    let cols = [column(x), column(x + 1), column(x + 2)];
+                    *o = finish(window_sums::<ROWSUM>(cols, wt));
+                }
+            }
+            put(row + ox, &run[..n]);
+            ox += n;
         }
     }
 }
@@ -1476,6 +1733,11 @@ mod tests {
             geo((3, 6, 21, 12, 1), (3, 3, 1, 1)),
             geo((2, 5, 18, 7, 1), (3, 5, 1, 1)),
             geo((4, 3, 20, 6, 2), (1, 1, 1, 0)),
+            // Depthwise 3x3 (one channel a group): windows inside and in the padding on
+            // every side, stride 1 and 2, and without padding; rows of 17 positions.
+            geo((5, 6, 17, 5, 5), (3, 3, 1, 1)),
+            geo((3, 7, 9, 3, 3), (3, 3, 2, 1)),
+            geo((2, 5, 4, 2, 2), (3, 3, 1, 0)),
         ];
         for (i, &shape) in shapes.iter().enumerate() {
             for b_zp in [
