@@ -229,6 +229,17 @@ pub mod q8 {
     pub const fn index(k: usize, row: usize, col: usize) -> usize {
         (col / PANEL) * groups(k) * 4 * PANEL + (row / 4) * 4 * PANEL + (col % PANEL) * 4 + row % 4
     }
+
+    /// Whether an 8-bit convolution (`c` input and `m` output channels in `g` groups, a
+    /// `kh x kw` kernel, dilations `dh`, `dw`) runs the depthwise 3x3 routine: one input
+    /// and one output channel a group, 3x3, unit dilations. It needs no patch scratch.
+    pub const fn depthwise3x3(
+        (c, m, g): (usize, usize, usize),
+        (kh, kw): (usize, usize),
+        (dh, dw): (usize, usize),
+    ) -> bool {
+        g > 0 && c == g && m == g && kh == 3 && kw == 3 && dh == 1 && dw == 1
+    }
 }
 
 /// The stack an inference may take below its caller's frame (`Model::run`, its

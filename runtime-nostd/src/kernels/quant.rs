@@ -656,6 +656,42 @@ pub fn conv_integer_q8<A: Quant, B: Quant>(
     conv_packed(x, geo, p, patch, &mut Sums { y, positions });
 }
 
+/// [`qlinear_conv_q8`] of a depthwise 3x3 convolution (the compiler's choice, by
+/// `tinyonnx_layout::q8::depthwise3x3`): each output's nine products straight from the
+/// input, no patch scratch.
+#[inline]
+pub fn qlinear_conv_depthwise_q8<A: Quant, B: Quant, Q: Quant>(
+    x: &[A],
+    geo: &ConvGeometry,
+    p: &Q8Product<'_, B>,
+    y: &mut [Q],
+) {
+    let positions = geo.oh * geo.ow;
+    // The weights' zero points are constants in generated code: one routine compiled.
+    if p.b_zp.is_empty() {
+        conv_depthwise::<A, B, false>(x, geo, p, &mut Requantized { y, positions });
+    } else {
+        conv_depthwise::<A, B, true>(x, geo, p, &mut Requantized { y, positions });
+    }
+}
+
+/// [`conv_integer_q8`] of a depthwise 3x3 convolution, as
+/// [`qlinear_conv_depthwise_q8`].
+#[inline]
+pub fn conv_integer_depthwise_q8<A: Quant, B: Quant>(
+    x: &[A],
+    geo: &ConvGeometry,
+    p: &Q8Product<'_, B>,
+    y: &mut [i32],
+) {
+    let positions = geo.oh * geo.ow;
+    if p.b_zp.is_empty() {
+        conv_depthwise::<A, B, false>(x, geo, p, &mut Sums { y, positions });
+    } else {
+        conv_depthwise::<A, B, true>(x, geo, p, &mut Sums { y, positions });
+    }
+}
+
 /// What a packed convolution does with one patch: `patch` times the group's product
 /// `part`, into the outputs from index `at` on (channel `j` at `at + j * positions`).
 trait PatchOut<A, B> {
@@ -756,10 +792,6 @@ fn conv_packed<A: Quant, B: Quant>(
     patch: &mut [A],
     out: &mut impl PatchOut<A, B>,
 ) {
-    if is_depthwise3x3(geo) {
-        conv_depthwise(x, geo, p, out);
-        return;
-    }
     #[cfg(target_arch = "x86_64")]
     if super::arch::x86_64::cpu::avx512() {
         // Safety: the CPU has AVX-512F (checked just above).
@@ -811,23 +843,23 @@ fn group_part<'a, B>(
     }
 }
 
-/// Whether [`conv_depthwise`] runs a convolution: one input and one output channel a
-/// group, a 3x3 kernel, unit dilations.
-fn is_depthwise3x3(geo: &ConvGeometry) -> bool {
-    let g = geo.g.max(1);
-    geo.c == g && geo.m == g && (geo.kh, geo.kw, geo.dh, geo.dw) == (3, 3, 1, 1)
-}
-
-/// A depthwise 3x3 convolution (see [`is_depthwise3x3`]), group by group through
-/// [`depthwise3x3`]; apart from [`conv_body`], whose code for the other convolutions
-/// it would otherwise change.
+/// A depthwise 3x3 convolution (`tinyonnx_layout::q8::depthwise3x3`), group by group
+/// through [`depthwise3x3`]; `ROWSUM`: the weights have zero points (`p.b_zp` not
+/// empty), so the windows' sums are needed.
+///
+/// # Panics
+/// When `geo` is not such a convolution (a bug in generated code).
 #[inline(never)]
-fn conv_depthwise<A: Quant, B: Quant>(
+fn conv_depthwise<A: Quant, B: Quant, const ROWSUM: bool>(
     x: &[A],
     geo: &ConvGeometry,
     p: &Q8Product<'_, B>,
     out: &mut impl PatchOut<A, B>,
 ) {
+    assert!(
+        q8::depthwise3x3((geo.c, geo.m, geo.g), (geo.kh, geo.kw), (geo.dh, geo.dw)),
+        "conv_depthwise: not a depthwise 3x3 convolution"
+    );
     let (g, plane) = (geo.g.max(1), geo.h * geo.w);
     let (panels, positions) = (q8::packed_len(9, 1), geo.oh * geo.ow);
     let pad = A::narrow(p.a_zp.clamp(A::LOW, A::HIGH));
@@ -837,7 +869,7 @@ fn conv_depthwise<A: Quant, B: Quant>(
         for img in 0..geo.n {
             let x = x.get((img * g + gi) * plane..).unwrap_or_default();
             let first = (img * g + gi) * positions;
-            depthwise3x3(x, geo, &part, pad, |pos, sums| {
+            depthwise3x3::<A, B, ROWSUM>(x, geo, &part, pad, |pos, sums| {
                 out.run(&part, first + pos, sums, finite)
             });
         }
@@ -919,6 +951,23 @@ fn window_sums<const ROWSUM: bool>(cols: [[i32; 3]; 3], wt: &[i32; 9]) -> (i32, 
     (v, r)
 }
 
+/// A window column's (three widened values, top to bottom) products with each of the
+/// kernel's columns (`wt` row-major 3x3), and the sum of its values if `ROWSUM`.
+#[inline(always)]
+fn column_products<const ROWSUM: bool>(c: [i32; 3], wt: &[i32; 9]) -> ([i32; 3], i32) {
+    let q = [0, 1, 2].map(|i| {
+        c[0].wrapping_mul(wt[i])
+            .wrapping_add(c[1].wrapping_mul(wt[3 + i]))
+            .wrapping_add(c[2].wrapping_mul(wt[6 + i]))
+    });
+    let r = if ROWSUM {
+        c[0].wrapping_add(c[1]).wrapping_add(c[2])
+    } else {
+        0
+    };
+    (q, r)
+}
+
 /// One group of a depthwise 3x3 convolution (one input and one output channel, unit
 /// dilations): each output's nine products straight from the input plane with the
 /// weights in registers, where the general path gathers a patch of nine values and runs
@@ -926,7 +975,7 @@ fn window_sums<const ROWSUM: bool>(cols: [[i32; 3]; 3], wt: &[i32; 9]) -> (i32, 
 /// Cortex-M4F). Windows reaching into the padding are gathered as there. The finished
 /// sums go to `put(first position, sums)` in runs of up to [`RUN`] along a row.
 #[inline(always)]
-fn depthwise3x3<A: Quant, B: Quant>(
+fn depthwise3x3<A: Quant, B: Quant, const ROWSUM: bool>(
     plane: &[A],
     geo: &ConvGeometry,
     part: &Q8Product<'_, B>,
@@ -937,21 +986,22 @@ fn depthwise3x3<A: Quant, B: Quant>(
     for (t, v) in wt.iter_mut().enumerate() {
         *v = part.packed.get(q8::index(9, t, 0)).map_or(0, |b| b.widen());
     }
-    // The zero points' and the bias's terms, once: `sum + base - zb * rowsum`. Only a
-    // weight zero point other than 0 needs the sum of the window.
+    // The zero points' and the bias's terms, once: `sum + base - zb * rowsum`.
     let (Some(base), zb) = (finish_sum(part, 0, 0, 0), zero_at(part.b_zp, 0)) else {
         return;
     };
     let plane = plane.get(..geo.h * geo.w).unwrap_or_default();
-    if zb == 0 {
-        depthwise_rows::<A, false>(plane, geo, (&wt, base, 0), pad, put);
-    } else {
-        depthwise_rows::<A, true>(plane, geo, (&wt, base, zb), pad, put);
-    }
+    depthwise_rows::<A, ROWSUM>(
+        plane,
+        geo,
+        (&wt, base, if ROWSUM { zb } else { 0 }),
+        pad,
+        put,
+    );
 }
 
 /// The rows of [`depthwise3x3`]: weights `wt`, finished sums `v + base - zb * rowsum`
-/// (`ROWSUM`: `zb` is not 0).
+/// (the window's sum only if `ROWSUM`).
 #[inline(always)]
 fn depthwise_rows<A: Quant, const ROWSUM: bool>(
     plane: &[A],
@@ -975,22 +1025,6 @@ fn depthwise_rows<A: Quant, const ROWSUM: bool>(
         return;
     }
     let finish = |(v, r): (i32, i32)| v.wrapping_add(base).wrapping_sub(zb.wrapping_mul(r));
-    // A window reaching into the padding: tap by tap, the padding holding x's zero point.
-    let padded = |oy: usize, ox: usize| {
-        let (y0, x0) = ((oy * sh).wrapping_sub(pt), (ox * sw).wrapping_sub(pl));
-        let tap = |ky: usize, kx: usize| {
-            let (iy, ix) = (y0.wrapping_add(ky), x0.wrapping_add(kx));
-            if iy < h && ix < w {
-                plane.get(iy * w + ix).map_or(pad.widen(), |v| v.widen())
-            } else {
-                pad.widen()
-            }
-        };
-        finish(window_sums::<ROWSUM>(
-            [0, 1, 2].map(|c| [tap(0, c), tap(1, c), tap(2, c)]),
-            wt,
-        ))
-    };
     // Output columns whose windows lie inside the image's columns: `lo..hi`.
     let lo = pl.div_ceil(sw.max(1)).min(ow);
     let hi = (w + pl)
@@ -1008,28 +1042,77 @@ fn depthwise_rows<A: Quant, const ROWSUM: bool>(
             _ => None,
         };
         let Some((r0, r1, r2)) = rows else {
-            for ox in 0..ow {
-                put(row + ox, &[padded(oy, ox)]);
+            // A row of windows reaching above or below the image: the rows it has, value
+            // by value, the padding holding x's zero point.
+            let line = |k: usize| {
+                let iy = y0.wrapping_add(k);
+                plane.get(iy.wrapping_mul(w)..).filter(|_| iy < h)
+            };
+            let (m0, m1, m2) = (line(0), line(1), line(2));
+            let at = |r: Option<&[A]>, x: usize| {
+                r.filter(|_| x < w)
+                    .and_then(|r| r.get(x))
+                    .map_or(pad.widen(), |v| v.widen())
+            };
+            let window = |ox: usize| {
+                let x0 = (ox * sw).wrapping_sub(pl);
+                let col = |i: usize| {
+                    let x = x0.wrapping_add(i);
+                    [at(m0, x), at(m1, x), at(m2, x)]
+                };
+                finish(window_sums::<ROWSUM>([col(0), col(1), col(2)], wt))
+            };
+            let mut ox = 0;
+            while ox < ow {
+                let n = (ow - ox).min(RUN);
+                for (o, x) in run[..n].iter_mut().zip(ox..) {
+                    *o = window(x);
+                }
+                put(row + ox, &run[..n]);
+                ox += n;
             }
             continue;
         };
-        for ox in (0..lo).chain(hi..ow) {
-            put(row + ox, &[padded(oy, ox)]);
-        }
         // Inside: column `x` of the window is input column `ox * sw - pl + x`.
         let column = |x: usize| [r0[x].widen(), r1[x].widen(), r2[x].widen()];
+        // The outputs beside the sides, their columns of padding or of the three rows.
+        let side = |ox: usize| {
+            let x0 = (ox * sw).wrapping_sub(pl);
+            let col = |i: usize| {
+                let x = x0.wrapping_add(i);
+                if x < w { column(x) } else { [pad.widen(); 3] }
+            };
+            finish(window_sums::<ROWSUM>([col(0), col(1), col(2)], wt))
+        };
+        for (from, to) in [(0, lo), (hi, ow)] {
+            let mut ox = from;
+            while ox < to {
+                let n = (to - ox).min(RUN);
+                for (o, x) in run[..n].iter_mut().zip(ox..) {
+                    *o = side(x);
+                }
+                put(row + ox, &run[..n]);
+                ox += n;
+            }
+        }
         let mut ox = lo;
         while ox < hi {
             let n = (hi - ox).min(RUN);
             let x0 = ox * sw - pl;
             if sw == 1 {
-                // Unit steps: each window shares two columns with the one before, which
-                // stay in registers; one new column of three values an output.
-                let (mut a, mut b) = (column(x0), column(x0 + 1));
+                // Unit steps: each input column is read once, for its products with the
+                // kernel's three columns (as the window's left, middle and right
+                // column); an output adds its right column's to the partial sum carried
+                // from the two before (two sums kept, not six values).
+                let products = |x: usize| column_products::<ROWSUM>(column(x), wt);
+                let ((a, ra), (b, rb)) = (products(x0), products(x0 + 1));
+                let (mut p, mut pr) = (a[0].wrapping_add(b[1]), ra.wrapping_add(rb));
+                let (mut q, mut qr) = (b[0], rb);
                 for (o, x) in run[..n].iter_mut().zip(x0 + 2..) {
-                    let c = column(x);
-                    *o = finish(window_sums::<ROWSUM>([a, b, c], wt));
-                    (a, b) = (b, c);
+                    let (c, rc) = products(x);
+                    *o = finish((p.wrapping_add(c[2]), pr.wrapping_add(rc)));
+                    (p, pr) = (q.wrapping_add(c[1]), qr.wrapping_add(rc));
+                    (q, qr) = (c[0], rc);
                 }
             } else {
                 for (o, x) in run[..n].iter_mut().zip((x0..).step_by(sw)) {
@@ -1685,6 +1768,14 @@ mod tests {
             qlinear_conv_q8(&x, &geo, &p, &mut y, &mut patch);
             qlinear_conv(&x, &w, &mut direct, &geo, &[a_zp], b_zp, &bias, &mult, 3);
             assert_eq!(direct, y, "QLinearConv {geo:?} b_zp {b_zp:?}");
+            // The depthwise routine the compiler picks for these shapes, against the
+            // same definition.
+            let depthwise = q8::depthwise3x3((geo.c, geo.m, geo.g), (geo.kh, geo.kw), (1, 1));
+            if depthwise {
+                let mut y = std::vec![0i8; len];
+                qlinear_conv_depthwise_q8(&x, &geo, &p, &mut y);
+                assert_eq!(direct, y, "depthwise QLinearConv {geo:?} b_zp {b_zp:?}");
+            }
             assert!(
                 y.iter().any(|&v| v != y[0]),
                 "a constant output tests little"
@@ -1698,6 +1789,11 @@ mod tests {
             conv_integer_q8(&x, &geo, &q, &mut sums, &mut patch);
             conv_integer(&x, &w, &mut direct, &geo, &[a_zp], b_zp);
             assert_eq!(direct, sums, "ConvInteger {geo:?} b_zp {b_zp:?}");
+            if depthwise {
+                let mut sums = std::vec![0i32; len];
+                conv_integer_depthwise_q8(&x, &geo, &q, &mut sums);
+                assert_eq!(direct, sums, "depthwise ConvInteger {geo:?} b_zp {b_zp:?}");
+            }
         }
         let geo = |(c, h, w, m, g): (usize, usize, usize, usize, usize), (kh, kw, sh, pad)| {
             let (oh, ow) = ((h + 2 * pad - kh) / sh + 1, (w + 2 * pad - kw) / sh + 1);
@@ -1733,8 +1829,9 @@ mod tests {
             geo((3, 6, 21, 12, 1), (3, 3, 1, 1)),
             geo((2, 5, 18, 7, 1), (3, 5, 1, 1)),
             geo((4, 3, 20, 6, 2), (1, 1, 1, 0)),
-            // Depthwise 3x3 (one channel a group): windows inside and in the padding on
-            // every side, stride 1 and 2, and without padding; rows of 17 positions.
+            // Depthwise 3x3 (one channel a group), through both routines: windows inside
+            // and in the padding on every side, stride 1 and 2, and without padding; rows
+            // of 17 positions.
             geo((5, 6, 17, 5, 5), (3, 3, 1, 1)),
             geo((3, 7, 9, 3, 3), (3, 3, 2, 1)),
             geo((2, 5, 4, 2, 2), (3, 3, 1, 0)),

@@ -76,7 +76,13 @@ pub static CONV_INTEGER: OpSchema = OpSchema {
             };
         };
         let mg = colsum.len() / (cx.attrs.int("group").max(1) as usize);
-        let patch = patch(cx);
+        let depthwise = depthwise3x3(&cx.input(0).shape, &cx.input(1).shape, cx.attrs);
+        let call = if depthwise {
+            quote!(#kernels::quant::conv_integer_depthwise_q8(#x, &geometry, &product, #y);)
+        } else {
+            let patch = patch(cx);
+            quote!(#kernels::quant::conv_integer_q8(#x, &geometry, &product, #y, #patch);)
+        };
         let (offsets, offset, b_zp) = folded_offsets(cx, &colsum, k, [Some(2), Some(3), None]);
         let x_elem = byte_type(cx.input(0).dtype);
         quote! {
@@ -97,7 +103,7 @@ pub static CONV_INTEGER: OpSchema = OpSchema {
                 y_zp: 0,
             };
             let geometry = #geometry;
-            #kernels::quant::conv_integer_q8(#x, &geometry, &product, #y, #patch);
+            #call
         }
     },
     scratch: |cx| patch_scratch(cx, 1),
@@ -234,13 +240,33 @@ fn packed_weights(cx: &LowerCtx, wi: usize) -> Option<(TokenStream, Vec<i32>, us
     Some((decls, colsum, k))
 }
 
+/// Whether a 2-D convolution of input shape `x` and weight shape `w` runs the depthwise
+/// 3x3 routine (`tinyonnx_layout::q8::depthwise3x3`), which needs no patch scratch.
+fn depthwise3x3(x: &[usize], w: &[usize], attrs: &Attrs) -> bool {
+    let (&[_, c, _, _], &[m, _, kh, kw]) = (x, w) else {
+        return false;
+    };
+    let g = attrs.int("group").max(1) as usize;
+    let dilation = |i: usize| {
+        attrs
+            .ints("dilations")
+            .and_then(|d| d.get(i))
+            .map_or(1, |&d| d as usize)
+    };
+    tinyonnx_layout::q8::depthwise3x3((c, m, g), (kh, kw), (dilation(0), dilation(1)))
+}
+
 /// The scratch of a convolution with packed weights (input `wi`): one patch, one byte
-/// per value, in f32 slots.
+/// per value, in f32 slots (none for the depthwise routine).
 fn patch_scratch(cx: &ScratchCtx, wi: usize) -> usize {
     if !cx.consts.get(wi).copied().unwrap_or(false) {
         return 0;
     }
+    let x = cx.inputs.first().cloned().flatten().unwrap_or_default();
     let w = cx.inputs.get(wi).cloned().flatten().unwrap_or_default();
+    if depthwise3x3(&x, &w, cx.attrs) {
+        return 0;
+    }
     w.iter().skip(1).product::<usize>().div_ceil(4)
 }
 
@@ -270,7 +296,12 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         };
     };
     let mg = colsum.len() / (cx.attrs.int("group").max(1) as usize);
-    let patch = patch(cx);
+    let call = if depthwise3x3(&cx.input(0).shape, &cx.input(3).shape, cx.attrs) {
+        quote!(#kernels::quant::qlinear_conv_depthwise_q8(#xs, &geometry, &product, #y);)
+    } else {
+        let patch = patch(cx);
+        quote!(#kernels::quant::qlinear_conv_q8(#xs, &geometry, &product, #y, #patch);)
+    };
     let (offsets, offset, b_zp) = folded_offsets(cx, &colsum, k, [Some(2), Some(5), Some(8)]);
     quote! {
         #decls
@@ -290,7 +321,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             y_zp: (#zy)[0] as i32,
         };
         let geometry = #geometry;
-        #kernels::quant::qlinear_conv_q8(#xs, &geometry, &product, #y, #patch);
+        #call
     }
 }
 
