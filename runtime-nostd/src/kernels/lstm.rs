@@ -1,5 +1,6 @@
 //! ONNX `LSTM`. Gate order in W, R and B is i, o, f, c; peepholes P are i, o, f.
 
+use super::GateWeights;
 use super::unary::UnaryOp;
 
 /// Run-time flags of one LSTM node.
@@ -13,33 +14,12 @@ pub struct Options {
     pub reverse: bool,
 }
 
-/// The gate weights of every direction.
-#[derive(Debug, Clone, Copy)]
-pub enum Weights<'a> {
-    /// As in the ONNX: `W [DIRS, 4H, INPUT]`, `R [DIRS, 4H, HIDDEN]`, `B [DIRS, 8H]`.
-    Plain {
-        /// Input weights.
-        w: &'a [f32],
-        /// Recurrence weights.
-        r: &'a [f32],
-        /// Input and recurrence biases.
-        b: Option<&'a [f32]>,
-    },
-    /// Packed at compile time: per direction the `[INPUT + HIDDEN, 4H]` matrix
-    /// `[W; R]^T` in panels (see [`super::packed`]), and the summed bias `Wb + Rb`.
-    Packed {
-        /// The packed matrices, one per direction.
-        wr: &'a [f32],
-        /// `[DIRS, 4H]` summed biases.
-        bias: Option<&'a [f32]>,
-    },
-}
-
 /// Runs every direction over the whole sequence. `y_h` and `y_c` hold the running state
 /// (initialized from `h0`/`c0` or zeros) and end as the final state; `gates` is scratch
 /// of `BATCH * 4 * HIDDEN` values, followed (packed weights) by `BATCH * (INPUT + HIDDEN)`
 /// for the concatenated input and state rows of one step: each step's gates are then
-/// one matrix product.
+/// one matrix product. Packed weights ([`GateWeights::Packed`]): per direction the
+/// `[INPUT + HIDDEN, 4H]` matrix `[W; R]^T` in panels, and `[DIRS, 4H]` biases `Wb + Rb`.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub fn lstm<
@@ -53,7 +33,7 @@ pub fn lstm<
     H: UnaryOp,
 >(
     x: &[f32],
-    weights: Weights<'_>,
+    weights: GateWeights<'_>,
     h0: Option<&[f32]>,
     c0: Option<&[f32]>,
     p: Option<&[f32]>,
@@ -80,7 +60,7 @@ pub fn lstm<
             let t = if backwards { SEQ - 1 - step } else { step };
             let xt = &x[t * BATCH * INPUT..(t + 1) * BATCH * INPUT];
             match weights {
-                Weights::Plain { w, r, b } => {
+                GateWeights::Plain { w, r, b } => {
                     let wd = &w[d * g4 * INPUT..(d + 1) * g4 * INPUT];
                     let rd = &r[d * g4 * HIDDEN..(d + 1) * g4 * HIDDEN];
                     let bd = b.map(|b| &b[d * 2 * g4..(d + 1) * 2 * g4]);
@@ -102,7 +82,7 @@ pub fn lstm<
                         }
                     }
                 }
-                Weights::Packed { wr, bias } => {
+                GateWeights::Packed { wr, bias } => {
                     let xh = &mut xh[..BATCH * xh_len];
                     for (bt, row) in xh.chunks_exact_mut(xh_len).enumerate() {
                         row[..INPUT].copy_from_slice(&xt[bt * INPUT..(bt + 1) * INPUT]);

@@ -101,6 +101,30 @@ pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
     (s4[0] + s4[2]) + (s4[1] + s4[3]) + tail
 }
 
+/// The gate weights of every direction of an `LSTM` or a `GRU`.
+#[derive(Debug, Clone, Copy)]
+pub enum GateWeights<'a> {
+    /// As in the ONNX: `W [DIRS, G * H, INPUT]`, `R [DIRS, G * H, HIDDEN]`,
+    /// `B [DIRS, 2 * G * H]` for `G` gates.
+    Plain {
+        /// Input weights.
+        w: &'a [f32],
+        /// Recurrence weights.
+        r: &'a [f32],
+        /// Input and recurrence biases.
+        b: Option<&'a [f32]>,
+    },
+    /// Packed at compile time into panels (see [`packed`]) as the node's kernel reads
+    /// them, with the biases summed where the kernel adds them together ([`lstm::lstm`],
+    /// [`rnn::gru`] say how).
+    Packed {
+        /// The packed matrices, one set per direction.
+        wr: &'a [f32],
+        /// The summed biases, per direction.
+        bias: Option<&'a [f32]>,
+    },
+}
+
 /// A recurrent state: `n` values copied from `init`, or zeros.
 #[inline]
 pub(crate) fn init_state(state: &mut [f32], init: Option<&[f32]>, n: usize) {

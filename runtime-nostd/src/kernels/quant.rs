@@ -667,12 +667,7 @@ pub fn qlinear_conv_depthwise_q8<A: Quant, B: Quant, Q: Quant>(
     y: &mut [Q],
 ) {
     let positions = geo.oh * geo.ow;
-    // The weights' zero points are constants in generated code: one routine compiled.
-    if p.b_zp.is_empty() {
-        conv_depthwise::<A, B, false>(x, geo, p, &mut Requantized { y, positions });
-    } else {
-        conv_depthwise::<A, B, true>(x, geo, p, &mut Requantized { y, positions });
-    }
+    conv_depthwise(x, geo, p, &mut Requantized { y, positions });
 }
 
 /// [`conv_integer_q8`] of a depthwise 3x3 convolution, as
@@ -685,11 +680,7 @@ pub fn conv_integer_depthwise_q8<A: Quant, B: Quant>(
     y: &mut [i32],
 ) {
     let positions = geo.oh * geo.ow;
-    if p.b_zp.is_empty() {
-        conv_depthwise::<A, B, false>(x, geo, p, &mut Sums { y, positions });
-    } else {
-        conv_depthwise::<A, B, true>(x, geo, p, &mut Sums { y, positions });
-    }
+    conv_depthwise(x, geo, p, &mut Sums { y, positions });
 }
 
 /// What a packed convolution does with one patch: `patch` times the group's product
@@ -843,14 +834,31 @@ fn group_part<'a, B>(
     }
 }
 
-/// A depthwise 3x3 convolution (`tinyonnx_layout::q8::depthwise3x3`), group by group
-/// through [`depthwise3x3`]; `ROWSUM`: the weights have zero points (`p.b_zp` not
-/// empty), so the windows' sums are needed.
+/// A depthwise 3x3 convolution (`tinyonnx_layout::q8::depthwise3x3`) through
+/// [`depthwise_groups`]: the weights' zero points are constants in generated code, so
+/// only the routine for their case is compiled.
+#[inline(always)]
+fn conv_depthwise<A: Quant, B: Quant>(
+    x: &[A],
+    geo: &ConvGeometry,
+    p: &Q8Product<'_, B>,
+    out: &mut impl PatchOut<A, B>,
+) {
+    if p.b_zp.is_empty() {
+        depthwise_groups::<A, B, false>(x, geo, p, out);
+    } else {
+        depthwise_groups::<A, B, true>(x, geo, p, out);
+    }
+}
+
+/// The groups of a depthwise 3x3 convolution, one by one through [`depthwise3x3`];
+/// `ROWSUM`: the weights have zero points (`p.b_zp` not empty), so the windows' sums
+/// are needed.
 ///
 /// # Panics
 /// When `geo` is not such a convolution (a bug in generated code).
 #[inline(never)]
-fn conv_depthwise<A: Quant, B: Quant, const ROWSUM: bool>(
+fn depthwise_groups<A: Quant, B: Quant, const ROWSUM: bool>(
     x: &[A],
     geo: &ConvGeometry,
     p: &Q8Product<'_, B>,
@@ -858,7 +866,7 @@ fn conv_depthwise<A: Quant, B: Quant, const ROWSUM: bool>(
 ) {
     assert!(
         q8::depthwise3x3((geo.c, geo.m, geo.g), (geo.kh, geo.kw), (geo.dh, geo.dw)),
-        "conv_depthwise: not a depthwise 3x3 convolution"
+        "depthwise_groups: not a depthwise 3x3 convolution"
     );
     let (g, plane) = (geo.g.max(1), geo.h * geo.w);
     let (panels, positions) = (q8::packed_len(9, 1), geo.oh * geo.ow);

@@ -1,6 +1,7 @@
 //! ONNX `GRU` (gate order z, r, h in W, R and B) and `RNN`, every direction over the
 //! whole sequence, with dot products per gate row.
 
+use super::GateWeights;
 use super::unary::UnaryOp;
 
 /// Run-time flags of one GRU or RNN node.
@@ -19,34 +20,14 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// The gate weights of every direction of a `GRU`.
-#[derive(Debug, Clone, Copy)]
-pub enum Weights<'a> {
-    /// As in the ONNX: `W [DIRS, 3H, INPUT]`, `R [DIRS, 3H, HIDDEN]`, `B [DIRS, 6H]`.
-    Plain {
-        /// Input weights.
-        w: &'a [f32],
-        /// Recurrence weights.
-        r: &'a [f32],
-        /// Input and recurrence biases.
-        b: Option<&'a [f32]>,
-    },
-    /// Packed at compile time into panels (see [`super::packed`]), per direction
-    /// `tinyonnx_layout::gru::packed_len_per_dir` values: `[W_zr; R_zr]^T`
-    /// (`[INPUT + HIDDEN, 2H]`, z and r over the concatenated input and state), `W_h^T`
-    /// (`[INPUT, H]`) and `R_h^T` (`[HIDDEN, H]`), the candidate's two products kept
-    /// apart for the reset gate.
-    Packed {
-        /// The packed matrices, one set per direction.
-        wr: &'a [f32],
-        /// `[DIRS, 4H]`: `Wb + Rb` of z and r, the candidate's input bias (with its
-        /// recurrence bias unless `linear_before_reset`), its recurrence bias.
-        bias: Option<&'a [f32]>,
-    },
-}
-
 /// `GRU`: `y_h` holds the running state (from `h0` or zeros) and ends as the final
-/// state; `scratch` holds `tinyonnx_layout::gru::scratch` values. Inlined, so that
+/// state; `scratch` holds `tinyonnx_layout::gru::scratch` values. Packed weights
+/// ([`GateWeights::Packed`]): per direction `tinyonnx_layout::gru::packed_len_per_dir`
+/// values, `[W_zr; R_zr]^T` (`[INPUT + HIDDEN, 2H]`, z and r over the concatenated input
+/// and state), `W_h^T` (`[INPUT, H]`) and `R_h^T` (`[HIDDEN, H]`), the candidate's two
+/// products kept apart for the reset gate; biases `[DIRS, 4H]`: `Wb + Rb` of z and r,
+/// the candidate's input bias (with its recurrence bias unless `linear_before_reset`),
+/// its recurrence bias. Inlined, so that
 /// generated code (whose weights are one kind or the other) carries only the routine it
 /// uses.
 #[allow(clippy::too_many_arguments)]
@@ -61,7 +42,7 @@ pub fn gru<
     G: UnaryOp,
 >(
     x: &[f32],
-    weights: Weights<'_>,
+    weights: GateWeights<'_>,
     h0: Option<&[f32]>,
     opts: Options,
     y: &mut [f32],
@@ -69,10 +50,10 @@ pub fn gru<
     scratch: &mut [f32],
 ) {
     match weights {
-        Weights::Plain { w, r, b } => gru_plain::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G>(
+        GateWeights::Plain { w, r, b } => gru_plain::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G>(
             x, w, r, b, h0, opts, y, y_h, scratch,
         ),
-        Weights::Packed { wr, bias } => gru_packed::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G>(
+        GateWeights::Packed { wr, bias } => gru_packed::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G>(
             x, wr, bias, h0, opts, y, y_h, scratch,
         ),
     }

@@ -342,6 +342,34 @@ fn packed_weights(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
     Some((wr, bias))
 }
 
+/// A recurrent node's `kernels::GateWeights` argument: the packed matrices and summed
+/// biases (`packed`) as statics of the node, else the ONNX `(W, R, B)` operands. Returns
+/// the statics' declarations and the argument.
+pub(super) fn gate_weights(
+    packed: Option<(Vec<f32>, Option<Vec<f32>>)>,
+    (w, r, b): (&TokenStream, &TokenStream, &TokenStream),
+) -> (TokenStream, TokenStream) {
+    let kernels = kernels();
+    let Some((wr, bias)) = packed else {
+        return (
+            TokenStream::new(),
+            quote!(#kernels::GateWeights::Plain { w: #w, r: #r, b: #b }),
+        );
+    };
+    let (wr_decl, wr) = node_static("wr", wr);
+    let (b_decl, b) = match bias {
+        Some(v) => {
+            let (decl, e) = node_static("bsum", v);
+            (decl, quote!(::core::option::Option::Some(#e)))
+        }
+        None => (TokenStream::new(), quote!(::core::option::Option::None)),
+    };
+    (
+        quote!(#wr_decl #b_decl),
+        quote!(#kernels::GateWeights::Packed { wr: #wr, bias: #b }),
+    )
+}
+
 fn lower(cx: &LowerCtx) -> TokenStream {
     let (seq, batch, input, hidden, dirs) = dims(cx);
     let kernels = kernels();
@@ -350,26 +378,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let opt = |i: usize| cx.opt_expr(i);
     let (b, h0, c0, p) = (opt(3), opt(5), opt(6), opt(7));
     let (x, w, r) = (&cx.input(0).expr, &cx.input(1).expr, &cx.input(2).expr);
-    let (decls, weights) = match packed_weights(cx) {
-        Some((wr, bias)) => {
-            let (wr_decl, wr) = node_static("wr", wr);
-            let (b_decl, b) = match bias {
-                Some(v) => {
-                    let (decl, e) = node_static("bsum", v);
-                    (decl, quote!(::core::option::Option::Some(#e)))
-                }
-                None => (TokenStream::new(), quote!(::core::option::Option::None)),
-            };
-            (
-                quote!(#wr_decl #b_decl),
-                quote!(#kernels::lstm::Weights::Packed { wr: #wr, bias: #b }),
-            )
-        }
-        None => (
-            TokenStream::new(),
-            quote!(#kernels::lstm::Weights::Plain { w: #w, r: #r, b: #b }),
-        ),
-    };
+    let (decls, weights) = gate_weights(packed_weights(cx), (w, r, &b));
     let [y, y_h, y_c] = [0, 1, 2].map(|i| cx.outputs[i].expr.clone());
     let clip = clip_tokens(cx.attrs);
     let input_forget = cx.attrs.int("input_forget") == 1;

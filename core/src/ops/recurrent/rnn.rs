@@ -6,8 +6,8 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use super::lstm::{
-    RECURRENT_ATTRS, activation_list, clip_tokens, expect_shape, known_weights, recurrent_dims,
-    recurrent_outputs, weights_known,
+    RECURRENT_ATTRS, activation_list, clip_tokens, expect_shape, gate_weights, known_weights,
+    recurrent_dims, recurrent_outputs, weights_known,
 };
 use crate::ops::schema::prelude::*;
 use crate::types::{Dim, Shape, TensorType};
@@ -126,7 +126,7 @@ fn dims(cx: &LowerCtx) -> (usize, usize, usize, usize, usize) {
 }
 
 /// A GRU's `W`, `R` and `B` (if given) known at compile time, packed as
-/// `kernels::rnn::Weights::Packed` takes them: per direction `[W_zr; R_zr]^T`, `W_h^T`
+/// `kernels::GateWeights::Packed` takes them for `kernels::rnn::gru`: per direction `[W_zr; R_zr]^T`, `W_h^T`
 /// and `R_h^T` in panels (`tinyonnx_layout::gru`), and per direction the biases
 /// `[Wb_zr + Rb_zr, Wb_h (+ Rb_h unless linear_before_reset), Rb_h]`.
 fn gru_packed(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
@@ -186,26 +186,7 @@ fn lower(cx: &LowerCtx, gates: usize) -> TokenStream {
         let [f, g] = activation_list(cx.attrs, dirs, ["Sigmoid", "Tanh"])
             .expect("checked during inference")
             .map(ident);
-        let (decls, weights) = match gru_packed(cx) {
-            Some((wr, bias)) => {
-                let (wr_decl, wr) = node_static("wr", wr);
-                let (b_decl, b) = match bias {
-                    Some(v) => {
-                        let (decl, e) = node_static("bsum", v);
-                        (decl, quote!(::core::option::Option::Some(#e)))
-                    }
-                    None => (TokenStream::new(), quote!(::core::option::Option::None)),
-                };
-                (
-                    quote!(#wr_decl #b_decl),
-                    quote!(#kernels::rnn::Weights::Packed { wr: #wr, bias: #b }),
-                )
-            }
-            None => (
-                TokenStream::new(),
-                quote!(#kernels::rnn::Weights::Plain { w: #w, r: #r, b: #b }),
-            ),
-        };
+        let (decls, weights) = gate_weights(gru_packed(cx), (w, r, &b));
         quote! {
             #decls
             #kernels::rnn::gru::<#seq, #batch, #input, #hidden, #dirs, #kernels::unary::#f, #kernels::unary::#g>(
