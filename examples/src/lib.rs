@@ -17,7 +17,7 @@ mod torch_lstm;
 mod transformer;
 mod zoo;
 
-pub use cnn::{Cnn, CnnWinograd, DepthwiseInt8};
+pub use cnn::{Cnn, CnnWinograd, DepthwiseInt8, DepthwiseU8};
 pub use control::{IfGate, LoopCell, ScanRnn};
 pub use custom::CustomZoo;
 pub use digits::{Digits, DigitsConv, DigitsConvInt8, DigitsInt8, DigitsNearest};
@@ -135,6 +135,7 @@ pub const MODELS: &[Example] = &[
     example::<DigitsConv>(),
     example::<DigitsConvInt8>(),
     example::<DepthwiseInt8>(),
+    example::<DepthwiseU8>(),
     example::<DigitsNearest>(),
     example::<TorchLstm>(),
     example::<ConvZoo>(),

@@ -56,7 +56,7 @@ fn requantize<Q: Quant>(v: f32, zp: i32) -> Q {
 /// every value but NaN: `round_even`'s sum is right for `|v| < 2^22`, and beyond it the
 /// bits of a positive float grow with its value, so the difference stays beyond the
 /// clamp on the right side (at most 65,535 from 0); a sum below 0 (`v <= -1.5 * 2^23`)
-/// has its sign bit set, a negative i32 that the saturating subtraction keeps below.
+/// has its sign bit set, a negative i32 that the saturating addition keeps below.
 ///
 /// Used on Arm only ([`CLAMP_AFTER`]): on RISC-V the float clamp is cheaper (with the F
 /// extension `fmin`/`fmax`; measured 21 % more instructions on the int8 CNN otherwise),
@@ -64,8 +64,10 @@ fn requantize<Q: Quant>(v: f32, zp: i32) -> Q {
 #[inline(always)]
 fn requantize_finite<Q: Quant>(v: f32, zp: i32) -> Q {
     const MAGIC: f32 = 12_582_912.0;
-    let r = ((v + MAGIC).to_bits() as i32).saturating_sub(MAGIC.to_bits() as i32);
-    Q::narrow(saturate::<Q>(r.saturating_add(zp)))
+    // One saturating addition of `zp - MAGIC`'s bits: below 0 the sum stays far below
+    // the clamp either way, at or above it neither step overflows.
+    let r = ((v + MAGIC).to_bits() as i32).saturating_add(zp.wrapping_sub(MAGIC.to_bits() as i32));
+    Q::narrow(saturate::<Q>(r))
 }
 
 /// `v.clamp(Q::LOW, Q::HIGH)`: on cores with the DSP extension one `SSAT`/`USAT` for the
@@ -1018,20 +1020,17 @@ fn depthwise_rows<A: Quant, const ROWSUM: bool>(
     pad: A,
     mut put: impl FnMut(usize, &[i32]),
 ) {
-    let ConvGeometry {
-        h,
-        w,
-        oh,
-        ow,
-        sh,
-        sw,
-        pt,
-        pl,
-        ..
-    } = *geo;
+    let (h, w, sw) = (geo.h, geo.w, geo.sw);
     if plane.len() < h * w {
         return;
     }
+    if sw == 1 {
+        depthwise_unit::<A, ROWSUM>(plane, geo, (wt, base, zb), pad, put);
+        return;
+    }
+    let ConvGeometry {
+        oh, ow, sh, pt, pl, ..
+    } = *geo;
     let finish = |(v, r): (i32, i32)| v.wrapping_add(base).wrapping_sub(zb.wrapping_mul(r));
     // Output columns whose windows lie inside the image's columns: `lo..hi`.
     let lo = pl.div_ceil(sw.max(1)).min(ow);
@@ -1107,31 +1106,277 @@ fn depthwise_rows<A: Quant, const ROWSUM: bool>(
         while ox < hi {
             let n = (hi - ox).min(RUN);
             let x0 = ox * sw - pl;
-            if sw == 1 {
-                // Unit steps: each input column is read once, for its products with the
-                // kernel's three columns (as the window's left, middle and right
-                // column); an output adds its right column's to the partial sum carried
-                // from the two before (two sums kept, not six values).
-                let products = |x: usize| column_products::<ROWSUM>(column(x), wt);
-                let ((a, ra), (b, rb)) = (products(x0), products(x0 + 1));
-                let (mut p, mut pr) = (a[0].wrapping_add(b[1]), ra.wrapping_add(rb));
-                let (mut q, mut qr) = (b[0], rb);
-                for (o, x) in run[..n].iter_mut().zip(x0 + 2..) {
-                    let (c, rc) = products(x);
-                    *o = finish((p.wrapping_add(c[2]), pr.wrapping_add(rc)));
-                    (p, pr) = (q.wrapping_add(c[1]), qr.wrapping_add(rc));
-                    (q, qr) = (c[0], rc);
-                }
-            } else {
-                for (o, x) in run[..n].iter_mut().zip((x0..).step_by(sw)) {
-                    let cols = [column(x), column(x + 1), column(x + 2)];
-                    *o = finish(window_sums::<ROWSUM>(cols, wt));
-                }
+            for (o, x) in run[..n].iter_mut().zip((x0..).step_by(sw)) {
+                let cols = [column(x), column(x + 1), column(x + 2)];
+                *o = finish(window_sums::<ROWSUM>(cols, wt));
             }
             put(row + ox, &run[..n]);
             ox += n;
         }
     }
+}
+
+/// The partial sums [`depthwise_unit`] carries along a row of outputs: `p` holds the
+/// next output's left and middle columns' products (and the bias's and zero points'
+/// terms), `q` the one after's left column's; with the values' sums if `ROWSUM`.
+#[derive(Clone, Copy)]
+struct Carry {
+    p: (i32, i32),
+    q: (i32, i32),
+    base: i32,
+}
+
+impl Carry {
+    /// Takes the next input column's products with the kernel's three columns (and its
+    /// values' sum) and gives the output whose right column it is: its raw sum and its
+    /// values' sum. Meaningful from the third column of a run on.
+    #[inline(always)]
+    fn feed(&mut self, (c, r): ([i32; 3], i32)) -> (i32, i32) {
+        let out = (self.p.0.wrapping_add(c[2]), self.p.1.wrapping_add(r));
+        self.p = (self.q.0.wrapping_add(c[1]), self.q.1.wrapping_add(r));
+        self.q = (c[0].wrapping_add(self.base), r);
+        out
+    }
+}
+
+/// [`depthwise_rows`] for unit horizontal steps, every output through one path: runs of
+/// up to [`RUN`] outputs take their `RUN + 2` input columns in order, each column's
+/// products with the kernel's three columns computed once (three widened values, with
+/// the image's missing rows read from a row of padding), an output adding its right
+/// column's to the sums carried from the two before ([`Carry`]). A column in the side
+/// padding has constant products, computed once.
+#[inline(always)]
+fn depthwise_unit<A: Quant, const ROWSUM: bool>(
+    plane: &[A],
+    geo: &ConvGeometry,
+    (wt, base, zb): (&[i32; 9], i32, i32),
+    pad: A,
+    mut put: impl FnMut(usize, &[i32]),
+) {
+    let ConvGeometry {
+        h,
+        w,
+        oh,
+        ow,
+        sh,
+        pt,
+        pl,
+        ..
+    } = *geo;
+    let padding = [pad; RUN + 2];
+    let mut run = [0i32; RUN];
+    // Cores with the DSP extension: most runs through `dsp_depthwise`.
+    let mut dsp = dsp_prepare::<A, ROWSUM>(wt, base);
+    for oy in 0..oh {
+        let y0 = (oy * sh).wrapping_sub(pt);
+        let line = |k: usize| {
+            let iy = y0.wrapping_add(k);
+            plane.get(iy.wrapping_mul(w)..).filter(|_| iy < h)
+        };
+        let lines = [line(0), line(1), line(2)];
+        let mut ox = 0;
+        while ox < ow {
+            let n = (ow - ox).min(RUN);
+            // The run's input columns `ox - pl ..`: `lead` in the left padding, `real`
+            // in the image (from column `from`), the rest in the right padding.
+            let (start, wide) = (ox as isize - pl as isize, w as isize);
+            let from = start.clamp(0, wide);
+            let to = (start + n as isize + 2).clamp(from, wide);
+            let lead = (-start).clamp(0, n as isize + 2) as usize;
+            let real = (to - from) as usize;
+            let (from, to) = (from as usize, to as usize);
+            let [s0, s1, s2] = lines.map(|l| {
+                l.and_then(|l| l.get(from..to))
+                    .unwrap_or(padding.get(..real).unwrap_or_default())
+            });
+            let rows = [s0, s1, s2];
+            let by_dsp = dsp
+                .as_mut()
+                .is_some_and(|d| dsp_depthwise(d, (wt, pad), rows, (lead, real, n), &mut run));
+            if !by_dsp {
+                carried_run::<A, ROWSUM>(rows, (lead, real, n), (wt, base, zb), pad, &mut run);
+            }
+            put(oy * ow + ox, &run[..n]);
+            ox += n;
+        }
+    }
+}
+
+/// One run of [`depthwise_unit`] into `run` through the sums carried column by column
+/// ([`Carry`]): `rows` the run's image columns (`real` after `lead` in the padding),
+/// `n` outputs. Apart on cores with the DSP extension, where it is the fallback of
+/// [`dsp_depthwise`] and its frame would otherwise add to every run's.
+#[cfg_attr(all(feature = "dsp", target_arch = "arm"), inline(never))]
+#[cfg_attr(not(all(feature = "dsp", target_arch = "arm")), inline(always))]
+fn carried_run<A: Quant, const ROWSUM: bool>(
+    [s0, s1, s2]: [&[A]; 3],
+    (lead, real, n): (usize, usize, usize),
+    (wt, base, zb): (&[i32; 9], i32, i32),
+    pad: A,
+    run: &mut [i32; RUN],
+) {
+    let finish = |(v, r): (i32, i32)| {
+        if ROWSUM {
+            v.wrapping_sub(zb.wrapping_mul(r))
+        } else {
+            v
+        }
+    };
+    let outside = column_products::<ROWSUM>([pad.widen(); 3], wt);
+    let products = |i: usize| match (s0.get(i), s1.get(i), s2.get(i)) {
+        (Some(a), Some(b), Some(c)) => {
+            column_products::<ROWSUM>([a.widen(), b.widen(), c.widen()], wt)
+        }
+        _ => outside,
+    };
+    let column = |i: usize| {
+        if i >= lead {
+            products(i - lead)
+        } else {
+            outside
+        }
+    };
+    let mut carry = Carry {
+        p: (0, 0),
+        q: (0, 0),
+        base,
+    };
+    carry.feed(column(0));
+    carry.feed(column(1));
+    // Outputs `i - 2` for the columns `i` of the run, the image's in one loop.
+    let inside = (lead.max(2), (lead + real).max(2));
+    for (o, i) in run.iter_mut().zip(2..inside.0) {
+        *o = finish(carry.feed(column(i)));
+    }
+    let skip = inside.0 - lead;
+    let [t0, t1, t2] = [s0, s1, s2].map(|s| s.get(skip..).unwrap_or_default());
+    let out = run.get_mut(inside.0 - 2..).unwrap_or_default();
+    for ((o, a), (b, c)) in out.iter_mut().zip(t0).zip(t1.iter().zip(t2)) {
+        let col = [a.widen(), b.widen(), c.widen()];
+        *o = finish(carry.feed(column_products::<ROWSUM>(col, wt)));
+    }
+    let at = inside.1 - 2;
+    for o in run[at.min(n)..n].iter_mut() {
+        *o = finish(carry.feed(outside));
+    }
+}
+
+/// What [`dsp_depthwise`] needs of a channel, prepared once: the DSP routine's
+/// arguments.
+#[cfg(all(feature = "dsp", target_arch = "arm"))]
+struct DwDsp {
+    args: super::arch::arm::dsp::Dw3Args,
+}
+
+/// [`DwDsp`] for weights `wt`, `None` when the routine does not apply (weights with zero
+/// points, values wider than a byte, weights wider than `i16`).
+#[cfg(all(feature = "dsp", target_arch = "arm"))]
+#[inline(always)]
+fn dsp_prepare<A: Quant, const ROWSUM: bool>(wt: &[i32; 9], base: i32) -> Option<DwDsp> {
+    if ROWSUM
+        || !(A::SIGNED_BYTE || A::UNSIGNED_BYTE)
+        || wt.iter().any(|&v| i16::try_from(v).is_err())
+    {
+        return None;
+    }
+    Some(DwDsp {
+        args: super::arch::arm::dsp::Dw3Args::new([core::ptr::null(); 3], wt, base),
+    })
+}
+
+#[cfg(not(all(feature = "dsp", target_arch = "arm")))]
+struct DwDsp;
+
+#[cfg(not(all(feature = "dsp", target_arch = "arm")))]
+#[inline(always)]
+#[expect(
+    clippy::extra_unused_type_parameters,
+    reason = "the signature of the DSP cores' version"
+)]
+fn dsp_prepare<A: Quant, const ROWSUM: bool>(_: &[i32; 9], _: i32) -> Option<DwDsp> {
+    None
+}
+
+/// A run of [`depthwise_unit`] on cores with the DSP extension, into `run`: the outputs
+/// whose windows lie in the image's columns two at a time through
+/// [`dsp::tinyonnx_dw3x3_s8`], one column of padding at either side from the side
+/// weights. `rows`: the run's image columns (`real` of them after `lead` in the padding)
+/// of the window's three rows; `n` outputs. Returns whether it applied (at most one
+/// column of padding a side, three image columns).
+#[cfg(all(feature = "dsp", target_arch = "arm"))]
+#[inline(always)]
+fn dsp_depthwise<A: Quant>(
+    dw: &mut DwDsp,
+    (wt, pad): (&[i32; 9], A),
+    rows: [&[A]; 3],
+    (lead, real, n): (usize, usize, usize),
+    run: &mut [i32; RUN],
+) -> bool {
+    use super::arch::arm::dsp;
+    let trail = (n + 2).wrapping_sub(lead + real);
+    let inner = real.wrapping_sub(2);
+    if lead > 1 || trail > 1 || real < 3 || rows.iter().any(|r| r.len() < real) {
+        return false;
+    }
+    let Some(out) = run.get_mut(..n) else {
+        return false;
+    };
+    let [r0, r1, r2] = rows;
+    // The sum of `start` and the products of the image columns `k..` with the kernel's
+    // columns `cols`.
+    let partial = |start: i32, k: usize, cols: core::ops::Range<usize>| {
+        let mut v = start;
+        for (r, row) in [r0, r1, r2].iter().enumerate() {
+            for (x, t) in row.get(k..).unwrap_or_default().iter().zip(cols.clone()) {
+                v = v.wrapping_add(x.widen().wrapping_mul(wt[3 * r + t]));
+            }
+        }
+        v
+    };
+    // A side output's column of padding: `pad` times the kernel column's weights.
+    let padded = |k: usize| {
+        let column = wt[k].wrapping_add(wt[3 + k]).wrapping_add(wt[6 + k]);
+        dw.args.base.wrapping_add(pad.widen().wrapping_mul(column))
+    };
+    if lead == 1 {
+        out[0] = partial(padded(0), 0, 1..3);
+    }
+    if trail == 1 {
+        out[n - 1] = partial(padded(2), real - 2, 0..2);
+    }
+    let pairs = inner / 2;
+    if inner % 2 == 1 {
+        // The last inner output, whose pair would read past the image.
+        out[lead + inner - 1] = partial(dw.args.base, inner - 1, 0..3);
+    }
+    let Some(inside) = out.get_mut(lead..lead + 2 * pairs) else {
+        return false;
+    };
+    dw.args.rows = rows.map(|r| r.as_ptr().cast::<u8>());
+    // Safety: each row holds `real = 2 * pairs + 2` (or one more) values (checked above),
+    // the bytes the routine reads at any alignment; `inside` has `2 * pairs` writable
+    // `i32`; `A` is a one-byte integer (checked by `dsp_prepare`), so each byte's meaning
+    // is the routine's.
+    unsafe {
+        if A::SIGNED_BYTE {
+            dsp::tinyonnx_dw3x3_s8(&dw.args, inside.as_mut_ptr(), pairs as u32);
+        } else {
+            dsp::tinyonnx_dw3x3_u8(&dw.args, inside.as_mut_ptr(), pairs as u32);
+        }
+    }
+    true
+}
+
+#[cfg(not(all(feature = "dsp", target_arch = "arm")))]
+#[inline(always)]
+fn dsp_depthwise<A: Quant>(
+    _: &mut DwDsp,
+    _: (&[i32; 9], A),
+    _: [&[A]; 3],
+    _: (usize, usize, usize),
+    _: &mut [i32; RUN],
+) -> bool {
+    false
 }
 
 /// Bytes of interleaved patches [`positions_vnni`] keeps on the stack (host only: no
@@ -1843,6 +2088,11 @@ mod tests {
             geo((5, 6, 17, 5, 5), (3, 3, 1, 1)),
             geo((3, 7, 9, 3, 3), (3, 3, 2, 1)),
             geo((2, 5, 4, 2, 2), (3, 3, 1, 0)),
+            // Rows of 72 positions (runs of 32, 32 and 8) with two rows and columns of
+            // padding; a one-column image; windows wholly in the padding.
+            geo((2, 4, 70, 2, 2), (3, 3, 1, 2)),
+            geo((2, 3, 1, 2, 2), (3, 3, 1, 1)),
+            geo((1, 2, 2, 1, 1), (3, 3, 1, 3)),
         ];
         for (i, &shape) in shapes.iter().enumerate() {
             for b_zp in [
