@@ -693,6 +693,14 @@ trait PatchOut<A, B> {
     /// The finished sums (zero points and bias in) `sums` of `part`'s first column, for
     /// the outputs from index `at` on.
     fn run(&mut self, part: &Q8Product<'_, B>, at: usize, sums: &[i32], finite: bool);
+    /// The outputs as requantized bytes, with `part`'s first column's multiplier and
+    /// zero point, when they are one-byte values and the multipliers finite (`finite`);
+    /// else `None`.
+    #[cfg(all(feature = "dsp", target_arch = "arm"))]
+    fn bytes(&mut self, part: &Q8Product<'_, B>, finite: bool) -> Option<DwBytes<'_>> {
+        let _ = (part, finite);
+        None
+    }
     /// Column `j`'s finished sums (zero points and bias in) of the sixteen positions
     /// from index `at`.
     #[cfg(target_arch = "x86_64")]
@@ -706,6 +714,19 @@ struct Requantized<'y, Q> {
 }
 
 impl<A: Quant, B: Quant, Q: Quant> PatchOut<A, B> for Requantized<'_, Q> {
+    #[cfg(all(feature = "dsp", target_arch = "arm"))]
+    #[inline(always)]
+    fn bytes(&mut self, part: &Q8Product<'_, B>, finite: bool) -> Option<DwBytes<'_>> {
+        (finite && (Q::SIGNED_BYTE || Q::UNSIGNED_BYTE)).then(|| DwBytes {
+            y: self.y.as_mut_ptr().cast::<u8>(),
+            len: self.y.len(),
+            multiplier: multiplier_at(part, 0),
+            zp: part.y_zp,
+            signed: Q::SIGNED_BYTE,
+            _y: core::marker::PhantomData,
+        })
+    }
+
     #[inline(always)]
     fn run(&mut self, part: &Q8Product<'_, B>, at: usize, sums: &[i32], finite: bool) {
         let (m, zp) = (multiplier_at(part, 0), part.y_zp);
@@ -879,9 +900,7 @@ fn depthwise_groups<A: Quant, B: Quant, const ROWSUM: bool>(
         for img in 0..geo.n {
             let x = x.get((img * g + gi) * plane..).unwrap_or_default();
             let first = (img * g + gi) * positions;
-            depthwise3x3::<A, B, ROWSUM>(x, geo, &part, pad, |pos, sums| {
-                out.run(&part, first + pos, sums, finite)
-            });
+            depthwise3x3::<A, B, ROWSUM>(x, geo, &part, pad, out, (first, finite));
         }
     }
 }
@@ -990,7 +1009,8 @@ fn depthwise3x3<A: Quant, B: Quant, const ROWSUM: bool>(
     geo: &ConvGeometry,
     part: &Q8Product<'_, B>,
     pad: A,
-    put: impl FnMut(usize, &[i32]),
+    out: &mut impl PatchOut<A, B>,
+    (first, finite): (usize, bool),
 ) {
     let mut wt = [0i32; 9];
     for (t, v) in wt.iter_mut().enumerate() {
@@ -1001,18 +1021,24 @@ fn depthwise3x3<A: Quant, B: Quant, const ROWSUM: bool>(
         return;
     };
     let plane = plane.get(..geo.h * geo.w).unwrap_or_default();
+    #[cfg(all(feature = "dsp", target_arch = "arm"))]
+    if !ROWSUM && dsp_strips(plane, geo, part, (&wt, base), pad, out, (first, finite)) {
+        return;
+    }
     depthwise_rows::<A, ROWSUM>(
         plane,
         geo,
         (&wt, base, if ROWSUM { zb } else { 0 }),
         pad,
-        put,
+        |pos, sums| out.run(part, first + pos, sums, finite),
     );
 }
 
 /// The rows of [`depthwise3x3`]: weights `wt`, finished sums `v + base - zb * rowsum`
-/// (the window's sum only if `ROWSUM`).
-#[inline(always)]
+/// (the window's sum only if `ROWSUM`). Apart from [`depthwise_groups`] on cores with
+/// the DSP extension, so that the stack holds its frame or [`dsp_strips`]'s, not both.
+#[cfg_attr(all(feature = "dsp", target_arch = "arm"), inline(never))]
+#[cfg_attr(not(all(feature = "dsp", target_arch = "arm")), inline(always))]
 fn depthwise_rows<A: Quant, const ROWSUM: bool>(
     plane: &[A],
     geo: &ConvGeometry,
@@ -1165,8 +1191,6 @@ fn depthwise_unit<A: Quant, const ROWSUM: bool>(
     } = *geo;
     let padding = [pad; RUN + 2];
     let mut run = [0i32; RUN];
-    // Cores with the DSP extension: most runs through `dsp_depthwise`.
-    let mut dsp = dsp_prepare::<A, ROWSUM>(wt, base);
     for oy in 0..oh {
         let y0 = (oy * sh).wrapping_sub(pt);
         let line = |k: usize| {
@@ -1189,13 +1213,7 @@ fn depthwise_unit<A: Quant, const ROWSUM: bool>(
                 l.and_then(|l| l.get(from..to))
                     .unwrap_or(padding.get(..real).unwrap_or_default())
             });
-            let rows = [s0, s1, s2];
-            let by_dsp = dsp
-                .as_mut()
-                .is_some_and(|d| dsp_depthwise(d, (wt, pad), rows, (lead, real, n), &mut run));
-            if !by_dsp {
-                carried_run::<A, ROWSUM>(rows, (lead, real, n), (wt, base, zb), pad, &mut run);
-            }
+            carried_run::<A, ROWSUM>([s0, s1, s2], (lead, real, n), (wt, base, zb), pad, &mut run);
             put(oy * ow + ox, &run[..n]);
             ox += n;
         }
@@ -1204,10 +1222,8 @@ fn depthwise_unit<A: Quant, const ROWSUM: bool>(
 
 /// One run of [`depthwise_unit`] into `run` through the sums carried column by column
 /// ([`Carry`]): `rows` the run's image columns (`real` after `lead` in the padding),
-/// `n` outputs. Apart on cores with the DSP extension, where it is the fallback of
-/// [`dsp_depthwise`] and its frame would otherwise add to every run's.
-#[cfg_attr(all(feature = "dsp", target_arch = "arm"), inline(never))]
-#[cfg_attr(not(all(feature = "dsp", target_arch = "arm")), inline(always))]
+/// `n` outputs.
+#[inline(always)]
 fn carried_run<A: Quant, const ROWSUM: bool>(
     [s0, s1, s2]: [&[A]; 3],
     (lead, real, n): (usize, usize, usize),
@@ -1261,122 +1277,153 @@ fn carried_run<A: Quant, const ROWSUM: bool>(
     }
 }
 
-/// What [`dsp_depthwise`] needs of a channel, prepared once: the DSP routine's
-/// arguments.
+/// Bytes of a strip row of [`dsp_strips`]: a run's `RUN + 2` input columns.
 #[cfg(all(feature = "dsp", target_arch = "arm"))]
-struct DwDsp {
-    args: super::arch::arm::dsp::Dw3Args,
+const STRIP: usize = RUN + 2;
+
+/// One-byte requantized outputs that [`dsp_strips`] writes itself (on cores with the
+/// DSP extension and a floating-point unit): the output tensor as bytes, its
+/// multiplier and zero point, and whether its values are signed.
+#[cfg(all(feature = "dsp", target_arch = "arm"))]
+struct DwBytes<'y> {
+    y: *mut u8,
+    len: usize,
+    multiplier: f32,
+    zp: i32,
+    signed: bool,
+    _y: core::marker::PhantomData<&'y mut [u8]>,
 }
 
-/// [`DwDsp`] for weights `wt`, `None` when the routine does not apply (weights with zero
-/// points, values wider than a byte, weights wider than `i16`).
+/// A depthwise 3x3 convolution with unit steps along the rows and one-byte outputs on
+/// cores with the DSP extension and a floating-point unit: the output columns in strips
+/// of up to [`RUN`], and for each strip the input rows copied once into strip rows with
+/// their padding (a ring of four), so every output, at the sides too, is a window
+/// inside them; two outputs at a time from `dsp::tinyonnx_dw3x3_*`, requantized there.
+/// Returns whether it applied (byte values in and out, finite multipliers, weights
+/// within `i16`; the caller leaves out weight zero points).
 #[cfg(all(feature = "dsp", target_arch = "arm"))]
-#[inline(always)]
-fn dsp_prepare<A: Quant, const ROWSUM: bool>(wt: &[i32; 9], base: i32) -> Option<DwDsp> {
-    if ROWSUM
-        || !(A::SIGNED_BYTE || A::UNSIGNED_BYTE)
-        || wt.iter().any(|&v| i16::try_from(v).is_err())
-    {
-        return None;
-    }
-    Some(DwDsp {
-        args: super::arch::arm::dsp::Dw3Args::new([core::ptr::null(); 3], wt, base),
-    })
-}
-
-#[cfg(not(all(feature = "dsp", target_arch = "arm")))]
-struct DwDsp;
-
-#[cfg(not(all(feature = "dsp", target_arch = "arm")))]
-#[inline(always)]
-#[expect(
-    clippy::extra_unused_type_parameters,
-    reason = "the signature of the DSP cores' version"
-)]
-fn dsp_prepare<A: Quant, const ROWSUM: bool>(_: &[i32; 9], _: i32) -> Option<DwDsp> {
-    None
-}
-
-/// A run of [`depthwise_unit`] on cores with the DSP extension, into `run`: the outputs
-/// whose windows lie in the image's columns two at a time through
-/// [`dsp::tinyonnx_dw3x3_s8`], one column of padding at either side from the side
-/// weights. `rows`: the run's image columns (`real` of them after `lead` in the padding)
-/// of the window's three rows; `n` outputs. Returns whether it applied (at most one
-/// column of padding a side, three image columns).
-#[cfg(all(feature = "dsp", target_arch = "arm"))]
-#[inline(always)]
-fn dsp_depthwise<A: Quant>(
-    dw: &mut DwDsp,
-    (wt, pad): (&[i32; 9], A),
-    rows: [&[A]; 3],
-    (lead, real, n): (usize, usize, usize),
-    run: &mut [i32; RUN],
+#[inline(never)]
+fn dsp_strips<A: Quant, B: Quant>(
+    plane: &[A],
+    geo: &ConvGeometry,
+    part: &Q8Product<'_, B>,
+    (wt, base): (&[i32; 9], i32),
+    pad: A,
+    out: &mut impl PatchOut<A, B>,
+    (first, finite): (usize, bool),
 ) -> bool {
     use super::arch::arm::dsp;
-    let trail = (n + 2).wrapping_sub(lead + real);
-    let inner = real.wrapping_sub(2);
-    if lead > 1 || trail > 1 || real < 3 || rows.iter().any(|r| r.len() < real) {
-        return false;
-    }
-    let Some(out) = run.get_mut(..n) else {
+    let ConvGeometry {
+        h,
+        w,
+        oh,
+        ow,
+        sh,
+        sw,
+        pt,
+        pl,
+        ..
+    } = *geo;
+    let bytes = if cfg!(target_abi = "eabihf") {
+        out.bytes(part, finite)
+    } else {
+        None
+    };
+    let Some(b) = bytes else {
         return false;
     };
-    let [r0, r1, r2] = rows;
-    // The sum of `start` and the products of the image columns `k..` with the kernel's
-    // columns `cols`.
-    let partial = |start: i32, k: usize, cols: core::ops::Range<usize>| {
-        let mut v = start;
-        for (r, row) in [r0, r1, r2].iter().enumerate() {
-            for (x, t) in row.get(k..).unwrap_or_default().iter().zip(cols.clone()) {
-                v = v.wrapping_add(x.widen().wrapping_mul(wt[3 * r + t]));
+    if sw != 1
+        || !(A::SIGNED_BYTE || A::UNSIGNED_BYTE)
+        || wt.iter().any(|&v| i16::try_from(v).is_err())
+        || plane.len() < h * w
+        || b.len < first + oh * ow
+    {
+        return false;
+    }
+    let mut args = dsp::Dw3Args::new(wt, base, (b.multiplier, b.zp));
+    // The requantized last output of a strip's row of odd length, from its rows.
+    let last = |rows: &[&[A; STRIP]; 3], i: usize| {
+        let mut v = base;
+        for (r, row) in rows.iter().enumerate() {
+            for (x, t) in row.iter().skip(i).take(3).zip(3 * r..) {
+                v = v.wrapping_add(x.widen().wrapping_mul(wt[t]));
             }
         }
-        v
-    };
-    // A side output's column of padding: `pad` times the kernel column's weights.
-    let padded = |k: usize| {
-        let column = wt[k].wrapping_add(wt[3 + k]).wrapping_add(wt[6 + k]);
-        dw.args.base.wrapping_add(pad.widen().wrapping_mul(column))
-    };
-    if lead == 1 {
-        out[0] = partial(padded(0), 0, 1..3);
-    }
-    if trail == 1 {
-        out[n - 1] = partial(padded(2), real - 2, 0..2);
-    }
-    let pairs = inner / 2;
-    if inner % 2 == 1 {
-        // The last inner output, whose pair would read past the image.
-        out[lead + inner - 1] = partial(dw.args.base, inner - 1, 0..3);
-    }
-    let Some(inside) = out.get_mut(lead..lead + 2 * pairs) else {
-        return false;
-    };
-    dw.args.rows = rows.map(|r| r.as_ptr().cast::<u8>());
-    // Safety: each row holds `real = 2 * pairs + 2` (or one more) values (checked above),
-    // the bytes the routine reads at any alignment; `inside` has `2 * pairs` writable
-    // `i32`; `A` is a one-byte integer (checked by `dsp_prepare`), so each byte's meaning
-    // is the routine's.
-    unsafe {
-        if A::SIGNED_BYTE {
-            dsp::tinyonnx_dw3x3_s8(&dw.args, inside.as_mut_ptr(), pairs as u32);
+        let v = v as f32 * b.multiplier;
+        if b.signed {
+            requantize_finite::<i8>(v, b.zp) as u8
         } else {
-            dsp::tinyonnx_dw3x3_u8(&dw.args, inside.as_mut_ptr(), pairs as u32);
+            requantize_finite::<u8>(v, b.zp)
         }
+    };
+    let padrow = [pad; STRIP];
+    let mut ox = 0;
+    while ox < ow {
+        let n = (ow - ox).min(RUN);
+        // The strip's input columns `ox - pl ..`: those before `lo` and from `hi` in the
+        // padding, which each strip row keeps.
+        let start = ox as isize - pl as isize;
+        let lo = (-start).clamp(0, n as isize + 2) as usize;
+        let hi = (w as isize - start).clamp(lo as isize, n as isize + 2) as usize;
+        let (mut tags, mut ring) = ([usize::MAX; 4], [[pad; STRIP]; 4]);
+        for oy in 0..oh {
+            let y0 = (oy * sh).wrapping_sub(pt);
+            for k in 0..3 {
+                let iy = y0.wrapping_add(k);
+                let slot = iy % 4;
+                if iy >= h || tags[slot] == iy {
+                    continue;
+                }
+                tags[slot] = iy;
+                // The image's part, four values at a time.
+                let src = (iy * w).wrapping_add_signed(start);
+                let from = plane.get(src.wrapping_add(lo)..src.wrapping_add(hi));
+                let to = ring[slot].get_mut(lo..hi);
+                if let (Some(from), Some(to)) = (from, to) {
+                    let words = from.len() / 4;
+                    // Safety: `from` and `to` both hold `hi - lo >= 4 * words` one-byte
+                    // values, which the routine reads and writes at any alignment.
+                    unsafe {
+                        dsp::tinyonnx_copy_words(
+                            to.as_mut_ptr().cast(),
+                            from.as_ptr().cast(),
+                            words as u32,
+                        );
+                    }
+                    let tail = 4 * words;
+                    for (d, s) in to.iter_mut().zip(from).skip(tail) {
+                        *d = *s;
+                    }
+                }
+            }
+            let rows = [0, 1, 2].map(|k| {
+                let iy = y0.wrapping_add(k);
+                if iy < h { &ring[iy % 4] } else { &padrow }
+            });
+            args.rows = rows.map(|r| r.as_ptr().cast::<u8>());
+            let at = first + oy * ow + ox;
+            // Safety: each strip row holds `STRIP >= n + 2` bytes, all the routine reads
+            // for `n / 2` pairs; the output has at least `first + oh * ow >= at + n`
+            // bytes (checked above), the routine writing `n / 2 * 2` from `at` and the
+            // odd one after them written here; `A` is a one-byte integer (checked
+            // above), as are the outputs (`PatchOut::bytes`).
+            unsafe {
+                let y = b.y.add(at);
+                let pairs = (n / 2) as u32;
+                match (A::SIGNED_BYTE, b.signed) {
+                    (true, true) => dsp::tinyonnx_dw3x3_s8_s8(&args, y, pairs),
+                    (true, false) => dsp::tinyonnx_dw3x3_s8_u8(&args, y, pairs),
+                    (false, true) => dsp::tinyonnx_dw3x3_u8_s8(&args, y, pairs),
+                    (false, false) => dsp::tinyonnx_dw3x3_u8_u8(&args, y, pairs),
+                }
+                if n % 2 == 1 {
+                    y.add(n - 1).write(last(&rows, n - 1));
+                }
+            }
+        }
+        ox += n;
     }
     true
-}
-
-#[cfg(not(all(feature = "dsp", target_arch = "arm")))]
-#[inline(always)]
-fn dsp_depthwise<A: Quant>(
-    _: &mut DwDsp,
-    _: (&[i32; 9], A),
-    _: [&[A]; 3],
-    _: (usize, usize, usize),
-    _: &mut [i32; RUN],
-) -> bool {
-    false
 }
 
 /// Bytes of interleaved patches [`positions_vnni`] keeps on the stack (host only: no

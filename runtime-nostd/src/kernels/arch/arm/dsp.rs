@@ -12,7 +12,9 @@
 //! `x0..x3` into `(x0, x2)` and `(x1, x3)`, so one `SMLAD` with the row's weights
 //! `(w0, w2)` gives the first output's outer products and one with the odd pair the
 //! second's, and a halfword multiply-accumulate adds each middle product: 21
-//! instructions for 18 multiply-accumulates, no state carried between pairs.
+//! instructions for 18 multiply-accumulates, no state carried between pairs; each sum
+//! is then requantized into its byte in eight more (the float multiply and rounding of
+//! `requantize_finite`, `QADD` of the zero point, `SSAT`/`USAT`, `STRB`).
 
 // Safety: the declarations match the routines this file assembles below (arguments in
 // r0-r3 as named there, nothing returned); callers uphold the pointer contract stated at
@@ -25,16 +27,29 @@ unsafe extern "C" {
     /// [`tinyonnx_q8x4_s8`] with `x` unsigned bytes.
     pub(crate) fn tinyonnx_q8x4_u8(x: *const u8, w: *const i8, groups: u32, acc: *mut i32);
     /// `pairs` pairs of a depthwise 3x3 convolution's consecutive outputs (unit steps)
-    /// into `out`: output `i` is `base + sum over r, k of rows[r][i + k] * w[r][k]`, x
-    /// signed bytes. `args`: the three rows' addresses, then [`Dw3Weights`] (each row
-    /// readable for `2 * pairs + 2` bytes at any alignment); `out`: `2 * pairs`
-    /// writable `i32`.
-    pub(crate) fn tinyonnx_dw3x3_s8(args: *const Dw3Args, out: *mut i32, pairs: u32);
-    /// [`tinyonnx_dw3x3_s8`] with x unsigned bytes.
-    pub(crate) fn tinyonnx_dw3x3_u8(args: *const Dw3Args, out: *mut i32, pairs: u32);
+    /// into `out`, x and outputs signed bytes: output `i` is
+    /// `base + sum over r, k of rows[r][i + k] * w[r][k]` requantized as
+    /// `requantize_finite` does (`sum as f32 * multiplier`, rounded half to even, plus
+    /// the zero point, saturated); `args` as [`Dw3Args`] states (each row readable for
+    /// `2 * pairs + 2` bytes at any alignment); `out`: `2 * pairs` writable bytes.
+    pub(crate) fn tinyonnx_dw3x3_s8_s8(args: *const Dw3Args, out: *mut u8, pairs: u32);
+    /// x signed, outputs unsigned bytes.
+    pub(crate) fn tinyonnx_dw3x3_s8_u8(args: *const Dw3Args, out: *mut u8, pairs: u32);
+    /// x unsigned, outputs signed bytes.
+    pub(crate) fn tinyonnx_dw3x3_u8_s8(args: *const Dw3Args, out: *mut u8, pairs: u32);
+    /// x and outputs unsigned bytes.
+    pub(crate) fn tinyonnx_dw3x3_u8_u8(args: *const Dw3Args, out: *mut u8, pairs: u32);
+    /// Copies `words` words from `src` to `dst`, both at any alignment (LLVM makes a
+    /// loop of word copies a call to its `memcpy`, several times slower on a few
+    /// dozen unaligned bytes).
+    pub(crate) fn tinyonnx_copy_words(dst: *mut u8, src: *const u8, words: u32);
 }
 
-/// The arguments of [`tinyonnx_dw3x3_s8`], in the order its `LDM` takes them.
+/// `1.5 * 2^23`: a float whose unit is 1, so adding it rounds to an integer.
+const MAGIC: f32 = 12_582_912.0;
+
+/// The arguments of the depthwise routines, in the order their `LDM` and `VLDM` take
+/// them.
 #[repr(C)]
 pub(crate) struct Dw3Args {
     /// The three input rows, each at the first output's first column.
@@ -45,21 +60,31 @@ pub(crate) struct Dw3Args {
     pub middle: u32,
     /// `w[2][1]` low.
     pub last: u32,
-    /// Added to every output.
+    /// Added to every sum.
     pub base: i32,
+    /// The multiplier.
+    pub multiplier: f32,
+    /// [`MAGIC`].
+    pub magic: f32,
+    /// The zero point minus the bits of [`MAGIC`] (one saturating addition after the
+    /// rounding).
+    pub offset: i32,
 }
 
 impl Dw3Args {
-    /// The arguments for rows `rows` and weights `wt` (row-major 3x3, each within
-    /// `i16`).
-    pub(crate) fn new(rows: [*const u8; 3], wt: &[i32; 9], base: i32) -> Self {
+    /// The arguments for weights `wt` (row-major 3x3, each within `i16`), sums from
+    /// `base`, requantized with `multiplier` and `zp` (rows to be set before a call).
+    pub(crate) fn new(wt: &[i32; 9], base: i32, (multiplier, zp): (f32, i32)) -> Self {
         let pair = |lo: i32, hi: i32| (lo as u32 & 0xffff) | ((hi as u32) << 16);
         Self {
-            rows,
+            rows: [core::ptr::null(); 3],
             outer: [0, 3, 6].map(|r| pair(wt[r], wt[r + 2])),
             middle: pair(wt[1], wt[4]),
             last: pair(wt[7], 0),
             base,
+            multiplier,
+            magic: MAGIC,
+            offset: zp.wrapping_sub(MAGIC.to_bits() as i32),
         }
     }
 }
@@ -180,49 +205,115 @@ macro_rules! dw_row {
     };
 }
 
-/// A pair of outputs: the three rows, then both sums stored.
-macro_rules! dw_pair {
-    ($widen:literal) => {
+/// The three rows of a pair of outputs, the sums starting from `$acc0`/`$acc1`.
+macro_rules! dw_sums {
+    ($widen:literal, $acc0:literal, $acc1:literal) => {
         concat!(
-            dw_row!($widen, "r0", "r4", "r7", "b", "r9", "r9"),
+            dw_row!($widen, "r0", "r4", "r7", "b", $acc0, $acc1),
             dw_row!($widen, "r1", "r5", "r7", "t", "r10", "r11"),
             dw_row!($widen, "r2", "r6", "r8", "b", "r10", "r11"),
-            "    strd r10, r11, [r3], #8",
         )
     };
 }
 
-/// One depthwise routine: `$name`, widening the activations with `$widen`.
+/// Requantizes sum register `$r` through `$s` and `$t` and stores its byte: the sum
+/// as a float times the multiplier (s0) plus 1.5 * 2^23 (s1, so the addition rounds
+/// half to even), the float's bits plus r9 (the zero point minus those of 1.5 * 2^23,
+/// saturating), `$sat`urated to a byte.
+macro_rules! dw_requant {
+    ($sat:literal, $r:literal, $s:literal, $t:literal) => {
+        concat!(
+            "    vmov ",
+            $s,
+            ", ",
+            $r,
+            "\n",
+            "    vcvt.f32.s32 ",
+            $s,
+            ", ",
+            $s,
+            "\n",
+            "    vmov.f32 ",
+            $t,
+            ", s1\n",
+            "    vmla.f32 ",
+            $t,
+            ", ",
+            $s,
+            ", s0\n",
+            "    vmov ",
+            $r,
+            ", ",
+            $t,
+            "\n",
+            "    qadd ",
+            $r,
+            ", ",
+            $r,
+            ", r12\n",
+            "    ",
+            $sat,
+            " ",
+            $r,
+            ", #8, ",
+            $r,
+            "\n",
+            "    strb ",
+            $r,
+            ", [r3], #1\n",
+        )
+    };
+}
+
+/// A pair of requantized outputs: sums from the base in r9, the zero point's offset
+/// from s2 into r12 (free after the products).
+macro_rules! dw_q8_pair {
+    ($widen:literal, $sat:literal) => {
+        concat!(
+            dw_sums!($widen, "r9", "r9"),
+            "    vmov r12, s2\n",
+            dw_requant!($sat, "r10", "s4", "s5"),
+            dw_requant!($sat, "r11", "s6", "s7"),
+        )
+    };
+}
+
+/// One depthwise routine, `$name`, its pairs `$pair`.
 macro_rules! dw3x3 {
-    ($name:literal, $widen:literal) => {
+    ($name:literal, $pair:expr) => {
         core::arch::global_asm!(
             ".syntax unified",
             ".thumb",
             ".arch armv7e-m",
+            ".fpu fpv4-sp-d16",
             concat!(".section .text.", $name, ",\"ax\",%progbits"),
             concat!(".global ", $name),
             concat!(".type ", $name, ",%function"),
             ".thumb_func",
             concat!($name, ":"),
             // r0 = args, r1 = out, r2 = pairs. Rows in r0-r2, outer weights r4-r6,
-            // middle r7, last r8, base r9, sums r10-r11, r3 = out.
+            // middle r7, last r8, base r9, sums r10-r11, r3 = out; multiplier,
+            // 1.5 * 2^23 and the zero point's offset in s0-s2 (caller-saved, as
+            // s4-s7).
             "    push {{r4-r11, lr}}",
             "    mov r3, r1",
             // An odd pair first, then two pairs a pass until r3 reaches the end, kept
             // on the stack (no register is free).
-            "    add r12, r1, r2, lsl #3",
+            "    add r12, r1, r2, lsl #1",
             "    push {{r12}}",
+            "    add r12, r0, #36",
+            "    vldm r12, {{s0-s2}}",
             "    tst r2, #1",
             "    ldm r0, {{r0-r2, r4-r9}}",
             "    beq 3f",
-            dw_pair!($widen),
+            $pair,
             "3:",
             "    ldr r12, [sp]",
             "    cmp r3, r12",
             "    beq 2f",
             "1:",
-            dw_pair!($widen),
-            dw_pair!($widen),
+            $pair,
+            $pair,
             "    ldr r12, [sp]",
             "    cmp r3, r12",
             "    bne 1b",
@@ -234,5 +325,26 @@ macro_rules! dw3x3 {
     };
 }
 
-dw3x3!("tinyonnx_dw3x3_s8", "sxtb16");
-dw3x3!("tinyonnx_dw3x3_u8", "uxtb16");
+dw3x3!("tinyonnx_dw3x3_s8_s8", dw_q8_pair!("sxtb16", "ssat"));
+dw3x3!("tinyonnx_dw3x3_s8_u8", dw_q8_pair!("sxtb16", "usat"));
+dw3x3!("tinyonnx_dw3x3_u8_s8", dw_q8_pair!("uxtb16", "ssat"));
+dw3x3!("tinyonnx_dw3x3_u8_u8", dw_q8_pair!("uxtb16", "usat"));
+
+core::arch::global_asm!(
+    ".syntax unified",
+    ".thumb",
+    ".section .text.tinyonnx_copy_words,\"ax\",%progbits",
+    ".global tinyonnx_copy_words",
+    ".type tinyonnx_copy_words,%function",
+    ".thumb_func",
+    "tinyonnx_copy_words:",
+    "    cbz r2, 2f",
+    "1:",
+    "    ldr r3, [r1], #4",
+    "    str r3, [r0], #4",
+    "    subs r2, #1",
+    "    bne 1b",
+    "2:",
+    "    bx lr",
+    ".size tinyonnx_copy_words, . - tinyonnx_copy_words",
+);
