@@ -219,6 +219,22 @@ pub fn evaluate_i64(expr: &Expr, shape: &[usize]) -> Result<Vec<i64>, InitError>
     }
 }
 
+/// The values an integer (or bool) weight of `dtype` may hold, `None` for the others
+/// (i64 and the floats are evaluated apart).
+pub fn integer_range(dtype: DType) -> Option<(f64, f64)> {
+    Some(match dtype {
+        DType::I32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
+        DType::I8 => (f64::from(i8::MIN), f64::from(i8::MAX)),
+        DType::U8 => (0.0, f64::from(u8::MAX)),
+        DType::I16 => (f64::from(i16::MIN), f64::from(i16::MAX)),
+        DType::U16 => (0.0, f64::from(u16::MAX)),
+        DType::U32 => (0.0, f64::from(u32::MAX)),
+        DType::U64 => (0.0, 9_007_199_254_740_992.0),
+        DType::Bool => (0.0, 1.0),
+        _ => return None,
+    })
+}
+
 /// Evaluates an initializer for a weight of dtype f64, i32, i8, u8 or bool, as f64
 /// values: float literals keep their f64 precision; integer types need integers in their
 /// range; bool takes `true`/`false` or 0/1 (so `zeros` and `ones` work).
@@ -235,16 +251,8 @@ pub fn evaluate_typed(expr: &Expr, shape: &[usize], dtype: DType) -> Result<Vec<
             .map(|v| (f64::from(v), expr.span()))
             .collect(),
     };
-    let (lo, hi) = match dtype {
-        DType::I32 => (f64::from(i32::MIN), f64::from(i32::MAX)),
-        DType::I8 => (f64::from(i8::MIN), f64::from(i8::MAX)),
-        DType::U8 => (0.0, f64::from(u8::MAX)),
-        DType::I16 => (f64::from(i16::MIN), f64::from(i16::MAX)),
-        DType::U16 => (0.0, f64::from(u16::MAX)),
-        DType::U32 => (0.0, f64::from(u32::MAX)),
-        DType::U64 => (0.0, 9_007_199_254_740_992.0),
-        DType::Bool => (0.0, 1.0),
-        _ => return Ok(values.into_iter().map(|(v, _)| v).collect()),
+    let Some((lo, hi)) = integer_range(dtype) else {
+        return Ok(values.into_iter().map(|(v, _)| v).collect());
     };
     if let Some((bad, span)) = values
         .iter()

@@ -17,7 +17,7 @@ mod torch_lstm;
 mod transformer;
 mod zoo;
 
-pub use cnn::{Cnn, CnnWinograd, DepthwiseInt8, DepthwiseU8};
+pub use cnn::{Cnn, CnnWinograd, Conv3x3Int8, DepthwiseInt8, DepthwiseU8, PointwiseInt8};
 pub use control::{IfGate, LoopCell, ScanRnn};
 pub use custom::CustomZoo;
 pub use digits::{Digits, DigitsConv, DigitsConvInt8, DigitsInt8, DigitsNearest};
@@ -136,6 +136,8 @@ pub const MODELS: &[Example] = &[
     example::<DigitsConvInt8>(),
     example::<DepthwiseInt8>(),
     example::<DepthwiseU8>(),
+    example::<PointwiseInt8>(),
+    example::<Conv3x3Int8>(),
     example::<DigitsNearest>(),
     example::<TorchLstm>(),
     example::<ConvZoo>(),

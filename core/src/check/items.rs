@@ -274,10 +274,26 @@ impl<'m> Checker<'m> {
                         file = l.file;
                         Ok(Data::F32(l.values))
                     }
-                    (other, _) => Err((
-                        c.func.span(),
-                        format!("`load` reads f32 and i64 weights; declare `{name}` f32 and Cast it to {other}"),
-                    )),
+                    // Other integers from the file's values, each within the type.
+                    (other, ints) => match init::integer_range(other) {
+                        Some((lo, hi)) => {
+                            let values: Vec<f64> = match ints {
+                                Some(ints) => ints.into_iter().map(|i| i as f64).collect(),
+                                None => l.values.into_iter().map(f64::from).collect(),
+                            };
+                            match values.iter().find(|v| v.fract() != 0.0 || **v < lo || **v > hi) {
+                                Some(bad) => Err((
+                                    c.func.span(),
+                                    format!("`{name}` is {other}, which holds integers in {lo}..={hi}; the file holds {bad}"),
+                                )),
+                                None => Ok(Data::Typed { dtype: other, values }),
+                            }
+                        }
+                        None => Err((
+                            c.func.span(),
+                            format!("`load` reads float and integer weights; declare `{name}` f32 and Cast it to {other}"),
+                        )),
+                    },
                 }),
             (_, DType::I64) => init::evaluate_i64(&init, &shape).map(Data::I64),
             (_, DType::F32) => init::evaluate(&init, &shape).map(Data::F32),
