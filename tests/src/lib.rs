@@ -149,6 +149,25 @@ pub fn run_ort_only(
         .map_err(|e| format!("ONNX Runtime failed to run the model: {e}"))
 }
 
+/// [`run_ort_only`] on typed inputs (any dtypes), viewed in place.
+pub fn run_ort_values_only(
+    session: &mut Session,
+    info: &ModelInfo,
+    inputs: &[Values],
+) -> Result<(), String> {
+    let mut feeds = Vec::with_capacity(inputs.len());
+    for (t, data) in info.inputs.iter().zip(inputs) {
+        let view = data
+            .ort_view(t.shape)
+            .map_err(|e| format!("input `{}`: {e}", t.name))?;
+        feeds.push((t.name.to_string(), view));
+    }
+    session
+        .run(feeds)
+        .map(drop)
+        .map_err(|e| format!("ONNX Runtime failed to run the model: {e}"))
+}
+
 /// Seeded inputs uniform in `[-scale, scale)`, one vector per model input, from
 /// `tinyonnx::testing::fill_uniform` (the generator the firmware uses too).
 pub fn seeded_inputs(info: &ModelInfo, seed: u64, scale: f32) -> Vec<Vec<f32>> {
@@ -247,6 +266,16 @@ macro_rules! values {
                 let shape = shape.to_vec();
                 match self {
                     $(Values::$variant(v) => ort::value::Tensor::from_array((shape, v.clone()))
+                        .map(Into::into)
+                        .map_err(|e| e.to_string()),)*
+                }
+            }
+
+            /// A view of the values as an ONNX Runtime input of shape `shape`, no copy.
+            fn ort_view(&self, shape: &[usize]) -> Result<ort::session::SessionInputValue<'_>, String> {
+                let shape = shape.to_vec();
+                match self {
+                    $(Values::$variant(v) => ort::value::TensorRef::from_array_view((shape, v.as_slice()))
                         .map(Into::into)
                         .map_err(|e| e.to_string()),)*
                 }

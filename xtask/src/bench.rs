@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use serde::Serialize;
 use tinyonnx_tests::timing::{Paired, paired_median_ns};
-use tinyonnx_tests::{Provider, as_bytes, run_ort, run_ort_only, seeded_inputs, session};
+use tinyonnx_tests::{
+    Provider, Values, as_bytes, run_ort, run_ort_only, run_ort_values_only, seeded_inputs,
+    seeded_values, session,
+};
 
 use crate::setup;
 
@@ -221,30 +224,52 @@ pub fn run_pass(root: &Path, out: &Path, build: &str, only: &[String]) -> Result
         if !only.is_empty() && !only.iter().any(|m| m == info.name) {
             continue;
         }
-        if !ex.is_f32() {
-            println!("{:<18} skipped: the benchmark times f32 models", info.name);
-            continue;
-        }
         if let Some(why) = tinyonnx_tests::ort_skip_reason(ex) {
             println!("{:<18} {why}", info.name);
             continue;
         }
-        let inputs = seeded_inputs(info, 1, 1.0);
-        let refs: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
-        let mut outs: Vec<Vec<f32>> = info.outputs.iter().map(|t| vec![0.0; t.numel()]).collect();
         let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
         let mut sess = session(ex.onnx, Provider::Cpu).map_err(anyhow::Error::msg)?;
-        run_ort(&mut sess, info, &inputs).map_err(anyhow::Error::msg)?;
-        let timing = paired_median_ns(
-            || {
-                let mut o: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
-                (ex.run)(as_bytes(&mut arena), black_box(&refs), &mut o).expect("the example runs");
-            },
-            || {
-                run_ort_only(&mut sess, info, black_box(&inputs))
-                    .expect("ONNX Runtime runs the model");
-            },
-        );
+        let timing = if ex.is_f32() {
+            let inputs = seeded_inputs(info, 1, 1.0);
+            let refs: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();
+            let mut outs: Vec<Vec<f32>> =
+                info.outputs.iter().map(|t| vec![0.0; t.numel()]).collect();
+            run_ort(&mut sess, info, &inputs).map_err(anyhow::Error::msg)?;
+            paired_median_ns(
+                || {
+                    let mut o: Vec<&mut [f32]> = outs.iter_mut().map(Vec::as_mut_slice).collect();
+                    (ex.run)(as_bytes(&mut arena), black_box(&refs), &mut o)
+                        .expect("the example runs");
+                },
+                || {
+                    run_ort_only(&mut sess, info, black_box(&inputs))
+                        .expect("ONNX Runtime runs the model");
+                },
+            )
+        } else {
+            // Other dtypes (the int8 models): typed views both sides, same inputs.
+            let inputs = seeded_values(info, 1, 1.0).map_err(anyhow::Error::msg)?;
+            let refs: Vec<_> = inputs.iter().map(Values::as_ref).collect();
+            let mut outs: Vec<Values> = info
+                .outputs
+                .iter()
+                .map(|t| Values::zeros(t.dtype, t.numel()))
+                .collect::<Result<_, _>>()
+                .map_err(anyhow::Error::msg)?;
+            run_ort_values_only(&mut sess, info, &inputs).map_err(anyhow::Error::msg)?;
+            paired_median_ns(
+                || {
+                    let mut o: Vec<_> = outs.iter_mut().map(Values::as_mut).collect();
+                    (ex.run_typed)(as_bytes(&mut arena), black_box(&refs), &mut o)
+                        .expect("the example runs");
+                },
+                || {
+                    run_ort_values_only(&mut sess, info, black_box(&inputs))
+                        .expect("ONNX Runtime runs the model");
+                },
+            )
+        };
         let gflops = |ns: f64| 2.0 * info.macs as f64 / ns;
         let row = Row {
             model: info.name.to_string(),

@@ -1025,6 +1025,12 @@ fn depthwise3x3<A: Quant, B: Quant, const ROWSUM: bool>(
     if !ROWSUM && dsp_strips(plane, geo, part, (&wt, base), pad, out, (first, finite)) {
         return;
     }
+    #[cfg(target_arch = "x86_64")]
+    if !portable_only()
+        && vector_strips::<A, B, ROWSUM>(plane, geo, part, (&wt, base), pad, out, (first, finite))
+    {
+        return;
+    }
     depthwise_rows::<A, ROWSUM>(
         plane,
         geo,
@@ -1277,42 +1283,45 @@ fn carried_run<A: Quant, const ROWSUM: bool>(
     }
 }
 
-/// Bytes of a strip row of [`dsp_strips`]: a run's `RUN + 2` input columns.
-#[cfg(all(feature = "dsp", target_arch = "arm"))]
-const STRIP: usize = RUN + 2;
+#[cfg(all(test, target_arch = "x86_64"))]
+extern crate std;
 
-/// One-byte requantized outputs that [`dsp_strips`] writes itself (on cores with the
-/// DSP extension and a floating-point unit): the output tensor as bytes, its
-/// multiplier and zero point, and whether its values are signed.
-#[cfg(all(feature = "dsp", target_arch = "arm"))]
-struct DwBytes<'y> {
-    y: *mut u8,
-    len: usize,
-    multiplier: f32,
-    zp: i32,
-    signed: bool,
-    _y: core::marker::PhantomData<&'y mut [u8]>,
+#[cfg(all(test, target_arch = "x86_64"))]
+std::thread_local! {
+    /// Set by the differential test: the depthwise routine takes the portable path the
+    /// boards without the DSP extension take, not the host's vector strips.
+    static PORTABLE: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
 }
 
-/// A depthwise 3x3 convolution with unit steps along the rows and one-byte outputs on
-/// cores with the DSP extension and a floating-point unit: the output columns in strips
-/// of up to [`RUN`], and for each strip the input rows copied once into strip rows with
-/// their padding (a ring of four), so every output, at the sides too, is a window
-/// inside them; two outputs at a time from `dsp::tinyonnx_dw3x3_*`, requantized there.
-/// Returns whether it applied (byte values in and out, finite multipliers, weights
-/// within `i16`; the caller leaves out weight zero points).
-#[cfg(all(feature = "dsp", target_arch = "arm"))]
-#[inline(never)]
-fn dsp_strips<A: Quant, B: Quant>(
+/// Whether the depthwise routine must take the portable path (the differential test's
+/// [`PORTABLE`]; never outside the tests).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn portable_only() -> bool {
+    #[cfg(test)]
+    return PORTABLE.with(|p| p.get());
+    #[cfg(not(test))]
+    false
+}
+
+/// Values of a strip row of [`strips`]: a run's `RUN + 2` input columns.
+const STRIP: usize = RUN + 2;
+
+/// A depthwise 3x3 convolution's rows of outputs (unit steps along the rows) strip by
+/// strip: the output columns in strips of up to [`RUN`], and for each strip the input
+/// rows copied once into strip rows with their padding (a ring of four; a row of
+/// padding for the rows outside the image), so that every output, at the sides too, is
+/// a window inside them. `row(strip rows, index of the row's first output, n)` takes
+/// each row of `n` outputs, output `i` the window at column `i` of the strip rows.
+/// Returns whether it applied (unit steps, a plane of the input's size).
+#[cfg(any(all(feature = "dsp", target_arch = "arm"), target_arch = "x86_64"))]
+#[inline(always)]
+fn strips<A: Quant>(
     plane: &[A],
     geo: &ConvGeometry,
-    part: &Q8Product<'_, B>,
-    (wt, base): (&[i32; 9], i32),
     pad: A,
-    out: &mut impl PatchOut<A, B>,
-    (first, finite): (usize, bool),
+    mut row: impl FnMut(&[&[A; STRIP]; 3], usize, usize),
 ) -> bool {
-    use super::arch::arm::dsp;
     let ConvGeometry {
         h,
         w,
@@ -1324,38 +1333,9 @@ fn dsp_strips<A: Quant, B: Quant>(
         pl,
         ..
     } = *geo;
-    let bytes = if cfg!(target_abi = "eabihf") {
-        out.bytes(part, finite)
-    } else {
-        None
-    };
-    let Some(b) = bytes else {
-        return false;
-    };
-    if sw != 1
-        || !(A::SIGNED_BYTE || A::UNSIGNED_BYTE)
-        || wt.iter().any(|&v| i16::try_from(v).is_err())
-        || plane.len() < h * w
-        || b.len < first + oh * ow
-    {
+    if sw != 1 || plane.len() < h * w {
         return false;
     }
-    let mut args = dsp::Dw3Args::new(wt, base, (b.multiplier, b.zp));
-    // The requantized last output of a strip's row of odd length, from its rows.
-    let last = |rows: &[&[A; STRIP]; 3], i: usize| {
-        let mut v = base;
-        for (r, row) in rows.iter().enumerate() {
-            for (x, t) in row.iter().skip(i).take(3).zip(3 * r..) {
-                v = v.wrapping_add(x.widen().wrapping_mul(wt[t]));
-            }
-        }
-        let v = v as f32 * b.multiplier;
-        if b.signed {
-            requantize_finite::<i8>(v, b.zp) as u8
-        } else {
-            requantize_finite::<u8>(v, b.zp)
-        }
-    };
     let padrow = [pad; STRIP];
     let mut ox = 0;
     while ox < ow {
@@ -1375,55 +1355,166 @@ fn dsp_strips<A: Quant, B: Quant>(
                     continue;
                 }
                 tags[slot] = iy;
-                // The image's part, four values at a time.
                 let src = (iy * w).wrapping_add_signed(start);
                 let from = plane.get(src.wrapping_add(lo)..src.wrapping_add(hi));
-                let to = ring[slot].get_mut(lo..hi);
-                if let (Some(from), Some(to)) = (from, to) {
-                    let words = from.len() / 4;
-                    // Safety: `from` and `to` both hold `hi - lo >= 4 * words` one-byte
-                    // values, which the routine reads and writes at any alignment.
-                    unsafe {
-                        dsp::tinyonnx_copy_words(
-                            to.as_mut_ptr().cast(),
-                            from.as_ptr().cast(),
-                            words as u32,
-                        );
-                    }
-                    let tail = 4 * words;
-                    for (d, s) in to.iter_mut().zip(from).skip(tail) {
-                        *d = *s;
-                    }
+                if let (Some(from), Some(to)) = (from, ring[slot].get_mut(lo..hi)) {
+                    copy_values(to, from);
                 }
             }
             let rows = [0, 1, 2].map(|k| {
                 let iy = y0.wrapping_add(k);
                 if iy < h { &ring[iy % 4] } else { &padrow }
             });
-            args.rows = rows.map(|r| r.as_ptr().cast::<u8>());
-            let at = first + oy * ow + ox;
-            // Safety: each strip row holds `STRIP >= n + 2` bytes, all the routine reads
-            // for `n / 2` pairs; the output has at least `first + oh * ow >= at + n`
-            // bytes (checked above), the routine writing `n / 2 * 2` from `at` and the
-            // odd one after them written here; `A` is a one-byte integer (checked
-            // above), as are the outputs (`PatchOut::bytes`).
-            unsafe {
-                let y = b.y.add(at);
-                let pairs = (n / 2) as u32;
-                match (A::SIGNED_BYTE, b.signed) {
-                    (true, true) => dsp::tinyonnx_dw3x3_s8_s8(&args, y, pairs),
-                    (true, false) => dsp::tinyonnx_dw3x3_s8_u8(&args, y, pairs),
-                    (false, true) => dsp::tinyonnx_dw3x3_u8_s8(&args, y, pairs),
-                    (false, false) => dsp::tinyonnx_dw3x3_u8_u8(&args, y, pairs),
-                }
-                if n % 2 == 1 {
-                    y.add(n - 1).write(last(&rows, n - 1));
-                }
-            }
+            row(&rows, oy * ow + ox, n);
         }
         ox += n;
     }
     true
+}
+
+/// `to.copy_from_slice(from)` (equal lengths) for a strip row: on Arm four values at a
+/// time by a small routine, LLVM otherwise calling its `memcpy` (190 instructions for
+/// a row of 28 unaligned bytes).
+#[cfg(any(all(feature = "dsp", target_arch = "arm"), target_arch = "x86_64"))]
+#[inline(always)]
+fn copy_values<A: Quant>(to: &mut [A], from: &[A]) {
+    #[cfg(all(feature = "dsp", target_arch = "arm"))]
+    if A::SIGNED_BYTE || A::UNSIGNED_BYTE {
+        let words = from.len().min(to.len()) / 4;
+        // Safety: `from` and `to` both hold at least `4 * words` one-byte values (checked
+        // just above), which the routine reads and writes at any alignment.
+        unsafe {
+            super::arch::arm::dsp::tinyonnx_copy_words(
+                to.as_mut_ptr().cast(),
+                from.as_ptr().cast(),
+                words as u32,
+            );
+        }
+        for (d, s) in to.iter_mut().zip(from).skip(4 * words) {
+            *d = *s;
+        }
+        return;
+    }
+    for (d, s) in to.iter_mut().zip(from) {
+        *d = *s;
+    }
+}
+
+/// A depthwise 3x3 convolution through [`strips`] on x86-64 hosts: each row of
+/// outputs as nine passes over the run, one per weight, `acc[i] += x[i + k] * w` (loops
+/// the compiler turns into vector code), then handed to `out.run`. Returns whether it
+/// applied (no weight zero points, unit steps).
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+fn vector_strips<A: Quant, B: Quant, const ROWSUM: bool>(
+    plane: &[A],
+    geo: &ConvGeometry,
+    part: &Q8Product<'_, B>,
+    (wt, base): (&[i32; 9], i32),
+    pad: A,
+    out: &mut impl PatchOut<A, B>,
+    (first, finite): (usize, bool),
+) -> bool {
+    if ROWSUM {
+        return false;
+    }
+    let mut acc = [0i32; RUN];
+    strips(plane, geo, pad, |rows, at, n| {
+        let acc = &mut acc[..n.min(RUN)];
+        acc.fill(base);
+        for (row, taps) in rows.iter().zip(wt.chunks_exact(3)) {
+            for (k, &t) in taps.iter().enumerate() {
+                let x = row.get(k..k + acc.len()).unwrap_or_default();
+                for (a, v) in acc.iter_mut().zip(x) {
+                    *a = a.wrapping_add(v.widen().wrapping_mul(t));
+                }
+            }
+        }
+        out.run(part, first + at, acc, finite);
+    })
+}
+
+/// One-byte requantized outputs that [`dsp_strips`] writes itself (on cores with the
+/// DSP extension and a floating-point unit): the output tensor as bytes, its
+/// multiplier and zero point, and whether its values are signed.
+#[cfg(all(feature = "dsp", target_arch = "arm"))]
+struct DwBytes<'y> {
+    y: *mut u8,
+    len: usize,
+    multiplier: f32,
+    zp: i32,
+    signed: bool,
+    _y: core::marker::PhantomData<&'y mut [u8]>,
+}
+
+/// A depthwise 3x3 convolution with one-byte values and outputs through [`strips`] on
+/// cores with the DSP extension and a floating-point unit: two outputs at a time from
+/// `dsp::tinyonnx_dw3x3_*`, requantized there. Returns whether it applied (byte values
+/// in and out, finite multipliers, weights within `i16`, unit steps; the caller leaves
+/// out weight zero points).
+#[cfg(all(feature = "dsp", target_arch = "arm"))]
+#[inline(never)]
+fn dsp_strips<A: Quant, B: Quant>(
+    plane: &[A],
+    geo: &ConvGeometry,
+    part: &Q8Product<'_, B>,
+    (wt, base): (&[i32; 9], i32),
+    pad: A,
+    out: &mut impl PatchOut<A, B>,
+    (first, finite): (usize, bool),
+) -> bool {
+    use super::arch::arm::dsp;
+    let bytes = if cfg!(target_abi = "eabihf") {
+        out.bytes(part, finite)
+    } else {
+        None
+    };
+    let Some(b) = bytes else {
+        return false;
+    };
+    if !(A::SIGNED_BYTE || A::UNSIGNED_BYTE)
+        || wt.iter().any(|&v| i16::try_from(v).is_err())
+        || b.len < first + geo.oh * geo.ow
+    {
+        return false;
+    }
+    let mut args = dsp::Dw3Args::new(wt, base, (b.multiplier, b.zp));
+    // The requantized last output of a row of odd length, from its strip rows.
+    let last = |rows: &[&[A; STRIP]; 3], i: usize| {
+        let mut v = base;
+        for (row, taps) in rows.iter().zip(wt.chunks_exact(3)) {
+            for (x, &t) in row.iter().skip(i).zip(taps) {
+                v = v.wrapping_add(x.widen().wrapping_mul(t));
+            }
+        }
+        let v = v as f32 * b.multiplier;
+        if b.signed {
+            requantize_finite::<i8>(v, b.zp) as u8
+        } else {
+            requantize_finite::<u8>(v, b.zp)
+        }
+    };
+    strips(plane, geo, pad, |rows, at, n| {
+        args.rows = rows.map(|r| r.as_ptr().cast::<u8>());
+        // Safety: each strip row holds `STRIP >= n + 2` bytes, all the routine reads for
+        // `n / 2` pairs; the output has at least `first + oh * ow >= first + at + n`
+        // bytes (checked above), the routine writing `n / 2 * 2` from `first + at` and
+        // the odd one after them written here; `A` is a one-byte integer (checked
+        // above), as are the outputs (`PatchOut::bytes`).
+        unsafe {
+            let y = b.y.add(first + at);
+            let pairs = (n / 2) as u32;
+            match (A::SIGNED_BYTE, b.signed) {
+                (true, true) => dsp::tinyonnx_dw3x3_s8_s8(&args, y, pairs),
+                (true, false) => dsp::tinyonnx_dw3x3_s8_u8(&args, y, pairs),
+                (false, true) => dsp::tinyonnx_dw3x3_u8_s8(&args, y, pairs),
+                (false, false) => dsp::tinyonnx_dw3x3_u8_u8(&args, y, pairs),
+            }
+            if n % 2 == 1 {
+                y.add(n - 1).write(last(rows, n - 1));
+            }
+        }
+    })
 }
 
 /// Bytes of interleaved patches [`positions_vnni`] keeps on the stack (host only: no
@@ -2071,11 +2162,38 @@ mod tests {
             // The depthwise routine the compiler picks for these shapes, against the
             // same definition.
             let depthwise = q8::depthwise3x3((geo.c, geo.m, geo.g), (geo.kh, geo.kw), (1, 1));
-            if depthwise {
+            // Both host paths: the vector strips and the portable one the boards without
+            // the DSP extension take.
+            for portable in [false, true] {
+                if !depthwise {
+                    break;
+                }
+                PORTABLE.with(|p| p.set(portable));
                 let mut y = std::vec![0i8; len];
                 qlinear_conv_depthwise_q8(&x, &geo, &p, &mut y);
-                assert_eq!(direct, y, "depthwise QLinearConv {geo:?} b_zp {b_zp:?}");
+                assert_eq!(
+                    direct, y,
+                    "depthwise QLinearConv {geo:?} b_zp {b_zp:?} portable {portable}"
+                );
+                let mut sums = std::vec![0i32; len];
+                conv_integer_depthwise_q8(
+                    &x,
+                    &geo,
+                    &Q8Product {
+                        bias: &[],
+                        multiplier: &[],
+                        ..p
+                    },
+                    &mut sums,
+                );
+                let mut direct = std::vec![0i32; len];
+                conv_integer(&x, &w, &mut direct, &geo, &[a_zp], b_zp);
+                assert_eq!(
+                    direct, sums,
+                    "depthwise ConvInteger {geo:?} b_zp {b_zp:?} portable {portable}"
+                );
             }
+            PORTABLE.with(|p| p.set(false));
             assert!(
                 y.iter().any(|&v| v != y[0]),
                 "a constant output tests little"
@@ -2089,11 +2207,6 @@ mod tests {
             conv_integer_q8(&x, &geo, &q, &mut sums, &mut patch);
             conv_integer(&x, &w, &mut direct, &geo, &[a_zp], b_zp);
             assert_eq!(direct, sums, "ConvInteger {geo:?} b_zp {b_zp:?}");
-            if depthwise {
-                let mut sums = std::vec![0i32; len];
-                conv_integer_depthwise_q8(&x, &geo, &q, &mut sums);
-                assert_eq!(direct, sums, "depthwise ConvInteger {geo:?} b_zp {b_zp:?}");
-            }
         }
         let geo = |(c, h, w, m, g): (usize, usize, usize, usize, usize), (kh, kw, sh, pad)| {
             let (oh, ow) = ((h + 2 * pad - kh) / sh + 1, (w + 2 * pad - kw) / sh + 1);
