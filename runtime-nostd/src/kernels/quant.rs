@@ -1952,6 +1952,15 @@ mod tests {
 
     use super::*;
 
+    /// Sends the depthwise routine down the portable path ([`PORTABLE`]) or not; other
+    /// hosts than x86-64 have no other path.
+    fn set_portable(on: bool) {
+        #[cfg(target_arch = "x86_64")]
+        PORTABLE.with(|p| p.set(on));
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = on;
+    }
+
     /// The blocked sums against the definition, over widths that leave a partial block,
     /// zero points per column and per tensor, shared and batched B.
     /// The magic-number rounding against libm's `rintf` over the clamped range, ties
@@ -2168,7 +2177,7 @@ mod tests {
                 if !depthwise {
                     break;
                 }
-                PORTABLE.with(|p| p.set(portable));
+                set_portable(portable);
                 let mut y = std::vec![0i8; len];
                 qlinear_conv_depthwise_q8(&x, &geo, &p, &mut y);
                 assert_eq!(
@@ -2193,7 +2202,7 @@ mod tests {
                     "depthwise ConvInteger {geo:?} b_zp {b_zp:?} portable {portable}"
                 );
             }
-            PORTABLE.with(|p| p.set(false));
+            set_portable(false);
             assert!(
                 y.iter().any(|&v| v != y[0]),
                 "a constant output tests little"
