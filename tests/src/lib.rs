@@ -137,14 +137,28 @@ pub fn run_ort_only(
     info: &ModelInfo,
     inputs: &[Vec<f32>],
 ) -> Result<(), String> {
-    let mut values = Vec::with_capacity(inputs.len());
-    for (t, data) in info.inputs.iter().zip(inputs) {
-        let view = TensorRef::from_array_view((t.shape.to_vec(), data.as_slice()))
-            .map_err(|e| format!("input `{}`: {e}", t.name))?;
-        values.push((t.name.to_string(), view));
+    let views = info.inputs.iter().zip(inputs).map(|(t, data)| {
+        TensorRef::from_array_view((t.shape.to_vec(), data.as_slice()))
+            .map(Into::into)
+            .map_err(|e| e.to_string())
+    });
+    run_views(session, info, views)
+}
+
+/// Runs a session on input views (one a model input, in order; an error naming the
+/// input it is for) and drops the outputs.
+fn run_views<'v>(
+    session: &mut Session,
+    info: &ModelInfo,
+    views: impl Iterator<Item = Result<ort::session::SessionInputValue<'v>, String>>,
+) -> Result<(), String> {
+    let mut feeds = Vec::with_capacity(info.inputs.len());
+    for (t, view) in info.inputs.iter().zip(views) {
+        let view = view.map_err(|e| format!("input `{}`: {e}", t.name))?;
+        feeds.push((t.name.to_string(), view));
     }
     session
-        .run(values)
+        .run(feeds)
         .map(drop)
         .map_err(|e| format!("ONNX Runtime failed to run the model: {e}"))
 }
@@ -155,17 +169,12 @@ pub fn run_ort_values_only(
     info: &ModelInfo,
     inputs: &[Values],
 ) -> Result<(), String> {
-    let mut feeds = Vec::with_capacity(inputs.len());
-    for (t, data) in info.inputs.iter().zip(inputs) {
-        let view = data
-            .ort_view(t.shape)
-            .map_err(|e| format!("input `{}`: {e}", t.name))?;
-        feeds.push((t.name.to_string(), view));
-    }
-    session
-        .run(feeds)
-        .map(drop)
-        .map_err(|e| format!("ONNX Runtime failed to run the model: {e}"))
+    let views = info
+        .inputs
+        .iter()
+        .zip(inputs)
+        .map(|(t, data)| data.ort_view(t.shape));
+    run_views(session, info, views)
 }
 
 /// Seeded inputs uniform in `[-scale, scale)`, one vector per model input, from

@@ -63,11 +63,20 @@ fn requantize<Q: Quant>(v: f32, zp: i32) -> Q {
 /// on x86-64 the VNNI path's time is elsewhere.
 #[inline(always)]
 fn requantize_finite<Q: Quant>(v: f32, zp: i32) -> Q {
-    const MAGIC: f32 = 12_582_912.0;
-    // One saturating addition of `zp - MAGIC`'s bits: below 0 the sum stays far below
-    // the clamp either way, at or above it neither step overflows.
-    let r = ((v + MAGIC).to_bits() as i32).saturating_add(zp.wrapping_sub(MAGIC.to_bits() as i32));
+    let r = ((v + MAGIC).to_bits() as i32).saturating_add(magic_offset(zp));
     Q::narrow(saturate::<Q>(r))
+}
+
+/// `1.5 * 2^23`: a float whose unit is 1, so that adding it rounds to an integer (to
+/// even, the default mode), which the low bits of the sum hold.
+const MAGIC: f32 = 12_582_912.0;
+
+/// The zero point `zp` minus the bits of [`MAGIC`]: added (saturating) to the bits of
+/// `v + MAGIC`, the rounded `v` plus `zp` in one step; below 0 the sum stays far below
+/// any clamp, at or above it nothing overflows.
+#[inline(always)]
+fn magic_offset(zp: i32) -> i32 {
+    zp.wrapping_sub(MAGIC.to_bits() as i32)
 }
 
 /// `v.clamp(Q::LOW, Q::HIGH)`: on cores with the DSP extension one `SSAT`/`USAT` for the
@@ -113,7 +122,6 @@ const CLAMP_AFTER: bool = cfg!(target_arch = "arm");
 /// sum are the integer. A few instructions where `rintf` is a library routine.
 #[inline(always)]
 fn round_even(v: f32) -> i32 {
-    const MAGIC: f32 = 12_582_912.0;
     (v + MAGIC).to_bits() as i32 - MAGIC.to_bits() as i32
 }
 
@@ -1021,13 +1029,17 @@ fn depthwise3x3<A: Quant, B: Quant, const ROWSUM: bool>(
         return;
     };
     let plane = plane.get(..geo.h * geo.w).unwrap_or_default();
-    #[cfg(all(feature = "dsp", target_arch = "arm"))]
-    if !ROWSUM && dsp_strips(plane, geo, part, (&wt, base), pad, out, (first, finite)) {
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
+    // The cores with a path of their own over padded strip rows (DSP, x86-64).
     if !portable_only()
-        && vector_strips::<A, B, ROWSUM>(plane, geo, part, (&wt, base), pad, out, (first, finite))
+        && depthwise_strips::<A, B, ROWSUM>(
+            plane,
+            geo,
+            part,
+            (&wt, base),
+            pad,
+            out,
+            (first, finite),
+        )
     {
         return;
     }
@@ -1042,7 +1054,7 @@ fn depthwise3x3<A: Quant, B: Quant, const ROWSUM: bool>(
 
 /// The rows of [`depthwise3x3`]: weights `wt`, finished sums `v + base - zb * rowsum`
 /// (the window's sum only if `ROWSUM`). Apart from [`depthwise_groups`] on cores with
-/// the DSP extension, so that the stack holds its frame or [`dsp_strips`]'s, not both.
+/// the DSP extension, so that the stack holds its frame or [`depthwise_strips`]'s, not both.
 #[cfg_attr(all(feature = "dsp", target_arch = "arm"), inline(never))]
 #[cfg_attr(not(all(feature = "dsp", target_arch = "arm")), inline(always))]
 fn depthwise_rows<A: Quant, const ROWSUM: bool>(
@@ -1294,13 +1306,12 @@ std::thread_local! {
 }
 
 /// Whether the depthwise routine must take the portable path (the differential test's
-/// [`PORTABLE`]; never outside the tests).
-#[cfg(target_arch = "x86_64")]
+/// [`PORTABLE`] on x86-64; never outside the tests).
 #[inline(always)]
 fn portable_only() -> bool {
-    #[cfg(test)]
+    #[cfg(all(test, target_arch = "x86_64"))]
     return PORTABLE.with(|p| p.get());
-    #[cfg(not(test))]
+    #[cfg(not(all(test, target_arch = "x86_64")))]
     false
 }
 
@@ -1406,7 +1417,7 @@ fn copy_values<A: Quant>(to: &mut [A], from: &[A]) {
 /// applied (no weight zero points, unit steps).
 #[cfg(target_arch = "x86_64")]
 #[inline(never)]
-fn vector_strips<A: Quant, B: Quant, const ROWSUM: bool>(
+fn depthwise_strips<A: Quant, B: Quant, const ROWSUM: bool>(
     plane: &[A],
     geo: &ConvGeometry,
     part: &Q8Product<'_, B>,
@@ -1434,7 +1445,7 @@ fn vector_strips<A: Quant, B: Quant, const ROWSUM: bool>(
     })
 }
 
-/// One-byte requantized outputs that [`dsp_strips`] writes itself (on cores with the
+/// One-byte requantized outputs that [`depthwise_strips`] writes itself (on cores with the
 /// DSP extension and a floating-point unit): the output tensor as bytes, its
 /// multiplier and zero point, and whether its values are signed.
 #[cfg(all(feature = "dsp", target_arch = "arm"))]
@@ -1454,7 +1465,7 @@ struct DwBytes<'y> {
 /// out weight zero points).
 #[cfg(all(feature = "dsp", target_arch = "arm"))]
 #[inline(never)]
-fn dsp_strips<A: Quant, B: Quant>(
+fn depthwise_strips<A: Quant, B: Quant, const ROWSUM: bool>(
     plane: &[A],
     geo: &ConvGeometry,
     part: &Q8Product<'_, B>,
@@ -1464,6 +1475,9 @@ fn dsp_strips<A: Quant, B: Quant>(
     (first, finite): (usize, bool),
 ) -> bool {
     use super::arch::arm::dsp;
+    if ROWSUM {
+        return false;
+    }
     let bytes = if cfg!(target_abi = "eabihf") {
         out.bytes(part, finite)
     } else {
@@ -1478,22 +1492,26 @@ fn dsp_strips<A: Quant, B: Quant>(
     {
         return false;
     }
-    let mut args = dsp::Dw3Args::new(wt, base, (b.multiplier, b.zp));
-    // The requantized last output of a row of odd length, from its strip rows.
-    let last = |rows: &[&[A; STRIP]; 3], i: usize| {
-        let mut v = base;
-        for (row, taps) in rows.iter().zip(wt.chunks_exact(3)) {
-            for (x, &t) in row.iter().skip(i).zip(taps) {
-                v = v.wrapping_add(x.widen().wrapping_mul(t));
-            }
-        }
-        let v = v as f32 * b.multiplier;
+    let requant = (b.multiplier, MAGIC, magic_offset(b.zp));
+    let mut args = dsp::Dw3Args::new(wt, base, requant);
+    // The requantized last output of a row of odd length, from its strip rows (apart:
+    // rare, and its frame would add to every row's).
+    #[cold]
+    #[inline(never)]
+    fn last<A: Quant>(
+        rows: &[&[A; STRIP]; 3],
+        i: usize,
+        (wt, base): (&[i32; 9], i32),
+        b: &DwBytes<'_>,
+    ) -> u8 {
+        let cols = [0, 1, 2].map(|k| rows.map(|r| r.get(i + k).map_or(0, |x| x.widen())));
+        let v = window_sums::<false>(cols, wt).0.wrapping_add(base);
         if b.signed {
-            requantize_finite::<i8>(v, b.zp) as u8
+            requantize_with::<i8>(v, b.multiplier, b.zp, true) as u8
         } else {
-            requantize_finite::<u8>(v, b.zp)
+            requantize_with::<u8>(v, b.multiplier, b.zp, true)
         }
-    };
+    }
     strips(plane, geo, pad, |rows, at, n| {
         args.rows = rows.map(|r| r.as_ptr().cast::<u8>());
         // Safety: each strip row holds `STRIP >= n + 2` bytes, all the routine reads for
@@ -1511,10 +1529,25 @@ fn dsp_strips<A: Quant, B: Quant>(
                 (false, false) => dsp::tinyonnx_dw3x3_u8_u8(&args, y, pairs),
             }
             if n % 2 == 1 {
-                y.add(n - 1).write(last(rows, n - 1));
+                y.add(n - 1).write(last(rows, n - 1, (wt, base), &b));
             }
         }
     })
+}
+
+/// The other cores have no strip path: [`depthwise_rows`] does it all.
+#[cfg(not(any(all(feature = "dsp", target_arch = "arm"), target_arch = "x86_64")))]
+#[inline(always)]
+fn depthwise_strips<A: Quant, B: Quant, const ROWSUM: bool>(
+    _: &[A],
+    _: &ConvGeometry,
+    _: &Q8Product<'_, B>,
+    _: (&[i32; 9], i32),
+    _: A,
+    _: &mut impl PatchOut<A, B>,
+    _: (usize, bool),
+) -> bool {
+    false
 }
 
 /// Bytes of interleaved patches [`positions_vnni`] keeps on the stack (host only: no

@@ -45,9 +45,6 @@ unsafe extern "C" {
     pub(crate) fn tinyonnx_copy_words(dst: *mut u8, src: *const u8, words: u32);
 }
 
-/// `1.5 * 2^23`: a float whose unit is 1, so adding it rounds to an integer.
-const MAGIC: f32 = 12_582_912.0;
-
 /// The arguments of the depthwise routines, in the order their `LDM` and `VLDM` take
 /// them.
 #[repr(C)]
@@ -64,17 +61,22 @@ pub(crate) struct Dw3Args {
     pub base: i32,
     /// The multiplier.
     pub multiplier: f32,
-    /// [`MAGIC`].
+    /// `1.5 * 2^23` (the addition rounds).
     pub magic: f32,
-    /// The zero point minus the bits of [`MAGIC`] (one saturating addition after the
+    /// The zero point minus the bits of `magic` (one saturating addition after the
     /// rounding).
     pub offset: i32,
 }
 
 impl Dw3Args {
     /// The arguments for weights `wt` (row-major 3x3, each within `i16`), sums from
-    /// `base`, requantized with `multiplier` and `zp` (rows to be set before a call).
-    pub(crate) fn new(wt: &[i32; 9], base: i32, (multiplier, zp): (f32, i32)) -> Self {
+    /// `base`, requantized with `(multiplier, magic, offset)` as the fields state (rows
+    /// to be set before a call).
+    pub(crate) fn new(
+        wt: &[i32; 9],
+        base: i32,
+        (multiplier, magic, offset): (f32, f32, i32),
+    ) -> Self {
         let pair = |lo: i32, hi: i32| (lo as u32 & 0xffff) | ((hi as u32) << 16);
         Self {
             rows: [core::ptr::null(); 3],
@@ -83,10 +85,33 @@ impl Dw3Args {
             last: pair(wt[7], 0),
             base,
             multiplier,
-            magic: MAGIC,
-            offset: zp.wrapping_sub(MAGIC.to_bits() as i32),
+            magic,
+            offset,
         }
     }
+}
+
+/// A global Thumb-2 function `$name` of the assembly lines `$line`, in its own section
+/// (the linker drops it when nothing calls it). Armv8-M Mainline has the DSP
+/// instructions only as an extension, which the assembler takes from the architecture
+/// that always has them (the same Thumb-2 encodings); the single-precision FPU
+/// instructions likewise.
+macro_rules! thumb_fn {
+    ($name:literal, $($line:expr),* $(,)?) => {
+        core::arch::global_asm!(
+            ".syntax unified",
+            ".thumb",
+            ".arch armv7e-m",
+            ".fpu fpv4-sp-d16",
+            concat!(".section .text.", $name, ",\"ax\",%progbits"),
+            concat!(".global ", $name),
+            concat!(".type ", $name, ",%function"),
+            ".thumb_func",
+            concat!($name, ":"),
+            $($line,)*
+            concat!(".size ", $name, ", . - ", $name),
+        );
+    };
 }
 
 /// The instructions of one group of four rows (see the module's text), activations
@@ -126,18 +151,8 @@ macro_rules! group {
 /// One routine: `$name`, widening the activations with `$widen`.
 macro_rules! q8x4 {
     ($name:literal, $widen:literal) => {
-        core::arch::global_asm!(
-            ".syntax unified",
-            ".thumb",
-            // Armv8-M Mainline has the DSP instructions only as an extension, which the
-            // assembler takes from the architecture that always has them (the same
-            // Thumb-2 encodings).
-            ".arch armv7e-m",
-            concat!(".section .text.", $name, ",\"ax\",%progbits"),
-            concat!(".global ", $name),
-            concat!(".type ", $name, ",%function"),
-            ".thumb_func",
-            concat!($name, ":"),
+        thumb_fn!(
+            $name,
             // r0 = x, r1 = w, r2 = groups, r3 = acc; sums in r4-r7.
             "    push {{r4-r11}}",
             "    ldm r3, {{r4-r7}}",
@@ -158,7 +173,6 @@ macro_rules! q8x4 {
             "    stm r3, {{r4-r7}}",
             "    pop {{r4-r11}}",
             "    bx lr",
-            concat!(".size ", $name, ", . - ", $name),
         );
     };
 }
@@ -281,16 +295,8 @@ macro_rules! dw_q8_pair {
 /// One depthwise routine, `$name`, its pairs `$pair`.
 macro_rules! dw3x3 {
     ($name:literal, $pair:expr) => {
-        core::arch::global_asm!(
-            ".syntax unified",
-            ".thumb",
-            ".arch armv7e-m",
-            ".fpu fpv4-sp-d16",
-            concat!(".section .text.", $name, ",\"ax\",%progbits"),
-            concat!(".global ", $name),
-            concat!(".type ", $name, ",%function"),
-            ".thumb_func",
-            concat!($name, ":"),
+        thumb_fn!(
+            $name,
             // r0 = args, r1 = out, r2 = pairs. Rows in r0-r2, outer weights r4-r6,
             // middle r7, last r8, base r9, sums r10-r11, r3 = out; multiplier,
             // 1.5 * 2^23 and the zero point's offset in s0-s2 (caller-saved, as
@@ -320,7 +326,6 @@ macro_rules! dw3x3 {
             "2:",
             "    add sp, #4",
             "    pop {{r4-r11, pc}}",
-            concat!(".size ", $name, ", . - ", $name),
         );
     };
 }
@@ -330,14 +335,8 @@ dw3x3!("tinyonnx_dw3x3_s8_u8", dw_q8_pair!("sxtb16", "usat"));
 dw3x3!("tinyonnx_dw3x3_u8_s8", dw_q8_pair!("uxtb16", "ssat"));
 dw3x3!("tinyonnx_dw3x3_u8_u8", dw_q8_pair!("uxtb16", "usat"));
 
-core::arch::global_asm!(
-    ".syntax unified",
-    ".thumb",
-    ".section .text.tinyonnx_copy_words,\"ax\",%progbits",
-    ".global tinyonnx_copy_words",
-    ".type tinyonnx_copy_words,%function",
-    ".thumb_func",
-    "tinyonnx_copy_words:",
+thumb_fn!(
+    "tinyonnx_copy_words",
     "    cbz r2, 2f",
     "1:",
     "    ldr r3, [r1], #4",
@@ -346,5 +345,4 @@ core::arch::global_asm!(
     "    bne 1b",
     "2:",
     "    bx lr",
-    ".size tinyonnx_copy_words, . - tinyonnx_copy_words",
 );
