@@ -374,6 +374,11 @@ pub fn fold(
                 if step == 0 {
                     return Err("has a step of 0".into());
                 }
+                if d == 0 {
+                    // Nothing to take (and no index to clamp to going backwards).
+                    sel[axes[k]] = (0, 1, 0);
+                    continue;
+                }
                 let clampi = |v: i64, lo: i128, hi: i128| {
                     let v = i128::from(v);
                     (if v < 0 { v + d } else { v }).clamp(lo, hi)
@@ -684,4 +689,37 @@ pub fn reshape_dims(input: &[usize], shape: &[i64], allowzero: bool) -> Result<V
         dims[i] = n / rest;
     }
     Ok(dims)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ints(v: &[i64]) -> Const {
+        Const {
+            dims: vec![v.len()],
+            data: Data::I64(v.to_vec()),
+        }
+    }
+
+    /// A backward Slice of an axis of length 0 is empty (a mutated file found it
+    /// panicking: no last index to clamp the start to).
+    #[test]
+    fn a_backward_slice_of_an_empty_axis_is_empty() {
+        let data = Const {
+            dims: vec![0, 3],
+            data: Data::F32(Vec::new()),
+        };
+        let (starts, ends, axes, steps) = (ints(&[-1]), ints(&[-10]), ints(&[0]), ints(&[-1]));
+        let node = pb::NodeProto::default();
+        let inputs = [
+            Some(&data),
+            Some(&starts),
+            Some(&ends),
+            Some(&axes),
+            Some(&steps),
+        ];
+        let out = fold("Slice", &node, &inputs).expect("folds");
+        assert_eq!(out[0].dims, vec![0, 3]);
+    }
 }
