@@ -227,20 +227,30 @@ impl<'m> Checker<'m> {
     /// Zero-size tensors known only when the model runs exist only as inputs whose
     /// values no kernel reads: `CastLike`'s target (its type is all it needs), or any
     /// input of a node whose outputs are all known at compile time (an empty reduction,
-    /// an empty result); any other use is an error. (Empty constants are read at
-    /// compile time.)
+    /// an empty result); any other use is an error. With `constants`, an empty constant
+    /// as the operator's data (its first input) is refused too: the operators outside
+    /// `EMPTY_SAFE` infer and plan for values that exist (an empty image to Resize has
+    /// no edge to clamp to), except Concat's empty pieces (they add nothing) and
+    /// CastLike's (an empty result). Any other compile-time input (an empty `axes`,
+    /// Resize's `roi`, Gather's indices) is the operator's to interpret.
     fn check_zero_size(
         &mut self,
         op: &'static OpSchema,
         inputs: &[Option<TensorId>],
+        constants: bool,
         span_of: &dyn Fn(At) -> Span,
     ) -> bool {
         let mut ok = true;
         for (i, id) in inputs.iter().enumerate() {
             let Some(id) = *id else { continue };
             let t = &self.graph.tensors[id];
-            // A compile-time value (an empty `axes`) is the operator's to interpret.
-            let empty = t.value.is_none() && t.ty.shape.0.iter().any(|d| d.fixed() == Some(0));
+            let data = i == 0
+                && !matches!(op.op_type, "Concat" | "CastLike")
+                && op.inputs.first().is_some_and(|s| {
+                    !s.optional && matches!(s.ty, InTy::T | InTy::Bool | InTy::Any)
+                });
+            let runtime = t.value.is_none() || (constants && data);
+            let empty = runtime && t.ty.shape.0.iter().any(|d| d.fixed() == Some(0));
             if empty && !(op.op_type == "CastLike" && i == 1) {
                 let msg = format!(
                     "`{}` has no elements ({}); tinyonnx's {} does not take a zero-size tensor (element-wise operators, reshapes, splits, reductions and CastLike's target type do)",
@@ -266,7 +276,7 @@ impl<'m> Checker<'m> {
             return None;
         }
         // Only operators whose inference is written for zero dims see a zero-size value.
-        if !EMPTY_SAFE.contains(&op.op_type) && !self.check_zero_size(op, &inputs, span_of) {
+        if !EMPTY_SAFE.contains(&op.op_type) && !self.check_zero_size(op, &inputs, true, span_of) {
             return None;
         }
         let n_in = if op.variadic {
@@ -332,7 +342,8 @@ impl<'m> Checker<'m> {
                 *v = Some(Data::empty(t.dtype));
             }
         }
-        if values.iter().any(Option::is_none) && !self.check_zero_size(op, &inputs, span_of) {
+        if values.iter().any(Option::is_none) && !self.check_zero_size(op, &inputs, false, span_of)
+        {
             return None;
         }
         while inputs.last().is_some_and(Option::is_none) {
@@ -703,5 +714,34 @@ mod tests {
             e[0].starts_with("Gelu needs opset 20 or later; this model uses opset 17"),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn an_empty_constant_as_an_operators_data_is_an_error_not_a_crash() {
+        // Resize planned its taps by clamping into an axis of 0 values and panicked; an
+        // edge Pad compiled into a kernel that would panic on the board.
+        let e = errors(quote! {
+            model M {
+                input x: f32[1, 1, 2, 2];
+                let c = Slice(Reshape(Constant(value_floats = [1.0, 2.0]), [1, 1, 1, 2]), [1], [1], [2]);
+                output y = Add(x, Resize(c, _, _, [1, 1, 2, 2], mode = "nearest"));
+                output z = Add(x, Pad(c, [0, 0, 1, 0, 0, 0, 1, 0], mode = "edge"));
+            }
+        });
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert!(
+            e.iter().all(|m| m.starts_with("`c` has no elements")),
+            "{e:?}"
+        );
+        assert!(e[0].contains("Resize") && e[1].contains("Pad"), "{e:?}");
+        // Concat's empty pieces add nothing: still accepted.
+        let e = errors(quote! {
+            model M {
+                input x: f32[3];
+                let c = Slice(Constant(value_floats = [1.0, 2.0]), [1], [1]);
+                output y = Concat(x, c, axis = 0);
+            }
+        });
+        assert!(e.is_empty(), "{e:?}");
     }
 }
