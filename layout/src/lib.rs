@@ -205,6 +205,8 @@ pub mod winograd {
 
 pub mod narrow;
 
+pub mod qadd;
+
 /// A constant 8-bit `B[K, N]` of an integer product, in the order the Arm DSP
 /// instructions take it: `ceil(N / PANEL)` panels; in a panel, `ceil(K / 4)` groups of
 /// four rows; in a group, for each of the panel's columns, its four values of those rows

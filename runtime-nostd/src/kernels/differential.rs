@@ -568,3 +568,70 @@ fn q8_panel_sums_on_vnni() {
         }
     }
 }
+
+/// The 8-bit `QLinearAdd` in integers (`add_units`: the host and the cores without an
+/// FPU) and in f32 fused multiply-adds (`add_fused`, here through `libm`; RISC-V F runs
+/// it with `FMADD.S`) against std's fused multiply-add, on every pair of 8-bit values:
+/// parameters as real models have them (scales 0.002 to 0.05, zero points anywhere) and
+/// at the edges (a fixed part of 0, ratios of 2^-20 and 2^10, a fixed part of 2^-100
+/// beside ratios near 1, which no 64-bit unit holds and the compiler refuses).
+#[test]
+fn quantized_add_in_integers_and_floats() {
+    use super::quant::{add_fused, add_units};
+    use tinyonnx_layout::qadd::units;
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut uniform = |lo: f32, hi: f32| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        lo + (hi - lo) * ((seed >> 40) as f32 / (1u64 << 24) as f32)
+    };
+    let mut params = std::vec![
+        (0.5f32, 0.25f32, 0.0f32),
+        (2f32.powi(-20), 2f32.powi(10), 3.0)
+    ];
+    for _ in 0..24 {
+        let (sa, sb, sy) = (
+            uniform(0.002, 0.05),
+            uniform(0.002, 0.05),
+            uniform(0.002, 0.05),
+        );
+        let (za, zb, zy) = (
+            uniform(-128.0, 127.0).round(),
+            uniform(-128.0, 127.0).round(),
+            uniform(-128.0, 127.0).round(),
+        );
+        let (ra, rb) = (sa / sy, sb / sy);
+        params.push((ra, rb, zy - ra.mul_add(za, rb * zb)));
+    }
+    assert!(units(1.0, 1.0, 2f32.powi(-100)).is_none());
+    let a: Vec<i8> = (0..65536).map(|i| (i % 256) as u8 as i8).collect();
+    let b: Vec<i8> = (0..65536).map(|i| (i / 256) as u8 as i8).collect();
+    let (ua, ub): (Vec<u8>, Vec<u8>) = (
+        a.iter().map(|&v| v as u8).collect(),
+        b.iter().map(|&v| v as u8).collect(),
+    );
+    for (ra, rb, fixed) in params {
+        let u = units(ra, rb, fixed).expect("units of a real model's parameters");
+        let want = |x: i32, y: i32, (lo, hi): (i32, i32)| {
+            let t = (x as f32).mul_add(ra, (y as f32).mul_add(rb, fixed));
+            (t.round_ties_even() as i32).clamp(lo, hi)
+        };
+        let (mut s_units, mut s_fused) = (std::vec![0i8; 65536], std::vec![0i8; 65536]);
+        add_units(&a, &b, &mut s_units, &u);
+        add_fused(&a, &b, &mut s_fused, (ra, rb, fixed));
+        let (mut u_units, mut u_fused) = (std::vec![0u8; 65536], std::vec![0u8; 65536]);
+        add_units(&ua, &ub, &mut u_units, &u);
+        add_fused(&ua, &ub, &mut u_fused, (ra, rb, fixed));
+        for i in 0..65536 {
+            let w = want(a[i].into(), b[i].into(), (-128, 127));
+            let what =
+                |path: &str| std::format!("{path} i8 {} + {} with {ra}, {rb}, {fixed}", a[i], b[i]);
+            assert_eq!(i32::from(s_units[i]), w, "{}", what("units"));
+            assert_eq!(i32::from(s_fused[i]), w, "{}", what("fused"));
+            let w = want(ua[i].into(), ub[i].into(), (0, 255));
+            assert_eq!(i32::from(u_units[i]), w, "units u8 {} + {}", ua[i], ub[i]);
+            assert_eq!(i32::from(u_fused[i]), w, "fused u8 {} + {}", ua[i], ub[i]);
+        }
+    }
+}

@@ -189,6 +189,83 @@ pub fn dequantize<Q: Copy + Into<i64>>(
     }
 }
 
+/// ONNX Runtime's `QLinearAdd` of two tensors of one shape (what it runs a QDQ `Add` as):
+/// per element `t = fma(a, ra, fma(b, rb, fixed))` in f32, rounded to nearest (ties to
+/// even) and saturated, as its x86-64 kernel does. The compiler forms `(ra, rb, fixed)`
+/// from the constant scales and zero points (`ra = a_scale / y_scale`, `rb` likewise,
+/// `fixed = y_zp - fma(ra, a_zp, rb * b_zp)`) when `tinyonnx_layout::qadd::units` holds
+/// for them. The fused roundings matter: dequantizing, adding and quantizing rounds
+/// four times and lands on the other side of a tie for about 1 sum in 5,000. Arm FPUs
+/// run it in assembly, RISC-V F with `FMADD.S`, other cores in exact integers.
+#[inline]
+pub fn qlinear_add<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], params: (f32, f32, f32)) {
+    let n = y.len().min(a.len()).min(b.len());
+    let (a, b, y) = (&a[..n], &b[..n], &mut y[..n]);
+    #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+    if Q::SIGNED_BYTE || Q::UNSIGNED_BYTE {
+        use super::arch::arm::{tinyonnx_qadd_s8, tinyonnx_qadd_u8};
+        let (ra, rb, fixed) = params;
+        let (a, b, y) = (a.as_ptr(), b.as_ptr(), y.as_mut_ptr());
+        // Safety: `a`, `b` and `y` hold `n` values of one byte each (`Q` is i8 or u8,
+        // as checked), so the routine reads and writes within them.
+        unsafe {
+            if Q::SIGNED_BYTE {
+                tinyonnx_qadd_s8(a.cast(), b.cast(), y.cast(), n as u32, ra, rb, fixed);
+            } else {
+                tinyonnx_qadd_u8(a.cast(), b.cast(), y.cast(), n as u32, ra, rb, fixed);
+            }
+        }
+        return;
+    }
+    // With FMADD.S the float roundings are the instructions'; elsewhere the same
+    // roundings in 64-bit integers cost less than a library `fmaf` (a soft-float core's
+    // f64 emulation, or on x86-64 a routine).
+    if !cfg!(all(feature = "fma-rvf", target_arch = "riscv32"))
+        && let Some(u) = tinyonnx_layout::qadd::units(params.0, params.1, params.2)
+    {
+        return add_units(a, b, y, &u);
+    }
+    add_fused(a, b, y, params);
+}
+
+/// [`qlinear_add`] with two fused multiply-adds in f32.
+#[inline]
+pub(crate) fn add_fused<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], (ra, rb, fixed): (f32, f32, f32)) {
+    for ((o, &a), &b) in y.iter_mut().zip(a).zip(b) {
+        let t = fma(a.widen() as f32, ra, fma(b.widen() as f32, rb, fixed));
+        // The compiler's bound keeps |t| far below 2^22: no NaN, no overflow, and
+        // `round_even` exact.
+        *o = Q::narrow(round_even(t).clamp(Q::LOW, Q::HIGH));
+    }
+}
+
+/// [`qlinear_add`] in integers: the same roundings, exactly.
+#[inline]
+pub(crate) fn add_units<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], u: &tinyonnx_layout::qadd::Units) {
+    for ((o, &a), &b) in y.iter_mut().zip(a).zip(b) {
+        let r = tinyonnx_layout::qadd::sum(a.widen(), b.widen(), u);
+        *o = Q::narrow(r.clamp(Q::LOW as i64, Q::HIGH as i64) as i32);
+    }
+}
+
+/// `x * y + z` rounded once: one instruction where the FPU has it (RISC-V F, the
+/// `fma-rvf` feature), else `libm`'s.
+#[inline(always)]
+fn fma(x: f32, y: f32, z: f32) -> f32 {
+    #[cfg(all(feature = "fma-rvf", target_arch = "riscv32"))]
+    {
+        let r: f32;
+        // Safety: FMADD.S reads and writes only the named registers (the F extension,
+        // which the `fma-rvf` feature promises); it rounds as the default mode says.
+        unsafe {
+            core::arch::asm!("fmadd.s {r}, {x}, {y}, {z}", r = lateout(freg) r, x = in(freg) x, y = in(freg) y, z = in(freg) z, options(pure, nomem, nostack));
+        }
+        r
+    }
+    #[cfg(not(all(feature = "fma-rvf", target_arch = "riscv32")))]
+    libm::fmaf(x, y, z)
+}
+
 /// `DynamicQuantizeLinear`: the range of `x` widened to hold 0, mapped onto u8; writes the
 /// scale and zero point it chose.
 #[inline]

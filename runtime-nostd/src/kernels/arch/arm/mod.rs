@@ -341,3 +341,77 @@ core::arch::global_asm!(
     "    bx lr",
     ".size tinyonnx_rows8x2_vfma, . - tinyonnx_rows8x2_vfma",
 );
+
+// Safety: the declarations match the routines assembled below (arguments in the
+// AAPCS-VFP registers named there, nothing returned); callers pass `n` readable bytes at
+// `a` and `b` and `n` writable bytes at `y`.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+unsafe extern "C" {
+    pub(crate) fn tinyonnx_qadd_s8(
+        a: *const i8,
+        b: *const i8,
+        y: *mut i8,
+        n: u32,
+        ra: f32,
+        rb: f32,
+        fixed: f32,
+    );
+    pub(crate) fn tinyonnx_qadd_u8(
+        a: *const u8,
+        b: *const u8,
+        y: *mut u8,
+        n: u32,
+        ra: f32,
+        rb: f32,
+        fixed: f32,
+    );
+}
+
+/// `crate::kernels::quant::qlinear_add` on bytes loaded with `$load` and saturated with
+/// `$sat`: r0 = a, r1 = b, r2 = y, r3 = n, s0 = ra, s1 = rb, s2 = fixed; per byte two
+/// `VFMA`s (`fixed + b * rb`, then `+ a * ra`), rounded to even by adding 1.5 * 2^23 and
+/// taking the low bits (`quant::round_even`), saturated into the byte.
+macro_rules! qadd {
+    ($name:literal, $load:literal, $sat:literal) => {
+        #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+        core::arch::global_asm!(
+            ".syntax unified",
+            ".thumb",
+            ".fpu fpv4-sp-d16",
+            concat!(".section .text.", $name, ",\"ax\",%progbits"),
+            concat!(".global ", $name),
+            concat!(".type ", $name, ",%function"),
+            ".thumb_func",
+            concat!($name, ":"),
+            "    cbz r3, 2f",
+            "    push {{r4-r6}}",
+            "    movw r6, #0",
+            "    movt r6, #0x4b40",
+            "    vmov s3, r6",
+            "1:",
+            concat!("    ", $load, " r4, [r0], #1"),
+            concat!("    ", $load, " r5, [r1], #1"),
+            "    vmov s4, r4",
+            "    vmov s5, r5",
+            "    vcvt.f32.s32 s4, s4",
+            "    vcvt.f32.s32 s5, s5",
+            "    vmov.f32 s6, s2",
+            "    vfma.f32 s6, s5, s1",
+            "    vfma.f32 s6, s4, s0",
+            "    vadd.f32 s6, s6, s3",
+            "    vmov r4, s6",
+            "    subs r4, r4, r6",
+            concat!("    ", $sat, " r4, #8, r4"),
+            "    strb r4, [r2], #1",
+            "    subs r3, #1",
+            "    bne 1b",
+            "    pop {{r4-r6}}",
+            "2:",
+            "    bx lr",
+            concat!(".size ", $name, ", . - ", $name),
+        );
+    };
+}
+
+qadd!("tinyonnx_qadd_s8", "ldrsb", "ssat");
+qadd!("tinyonnx_qadd_u8", "ldrb", "usat");
