@@ -2,7 +2,8 @@
 //! `DequantizeLinear` and whose only reader is a `QuantizeLinear` runs as one integer
 //! product on the 8-bit values (int32 sums, one requantization), the way ONNX Runtime
 //! executes the same QDQ file (as `QLinearMatMul`, `com.microsoft.QGemm` and
-//! `QLinearConv`). Decided first, on the graph the ONNX was written from: the ONNX
+//! `QLinearConv`); an `Add` of two such operands of one shape as ONNX Runtime's
+//! `com.microsoft.QLinearAdd`. Decided first, on the graph the ONNX was written from: the ONNX
 //! keeps the QDQ nodes; the forward pass never holds the float operands or the float
 //! product, and a constant operand stays 8-bit in flash.
 //!
@@ -16,6 +17,7 @@
 //! such sums.
 
 use crate::ir::{Graph, Node, TensorId};
+use crate::ops::quant::add::{self, QLINEAR_ADD};
 use crate::ops::quant::conv::QLINEAR_CONV;
 use crate::ops::quant::integer::{QGEMM, QLINEAR_MATMUL};
 use crate::ops::schema::{AttrValue, Attrs};
@@ -124,6 +126,10 @@ fn group(graph: &Graph, readers: &[Vec<usize>], qi: usize) -> Option<(usize, Gro
     let [x, sy, zy] = linear(graph, q, None)?;
     let mi = producer(graph, x)?;
     let m = &graph.nodes[mi];
+    if is(m, "Add") {
+        let y = q.outputs[0];
+        return add_group(graph, &only, mi, [x, sy, zy, y]).filter(|_| only(x, qi));
+    }
     let gemm = is(m, "Gemm");
     let conv = is(m, "Conv");
     if !(gemm || conv || is(m, "MatMul")) || !only(x, qi) {
@@ -220,6 +226,44 @@ fn group(graph: &Graph, readers: &[Vec<usize>], qi: usize) -> Option<(usize, Gro
         Some(zy),
     ];
     Some((mi, (&QGEMM, inputs, attrs), dead))
+}
+
+/// A QDQ `Add` (its sum `x` quantized by `sy`, `zy` into `y`) of two 8-bit tensors of its own
+/// shape and type, every scale and zero point a constant per tensor: ONNX Runtime's
+/// `QLinearAdd`, when [`add::params`] holds for them.
+fn add_group(
+    graph: &Graph,
+    only: &dyn Fn(TensorId, usize) -> bool,
+    mi: usize,
+    [x, sy, zy, y]: [TensorId; 4],
+) -> Option<(usize, Group, Vec<usize>)> {
+    let m = &graph.nodes[mi];
+    let (af, bf) = (m.inputs.first().copied()??, m.inputs.get(1).copied()??);
+    let (ai, bi) = (producer(graph, af)?, producer(graph, bf)?);
+    let (da, db) = (&graph.nodes[ai], &graph.nodes[bi]);
+    if !is(da, "DequantizeLinear") || !is(db, "DequantizeLinear") {
+        return None;
+    }
+    let [a, sa, za] = linear(graph, da, None)?;
+    let [b, sb, zb] = linear(graph, db, None)?;
+    let ty = |t: TensorId| &graph.tensors[t].ty;
+    if ty(a) != ty(b) || ty(a).shape != ty(x).shape || ty(a).dtype != ty(y).dtype {
+        return None;
+    }
+    let value = |t: TensorId| {
+        let v = graph.tensors[t].value.as_ref()?.to_f64();
+        (v.len() == 1).then(|| v[0])
+    };
+    let scales = [value(sa)?, value(sb)?, value(sy)?];
+    let zero_points = [value(za)?, value(zb)?, value(zy)?];
+    add::params(scales, zero_points)?;
+    let dead = [(af, ai), (bf, bi)]
+        .into_iter()
+        .filter(|&(t, _)| only(t, mi))
+        .map(|(_, n)| n)
+        .collect();
+    let inputs = [a, sa, za, b, sb, zb, sy, zy].map(Some).to_vec();
+    Some((mi, (&QLINEAR_ADD, inputs, Attrs::default()), dead))
 }
 
 /// Rewrites every quantized group into its integer node; returns how many.

@@ -1,6 +1,7 @@
 //! Quantization: the linear quantizers (`linear.rs`) and the integer products
 //! (`integer.rs`), with the scale and zero-point rules they share.
 
+pub mod add;
 pub mod conv;
 pub mod integer;
 pub mod linear;
