@@ -10,7 +10,8 @@
 //! `QLinearConcat`) become DequantizeLinear of each operand, the float operator and a
 //! QuantizeLinear: the definition their names give, which ONNX Runtime computes with
 //! other roundings (lookup tables, fixed-point ratios), so an output may be one step
-//! from its (README, "int8").
+//! from its (README, "int8"); an Add of one shape the plan forms back into a
+//! `QLinearAdd` with ONNX Runtime's arithmetic.
 
 use tinyonnx_proto as pb;
 
