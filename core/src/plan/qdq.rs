@@ -228,9 +228,9 @@ fn group(graph: &Graph, readers: &[Vec<usize>], qi: usize) -> Option<(usize, Gro
     Some((mi, (&QGEMM, inputs, attrs), dead))
 }
 
-/// A QDQ `Add` (its sum `x` quantized by `sy`, `zy` into `y`) of two 8-bit tensors of its own
-/// shape and type, every scale and zero point a constant per tensor: ONNX Runtime's
-/// `QLinearAdd`, when [`add::params`] holds for them.
+/// A QDQ `Add` (its sum `x` quantized by `sy`, `zy` into `y`) of two 8-bit tensors of
+/// its type that [`repeats`] allows, every scale and zero point a constant per tensor:
+/// ONNX Runtime's `QLinearAdd`, when [`add::params`] holds for them.
 fn add_group(
     graph: &Graph,
     only: &dyn Fn(TensorId, usize) -> bool,
@@ -246,8 +246,8 @@ fn add_group(
     }
     let [a, sa, za] = linear(graph, da, None)?;
     let [b, sb, zb] = linear(graph, db, None)?;
-    let ty = |t: TensorId| &graph.tensors[t].ty;
-    if ty(a) != ty(b) || ty(a).shape != ty(x).shape || ty(a).dtype != ty(y).dtype {
+    let dtype = |t: TensorId| graph.tensors[t].ty.dtype;
+    if dtype(a) != dtype(b) || dtype(a) != dtype(y) || !repeats(graph, [a, b], x) {
         return None;
     }
     let value = |t: TensorId| {
@@ -264,6 +264,23 @@ fn add_group(
         .collect();
     let inputs = [a, sa, za, b, sb, zb, sy, zy].map(Some).to_vec();
     Some((mi, (&QLINEAR_ADD, inputs, Attrs::default()), dead))
+}
+
+/// Whether the operands `a` and `b` of an Add into `x` are both `x`'s shape, or one is
+/// and the other repeats along its leading axes (its shape, leading 1s aside, is the end
+/// of `x`'s, and it has more than one value on the last axis): ONNX Runtime then adds
+/// runs of whole rows, its arithmetic the same as for one shape (a single value, or a
+/// value per channel, it adds another way, which the plan leaves to the float Add).
+fn repeats(graph: &Graph, [a, b]: [TensorId; 2], x: TensorId) -> bool {
+    let out = graph.device_shape(x);
+    let fits = |t: TensorId| {
+        let shape = graph.device_shape(t);
+        let lead = shape.iter().take_while(|&&d| d == 1).count();
+        let tail = &shape[lead..];
+        out.ends_with(tail) && tail.last().is_some_and(|&d| d > 1)
+    };
+    let whole = |t: TensorId| graph.device_numel(t) == graph.device_numel(x);
+    fits(a) && fits(b) && (whole(a) || whole(b))
 }
 
 /// Rewrites every quantized group into its integer node; returns how many.

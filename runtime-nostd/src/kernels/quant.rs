@@ -197,8 +197,30 @@ pub fn dequantize<Q: Copy + Into<i64>>(
 /// for them. The fused roundings matter: dequantizing, adding and quantizing rounds
 /// four times and lands on the other side of a tie for about 1 sum in 5,000. Arm FPUs
 /// run it in assembly, RISC-V F with `FMADD.S`, other cores in exact integers.
+///
+/// One operand may be shorter than `y`: it repeats along `y` (a row added to every row),
+/// the order of `a` and `b` kept (the arithmetic is not symmetric).
 #[inline]
 pub fn qlinear_add<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], params: (f32, f32, f32)) {
+    let run = a.len().min(b.len());
+    if run == 0 {
+        return;
+    }
+    fn part<Q>(v: &[Q], k: usize, run: usize) -> &[Q] {
+        if v.len() == run {
+            v
+        } else {
+            &v[k * run..(k + 1) * run]
+        }
+    }
+    for (k, y) in y.chunks_exact_mut(run).enumerate() {
+        add_run(part(a, k, run), part(b, k, run), y, params);
+    }
+}
+
+/// [`qlinear_add`] of operands of `y`'s length.
+#[inline]
+fn add_run<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], params: (f32, f32, f32)) {
     let n = y.len().min(a.len()).min(b.len());
     let (a, b, y) = (&a[..n], &b[..n], &mut y[..n]);
     #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
