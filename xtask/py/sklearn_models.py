@@ -330,6 +330,57 @@ write(
         reduce_range=True,
     ),
 )
+# A classifier head as the operator format writes its Softmax (com.microsoft
+# QLinearSoftmax, output scale 1/256): seeded weights, calibrated on seeded inputs in
+# [-1, 1). (A Where between quantized tensors makes the quantizer write a graph that
+# reads a tensor it removed, so QLinearWhere has no model here.)
+head_graph = helper.make_graph(
+    [
+        helper.make_node("Gemm", ["x", "wh", "bh"], ["h"], transB=1),
+        helper.make_node("Relu", ["h"], ["r"]),
+        helper.make_node("Gemm", ["r", "wo", "bo"], ["logits"], transB=1),
+        helper.make_node("Softmax", ["logits"], ["y"], axis=-1),
+    ],
+    "qop_head",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 10])],
+    [
+        seeded("wh", [24, 16], 0.3),
+        seeded("bh", [24], 0.1),
+        seeded("wo", [10, 24], 0.3),
+        seeded("bo", [10], 0.1),
+    ],
+)
+head = helper.make_model(head_graph, opset_imports=[helper.make_opsetid("", 17)])
+head.ir_version = 8
+onnx.checker.check_model(head, full_check=True)
+head_src = os.path.join(out, "qop_head_f32.onnx")
+with open(head_src + ".partial", "wb") as f:
+    f.write(head.SerializeToString())
+os.replace(head_src + ".partial", head_src)
+head_calibration = blocks_rng.random((32, 1, 16), dtype=np.float32) * 2 - 1
+
+
+class HeadCalibration(CalibrationDataReader):
+    def __init__(self):
+        self.rows = iter([{"x": v} for v in head_calibration])
+
+    def get_next(self):
+        return next(self.rows, None)
+
+
+write(
+    "qop_head",
+    lambda p: quantize_static(
+        head_src,
+        p,
+        HeadCalibration(),
+        quant_format=QuantFormat.QOperator,
+        activation_type=QuantType.QInt8,
+        weight_type=QuantType.QInt8,
+        reduce_range=True,
+    ),
+)
 # The same CNN by `quantize_dynamic`: int8 weights, activations quantized at run time
 # (DynamicQuantizeLinear -> ConvInteger and MatMulInteger, float in between).
 write(

@@ -257,6 +257,7 @@ pub const SKLEARN_MODELS: &[&str] = &[
     "cnn_28x28_qdq.onnx",
     "cnn_28x28_qop.onnx",
     "qop_blocks.onnx",
+    "qop_head.onnx",
     "cnn_28x28_dynamic.onnx",
     "control_flow.onnx",
     "while_loops.onnx",

@@ -5,13 +5,13 @@
 //! DequantizeLinear of A and B, a DequantizeLinear of the int32 C at scale `a_scale *
 //! b_scale` (zero point 0: the bias form a QDQ file has), Gemm, and a QuantizeLinear of
 //! the result (none where `y_scale` is absent: a float output). The element-wise,
-//! pooling and concatenation operators (`QLinearAdd`, `QLinearMul`, `QLinearSigmoid`,
-//! `QLinearLeakyRelu`, `QLinearGlobalAveragePool`, `QLinearAveragePool`,
-//! `QLinearConcat`) become DequantizeLinear of each operand, the float operator and a
-//! QuantizeLinear: the definition their names give, which ONNX Runtime computes with
-//! other roundings (lookup tables, fixed-point ratios), so an output may be one step
-//! from its (README, "int8"); an Add of one shape the plan forms back into a
-//! `QLinearAdd` with ONNX Runtime's arithmetic.
+//! pooling, concatenation and softmax operators (`QLinearAdd`, `QLinearMul`,
+//! `QLinearSigmoid`, `QLinearLeakyRelu`, `QLinearGlobalAveragePool`,
+//! `QLinearAveragePool`, `QLinearConcat`, `QLinearSoftmax`) become DequantizeLinear of
+//! each operand, the float operator and a QuantizeLinear: the definition their names
+//! give, which ONNX Runtime computes with other roundings (lookup tables, fixed-point
+//! ratios), so an output may be one step from its (README, "int8"); an Add of whole rows
+//! the plan forms back into a `QLinearAdd` with ONNX Runtime's arithmetic.
 
 use tinyonnx_proto as pb;
 
@@ -80,7 +80,7 @@ impl Importer<'_> {
         };
         let keep: &[&str] = match float {
             "LeakyRelu" => &["alpha"],
-            "Concat" => &["axis"],
+            "Concat" | "Softmax" => &["axis"],
             "AveragePool" => &[
                 "auto_pad",
                 "ceil_mode",
@@ -98,7 +98,21 @@ impl Importer<'_> {
             .cloned()
             .collect();
         let g = format!("{y}::float");
-        self.emit(float, floats, g.clone(), attrs, format!("{name}::float"));
+        // QLinearSoftmax states the opset of the Softmax it stands for: before 13 the
+        // input is flattened at `axis` (the default 1), as for such a file's Softmax.
+        let opset = proto::int(node, "opset").unwrap_or(1);
+        if float == "Softmax" && opset < 13 {
+            let softmax = pb::NodeProto {
+                op_type: Some(float.into()),
+                input: floats,
+                output: vec![g.clone()],
+                attribute: attrs,
+                ..Default::default()
+            };
+            self.softmax_before_13(&softmax, &format!("{name}::float"));
+        } else {
+            self.emit(float, floats, g.clone(), attrs, format!("{name}::float"));
+        }
         self.emit(
             "QuantizeLinear",
             std::iter::once(g)
@@ -217,6 +231,7 @@ fn float_op(op: &str) -> Option<&'static str> {
         "QLinearGlobalAveragePool" => "GlobalAveragePool",
         "QLinearAveragePool" => "AveragePool",
         "QLinearConcat" => "Concat",
+        "QLinearSoftmax" => "Softmax",
         _ => return None,
     })
 }

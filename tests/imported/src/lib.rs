@@ -140,6 +140,12 @@ tinyonnx::onnx_model! {
 }
 
 tinyonnx::onnx_model! {
+    /// A classifier head (Gemm, Relu, Gemm, Softmax; seeded weights) quantized in the
+    /// operator format: QGemm and com.microsoft's QLinearSoftmax.
+    pub model QopHead = import("../../target/xtask/models/qop_head.onnx");
+}
+
+tinyonnx::onnx_model! {
     /// The same CNN by `quantize_dynamic`: int8 weights, activations quantized at run
     /// time (DynamicQuantizeLinear, ConvInteger, MatMulInteger).
     pub model CnnDynamic = import(
@@ -263,6 +269,11 @@ pub const QUANTIZED: &[(Example, &str, f32)] = &[
     (
         example::<QopBlocks>(),
         "../../target/xtask/models/qop_blocks.onnx",
+        1.0,
+    ),
+    (
+        example::<QopHead>(),
+        "../../target/xtask/models/qop_head.onnx",
         1.0,
     ),
     (
