@@ -387,3 +387,59 @@ fn external_data_that_is_short_long_or_of_another_type_is_refused() {
             .starts_with("initializer `w` has element type STRING; tinyonnx reads FLOAT")
     );
 }
+
+/// A scalar `Constant` of ONNX type `dtype` from its little-endian bytes.
+fn scalar(name: &str, dtype: i32, raw: &[u8]) -> pb::NodeProto {
+    let t = pb::TensorProto {
+        data_type: Some(dtype),
+        raw_data: Some(raw.to_vec()),
+        ..Default::default()
+    };
+    let mut n = node("Constant", &[], &[name], vec![]);
+    n.attribute.push(pb::AttributeProto {
+        name: Some("value".into()),
+        r#type: Some(4),
+        t: Some(t),
+        ..Default::default()
+    });
+    n
+}
+
+#[test]
+fn a_qlinear_softmax_of_opset_11_flattens_at_its_axis() {
+    let mut softmax = node(
+        "QLinearSoftmax",
+        &["q", "s", "z", "ys", "yz"],
+        &["y"],
+        vec![int("axis", 1), int("opset", 11)],
+    );
+    softmax.domain = Some("com.microsoft".into());
+    let nodes = vec![
+        scalar("s", 1, &0.05f32.to_le_bytes()),
+        scalar("z", 3, &[3]),
+        scalar("ys", 1, &(1.0f32 / 256.0).to_le_bytes()),
+        scalar("yz", 3, &[128]),
+        node("QuantizeLinear", &["x", "s", "z"], &["q"], vec![]),
+        softmax,
+    ];
+    let bytes = model(17, vec![input("x", &[Ok(2), Ok(3), Ok(4)])], nodes, &["y"]);
+    let g = import(&file("qsoftmax.onnx", &bytes), quote!()).unwrap();
+    let found = ops(&g);
+    let at = found
+        .iter()
+        .position(|&o| o == "Softmax")
+        .expect("a Softmax");
+    assert_eq!(found[at - 1], "Reshape", "{found:?}");
+    let flat = g.nodes[at].inputs[0].unwrap();
+    assert_eq!(
+        g.tensors[flat].ty.shape,
+        crate::types::Shape::fixed(&[2, 12])
+    );
+    // At its own opset (17) the same node takes the axis as it is: no reshape.
+    let mut bytes = pb::ModelProto::decode(&bytes[..]).unwrap();
+    let graph = bytes.graph.as_mut().unwrap();
+    let last = graph.node.len() - 1;
+    graph.node[last].attribute[1].i = Some(17);
+    let g = import(&file("qsoftmax17.onnx", &bytes.encode_to_vec()), quote!()).unwrap();
+    assert!(!ops(&g).contains(&"Reshape"), "{:?}", ops(&g));
+}
