@@ -96,8 +96,22 @@ pub fn gemm_packed(
     // the other cores it is not specialized, and the opaque value costs stack.
     #[cfg(all(target_arch = "arm", not(feature = "fma-vfp4")))]
     let relu = core::hint::black_box(relu);
+    // One init value a row (a convolution's bias), decided here where the caller's
+    // init is known: where no call has one, LLVM drops that path from the shared code.
+    let row_init = init.is_some_and(|c| c.cols == 0);
     // Safety: the checks above are the function's contract.
-    unsafe { gemm_checked((m, k, n), a, a_rs, bp, init, y, (y_rs, y_cs), relu) }
+    unsafe {
+        gemm_checked(
+            (m, k, n),
+            a,
+            a_rs,
+            bp,
+            init,
+            y,
+            (y_rs, y_cs),
+            (relu, row_init),
+        )
+    }
 }
 
 /// [`gemm_packed`] after its checks.
@@ -115,7 +129,7 @@ unsafe fn gemm_checked(
     init: Option<Strided<'_>>,
     y: &mut [f32],
     (y_rs, y_cs): (usize, usize),
-    relu: bool,
+    (relu, row_init): (bool, bool),
 ) {
     // Safety: the caller checked these (the contract above). Said here, they let the
     // compiler drop the loops' own entry tests and overflow paths, as when the checks
@@ -127,9 +141,21 @@ unsafe fn gemm_checked(
     #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
     {
         // Safety: this function's contract.
-        unsafe { rows_vfma((m, k, n), (a, a_rs), bp, init, y, (y_rs, y_cs), relu) };
+        unsafe {
+            rows_vfma(
+                (m, k, n),
+                (a, a_rs),
+                bp,
+                init,
+                y,
+                (y_rs, y_cs),
+                (relu, row_init),
+            )
+        };
         return;
     }
+    #[cfg(not(all(feature = "fma-vfp4", target_arch = "arm")))]
+    let _ = row_init;
     #[allow(unreachable_code)]
     let mut r0 = 0;
     // Row blocks of MR, then 4, 2 and 1 rows; with AVX (at compile or run time) two
@@ -239,43 +265,53 @@ unsafe fn rows_vfma(
     init: Option<Strided<'_>>,
     y: &mut [f32],
     (y_rs, y_cs): (usize, usize),
-    relu: bool,
+    (relu, row_init): (bool, bool),
 ) {
     use super::arch::arm::{tinyonnx_rows8_vfma, tinyonnx_rows8x2_vfma};
     // The routines' start (and its step in bytes) and the panels they take: the whole
-    // ones where each output row is a run and the init one row of values or none.
+    // ones where each output row is a run and the init one row of values, one value a
+    // row (a convolution's bias) or none.
     let (start, step, p0) = match init {
         _ if y_cs != 1 => (ZERO_PANEL.as_ptr(), 0, 0),
         None => (ZERO_PANEL.as_ptr(), 0, n / NR),
         Some(c) if c.rows == 0 && c.cols == 1 => (c.values.as_ptr(), 4 * NR as u32, n / NR),
+        Some(c) if row_init && c.cols == 0 => (ZERO_PANEL.as_ptr(), 4 * NR as u32, n / NR),
         Some(_) => (ZERO_PANEL.as_ptr(), 0, 0),
+    };
+    // With one init value a row the routines start from the output rows themselves,
+    // filled with it first (a panel's start is read before that panel is stored).
+    let from_rows = row_init && p0 > 0 && init.is_some_and(|c| c.cols == 0);
+    if from_rows && let Some(c) = init {
+        fill_rows(y, (m, y_rs, p0 * NR), c);
+    }
+    let row_start = |y: *mut f32, r: usize| {
+        if from_rows {
+            // Safety: row `r < m` starts inside `y`.
+            unsafe { y.add(r * y_rs) as *const f32 }
+        } else {
+            start
+        }
     };
     let args = (k, n, a, a_rs, bp, init);
     let ap = a.as_ptr();
-    // The routines store without an activation: the Relu over what they wrote.
-    let relu_run = |y: &mut [f32], r: usize| {
-        if relu {
-            let run = &mut y[r * y_rs..r * y_rs + p0 * NR];
-            run.iter_mut().for_each(|v| *v = super::math::relu(*v));
-        }
-    };
     let mut r0 = 0;
     while r0 + 2 <= m {
         if p0 > 0 {
             let yp = y.as_mut_ptr();
+            let (i0, i1) = (row_start(yp, r0), row_start(yp, r0 + 1));
             // Safety: rows `r0`, `r0 + 1 < m` of `a` hold `k` values each; the first
-            // `p0 * k * NR` values of `bp` are the whole panels; `start` holds `p0 * NR`
-            // values when it steps (an init row `gemm_packed` checked: columns below
-            // `n`), eight when not; output rows `r0`, `r0 + 1` hold `p0 * NR <= n`
-            // values from their starts (`y_cs` = 1), inside the length `gemm_packed`
-            // asserted.
+            // `p0 * k * NR` values of `bp` are the whole panels; each start holds
+            // `p0 * NR` values when it steps (an init row `gemm_packed` checked, or the
+            // output row), eight when not; output rows `r0`, `r0 + 1` hold
+            // `p0 * NR <= n` values from their starts (`y_cs` = 1), inside the length
+            // `gemm_packed` asserted.
             unsafe {
                 tinyonnx_rows8x2_vfma(
                     ap.add(r0 * a_rs),
                     ap.add((r0 + 1) * a_rs),
                     bp.as_ptr(),
-                    start,
-                    start,
+                    i0,
+                    i1,
                     step,
                     yp.add(r0 * y_rs),
                     yp.add((r0 + 1) * y_rs),
@@ -283,8 +319,6 @@ unsafe fn rows_vfma(
                     p0 as u32,
                 )
             };
-            relu_run(y, r0);
-            relu_run(y, r0 + 1);
         }
         rows_from::<2, 1>(r0, p0, args, y, (y_rs, y_cs), relu);
         r0 += 2;
@@ -292,21 +326,58 @@ unsafe fn rows_vfma(
     if r0 < m {
         if p0 > 0 {
             let yp = y.as_mut_ptr();
+            let i0 = row_start(yp, r0);
             // Safety: as above, for the one row `r0 < m`.
             unsafe {
                 tinyonnx_rows8_vfma(
                     ap.add(r0 * a_rs),
                     bp.as_ptr(),
-                    start,
+                    i0,
                     step,
                     yp.add(r0 * y_rs),
                     k as u32,
                     p0 as u32,
                 )
             };
-            relu_run(y, r0);
         }
         rows_from::<1, 1>(r0, p0, args, y, (y_rs, y_cs), relu);
+    }
+    // The routines store without an activation: the Relu over what they wrote.
+    if relu && p0 > 0 {
+        relu_rows(y, (m, y_rs, p0 * NR));
+    }
+}
+
+/// A Relu over the first `len` values of each of the `m` rows of `y` (`y_rs` apart), in
+/// assembly (`tinyonnx_relu_rows`): out of line, like [`fill_rows`], and small.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[inline(never)]
+fn relu_rows(y: &mut [f32], (m, y_rs, len): (usize, usize, usize)) {
+    if m == 0 || len == 0 {
+        return;
+    }
+    let _ = &y[(m - 1) * y_rs..(m - 1) * y_rs + len];
+    // Safety: the last row's run is inside `y` (indexed just above), and rows before it
+    // start `y_rs` apart below it, so every value the routine touches is in `y`.
+    unsafe {
+        super::arch::arm::tinyonnx_relu_rows(
+            y.as_mut_ptr(),
+            m as u32,
+            (4 * y_rs) as u32,
+            len as u32,
+        )
+    }
+}
+
+/// The first `len` values of each of the `m` rows of `y` (`y_rs` apart) set to the
+/// row's value of `c`. Out of line: the loops inlined (this and the Relu's), LLVM kept a
+/// second copy of [`gemm_checked`] for the layers without a Relu (2 KB of flash on the
+/// Cortex-M4F).
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[inline(never)]
+fn fill_rows(y: &mut [f32], (m, y_rs, len): (usize, usize, usize), c: Strided<'_>) {
+    for r in 0..m {
+        y[r * y_rs..r * y_rs + len].fill(c.values[r * c.rows]);
     }
 }
 
