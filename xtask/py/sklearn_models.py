@@ -69,9 +69,11 @@ X = X.astype(np.float32)
 src = os.path.join(out, "sklearn_digits_mlp.onnx")
 
 
-class Calibration(CalibrationDataReader):
-    def __init__(self):
-        self.rows = iter([{"X": X[i : i + 1]} for i in range(200)])
+class Rows(CalibrationDataReader):
+    """Calibration samples for the input `name`, one a call."""
+
+    def __init__(self, name, samples):
+        self.rows = iter([{name: v} for v in samples])
 
     def get_next(self):
         return next(self.rows, None)
@@ -93,7 +95,7 @@ for suffix, per_channel, activations in [
         lambda p: quantize_static(
             src,
             p,
-            Calibration(),
+            Rows("X", [X[i : i + 1] for i in range(200)]),
             quant_format=QuantFormat.QDQ,
             per_channel=per_channel,
             activation_type=activations,
@@ -138,20 +140,12 @@ os.replace(mlp_src + ".partial", mlp_src)
 calibration = rng.random((64, 784), dtype=np.float32)
 
 
-class MlpCalibration(CalibrationDataReader):
-    def __init__(self):
-        self.rows = iter([{"x": calibration[i : i + 1]} for i in range(len(calibration))])
-
-    def get_next(self):
-        return next(self.rows, None)
-
-
 write(
     "mlp_784_256_128_10_qdq",
     lambda p: quantize_static(
         mlp_src,
         p,
-        MlpCalibration(),
+        Rows("x", [calibration[i : i + 1] for i in range(len(calibration))]),
         quant_format=QuantFormat.QDQ,
         activation_type=QuantType.QInt8,
         weight_type=QuantType.QInt8,
@@ -165,7 +159,7 @@ write(
     lambda p: quantize_static(
         mlp_src,
         p,
-        MlpCalibration(),
+        Rows("x", [calibration[i : i + 1] for i in range(len(calibration))]),
         quant_format=QuantFormat.QOperator,
         activation_type=QuantType.QInt8,
         weight_type=QuantType.QInt8,
@@ -219,20 +213,12 @@ os.replace(cnn_src + ".partial", cnn_src)
 cnn_calibration = rng.random((32, 1, 1, 28, 28), dtype=np.float32)
 
 
-class CnnCalibration(CalibrationDataReader):
-    def __init__(self):
-        self.rows = iter([{"x": v} for v in cnn_calibration])
-
-    def get_next(self):
-        return next(self.rows, None)
-
-
 write(
     "cnn_28x28_qdq",
     lambda p: quantize_static(
         cnn_src,
         p,
-        CnnCalibration(),
+        Rows("x", cnn_calibration),
         quant_format=QuantFormat.QDQ,
         per_channel=True,
         activation_type=QuantType.QInt8,
@@ -246,7 +232,7 @@ write(
     lambda p: quantize_static(
         cnn_src,
         p,
-        CnnCalibration(),
+        Rows("x", cnn_calibration),
         quant_format=QuantFormat.QOperator,
         per_channel=True,
         activation_type=QuantType.QInt8,
@@ -309,20 +295,12 @@ os.replace(blocks_src + ".partial", blocks_src)
 blocks_calibration = blocks_rng.random((32, 1, 4, 8, 8), dtype=np.float32) * 2 - 1
 
 
-class BlocksCalibration(CalibrationDataReader):
-    def __init__(self):
-        self.rows = iter([{"x": v} for v in blocks_calibration])
-
-    def get_next(self):
-        return next(self.rows, None)
-
-
 write(
     "qop_blocks",
     lambda p: quantize_static(
         blocks_src,
         p,
-        BlocksCalibration(),
+        Rows("x", blocks_calibration),
         quant_format=QuantFormat.QOperator,
         per_channel=True,
         activation_type=QuantType.QInt8,
@@ -361,20 +339,12 @@ os.replace(head_src + ".partial", head_src)
 head_calibration = blocks_rng.random((32, 1, 16), dtype=np.float32) * 2 - 1
 
 
-class HeadCalibration(CalibrationDataReader):
-    def __init__(self):
-        self.rows = iter([{"x": v} for v in head_calibration])
-
-    def get_next(self):
-        return next(self.rows, None)
-
-
 write(
     "qop_head",
     lambda p: quantize_static(
         head_src,
         p,
-        HeadCalibration(),
+        Rows("x", head_calibration),
         quant_format=QuantFormat.QOperator,
         activation_type=QuantType.QInt8,
         weight_type=QuantType.QInt8,

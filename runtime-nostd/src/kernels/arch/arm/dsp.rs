@@ -91,29 +91,6 @@ impl Dw3Args {
     }
 }
 
-/// A global Thumb-2 function `$name` of the assembly lines `$line`, in its own section
-/// (the linker drops it when nothing calls it). Armv8-M Mainline has the DSP
-/// instructions only as an extension, which the assembler takes from the architecture
-/// that always has them (the same Thumb-2 encodings); the single-precision FPU
-/// instructions likewise.
-macro_rules! thumb_fn {
-    ($name:literal, $($line:expr),* $(,)?) => {
-        core::arch::global_asm!(
-            ".syntax unified",
-            ".thumb",
-            ".arch armv7e-m",
-            ".fpu fpv4-sp-d16",
-            concat!(".section .text.", $name, ",\"ax\",%progbits"),
-            concat!(".global ", $name),
-            concat!(".type ", $name, ",%function"),
-            ".thumb_func",
-            concat!($name, ":"),
-            $($line,)*
-            concat!(".size ", $name, ", . - ", $name),
-        );
-    };
-}
-
 /// The instructions of one group of four rows (see the module's text), activations
 /// widened with `$widen`: one string of lines.
 macro_rules! group {

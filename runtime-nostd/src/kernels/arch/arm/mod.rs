@@ -2,6 +2,30 @@
 //! VFPv4 or later and single precision (Cortex-M4F, M7, M33 with FPU; the `fma-vfp4`
 //! feature); `dsp.rs`: the `SMLAD` loop of the 8-bit products (the `dsp` feature).
 
+/// A global Thumb-2 function `$name` of the assembly lines `$line`, in its own section
+/// (the linker drops it when nothing calls it). Armv8-M Mainline has the DSP
+/// instructions only as an extension, which the assembler takes from the architecture
+/// that always has them (the same Thumb-2 encodings); the single-precision FPU
+/// instructions likewise.
+#[allow(unused_macros)]
+macro_rules! thumb_fn {
+    ($name:literal, $($line:expr),* $(,)?) => {
+        core::arch::global_asm!(
+            ".syntax unified",
+            ".thumb",
+            ".arch armv7e-m",
+            ".fpu fpv4-sp-d16",
+            concat!(".section .text.", $name, ",\"ax\",%progbits"),
+            concat!(".global ", $name),
+            concat!(".type ", $name, ",%function"),
+            ".thumb_func",
+            concat!($name, ":"),
+            $($line,)*
+            concat!(".size ", $name, ", . - ", $name),
+        );
+    };
+}
+
 #[cfg(feature = "dsp")]
 pub(crate) mod dsp;
 
@@ -374,15 +398,8 @@ unsafe extern "C" {
 macro_rules! qadd {
     ($name:literal, $load:literal, $sat:literal) => {
         #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-        core::arch::global_asm!(
-            ".syntax unified",
-            ".thumb",
-            ".fpu fpv4-sp-d16",
-            concat!(".section .text.", $name, ",\"ax\",%progbits"),
-            concat!(".global ", $name),
-            concat!(".type ", $name, ",%function"),
-            ".thumb_func",
-            concat!($name, ":"),
+        thumb_fn!(
+            $name,
             "    cbz r3, 2f",
             "    push {{r4-r6}}",
             "    movw r6, #0",
@@ -408,7 +425,6 @@ macro_rules! qadd {
             "    pop {{r4-r6}}",
             "2:",
             "    bx lr",
-            concat!(".size ", $name, ", . - ", $name),
         );
     };
 }
@@ -429,15 +445,8 @@ unsafe extern "C" {
 // (unordered: the MI condition fails) and -0 stay. A loop of eight instructions a
 // value, in 50 bytes (LLVM's unrolled loop took 440).
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-core::arch::global_asm!(
-    ".syntax unified",
-    ".thumb",
-    ".fpu fpv4-sp-d16",
-    ".section .text.tinyonnx_relu_rows,\"ax\",%progbits",
-    ".global tinyonnx_relu_rows",
-    ".type tinyonnx_relu_rows,%function",
-    ".thumb_func",
-    "tinyonnx_relu_rows:",
+thumb_fn!(
+    "tinyonnx_relu_rows",
     "    cbz r1, 3f",
     "    push {{r4, r5}}",
     "    movs r4, #0",
@@ -460,5 +469,4 @@ core::arch::global_asm!(
     "    pop {{r4, r5}}",
     "3:",
     "    bx lr",
-    ".size tinyonnx_relu_rows, . - tinyonnx_relu_rows",
 );
