@@ -1416,6 +1416,7 @@ fn portable_only() -> bool {
 }
 
 /// Values of a strip row of [`strips`]: a run's `RUN + 2` input columns.
+#[cfg(any(all(feature = "dsp", target_arch = "arm"), target_arch = "x86_64"))]
 const STRIP: usize = RUN + 2;
 
 /// A depthwise 3x3 convolution's rows of outputs (unit steps along the rows) strip by
