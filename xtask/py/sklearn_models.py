@@ -24,6 +24,17 @@ warnings.filterwarnings("ignore")
 # The quantizer logs advice on pre-processing at WARNING for every call.
 logging.getLogger().setLevel(logging.ERROR)
 out = sys.argv[1]
+
+
+def save(model, name):
+    """Writes `model` as `name`.onnx in `out` (whole or not at all); returns the path."""
+    path = os.path.join(out, name + ".onnx")
+    with open(path + ".partial", "wb") as f:
+        f.write(model.SerializeToString())
+    os.replace(path + ".partial", path)
+    return path
+
+
 for name, load, hidden in [
     ("sklearn_breast_cancer_mlp", load_breast_cancer, (16,)),
     ("sklearn_digits_mlp", load_digits, (32, 16)),
@@ -39,10 +50,7 @@ for name, load, hidden in [
         options={id(clf): {"zipmap": False}},
         target_opset={"": 15, "ai.onnx.ml": 3},
     )
-    path = os.path.join(out, name + ".onnx")
-    with open(path + ".partial", "wb") as f:
-        f.write(model.SerializeToString())
-    os.replace(path + ".partial", path)
+    save(model, name)
     print(f"{name}: training accuracy {clf.score(X, y):.3f}")
 
 # The digits model quantized by ONNX Runtime's own tool, the three ways its users run it,
@@ -133,10 +141,7 @@ graph = helper.make_graph(
     inits,
 )
 mlp = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
-mlp_src = os.path.join(out, "mlp_784_256_128_10.onnx")
-with open(mlp_src + ".partial", "wb") as f:
-    f.write(mlp.SerializeToString())
-os.replace(mlp_src + ".partial", mlp_src)
+mlp_src = save(mlp, "mlp_784_256_128_10")
 calibration = rng.random((64, 784), dtype=np.float32)
 
 
@@ -206,10 +211,7 @@ graph = helper.make_graph(
     cnn_inits,
 )
 cnn = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
-cnn_src = os.path.join(out, "cnn_28x28.onnx")
-with open(cnn_src + ".partial", "wb") as f:
-    f.write(cnn.SerializeToString())
-os.replace(cnn_src + ".partial", cnn_src)
+cnn_src = save(cnn, "cnn_28x28")
 cnn_calibration = rng.random((32, 1, 1, 28, 28), dtype=np.float32)
 
 
@@ -288,10 +290,7 @@ blocks_graph = helper.make_graph(
 blocks = helper.make_model(blocks_graph, opset_imports=[helper.make_opsetid("", 17)])
 blocks.ir_version = 8
 onnx.checker.check_model(blocks, full_check=True)
-blocks_src = os.path.join(out, "qop_blocks_f32.onnx")
-with open(blocks_src + ".partial", "wb") as f:
-    f.write(blocks.SerializeToString())
-os.replace(blocks_src + ".partial", blocks_src)
+blocks_src = save(blocks, "qop_blocks_f32")
 blocks_calibration = blocks_rng.random((32, 1, 4, 8, 8), dtype=np.float32) * 2 - 1
 
 
@@ -332,10 +331,7 @@ head_graph = helper.make_graph(
 head = helper.make_model(head_graph, opset_imports=[helper.make_opsetid("", 17)])
 head.ir_version = 8
 onnx.checker.check_model(head, full_check=True)
-head_src = os.path.join(out, "qop_head_f32.onnx")
-with open(head_src + ".partial", "wb") as f:
-    f.write(head.SerializeToString())
-os.replace(head_src + ".partial", head_src)
+head_src = save(head, "qop_head_f32")
 head_calibration = blocks_rng.random((32, 1, 16), dtype=np.float32) * 2 - 1
 
 
