@@ -127,8 +127,10 @@ fn group(graph: &Graph, readers: &[Vec<usize>], qi: usize) -> Option<(usize, Gro
     let mi = producer(graph, x)?;
     let m = &graph.nodes[mi];
     if is(m, "Add") {
-        let y = q.outputs[0];
-        return add_group(graph, &only, mi, [x, sy, zy, y]).filter(|_| only(x, qi));
+        if !only(x, qi) {
+            return None;
+        }
+        return add_group(graph, &only, mi, [x, sy, zy, q.outputs[0]]);
     }
     let gemm = is(m, "Gemm");
     let conv = is(m, "Conv");

@@ -271,17 +271,18 @@ unsafe fn rows_vfma(
     // The routines' start (and its step in bytes) and the panels they take: the whole
     // ones where each output row is a run and the init one row of values, one value a
     // row (a convolution's bias) or none.
+    // With one init value a row (`row_init`: `gemm_packed` found `init`'s columns to
+    // step 0) the routines start from the output rows themselves, filled with it first
+    // (a panel's start is read before that panel is stored).
+    let from_rows = row_init && y_cs == 1;
     let (start, step, p0) = match init {
         _ if y_cs != 1 => (ZERO_PANEL.as_ptr(), 0, 0),
         None => (ZERO_PANEL.as_ptr(), 0, n / NR),
         Some(c) if c.rows == 0 && c.cols == 1 => (c.values.as_ptr(), 4 * NR as u32, n / NR),
-        Some(c) if row_init && c.cols == 0 => (ZERO_PANEL.as_ptr(), 4 * NR as u32, n / NR),
+        Some(_) if from_rows => (ZERO_PANEL.as_ptr(), 4 * NR as u32, n / NR),
         Some(_) => (ZERO_PANEL.as_ptr(), 0, 0),
     };
-    // With one init value a row the routines start from the output rows themselves,
-    // filled with it first (a panel's start is read before that panel is stored).
-    let from_rows = row_init && p0 > 0 && init.is_some_and(|c| c.cols == 0);
-    if from_rows && let Some(c) = init {
+    if let (true, Some(c)) = (from_rows, init) {
         fill_rows(y, (m, y_rs, p0 * NR), c);
     }
     let row_start = |y: *mut f32, r: usize| {

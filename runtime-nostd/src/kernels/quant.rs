@@ -214,14 +214,35 @@ pub fn qlinear_add<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], params: (f32, f32, f
             &v[k * run..(k + 1) * run]
         }
     }
+    // With FMADD.S the float roundings are the instructions' (and the Arm FPUs' routine
+    // takes the bytes); elsewhere the same roundings in 64-bit integers cost less than a
+    // library `fmaf` (a soft-float core's f64 emulation, or on x86-64 a routine).
+    // Decided once, not per run.
+    let byte_routine = cfg!(all(feature = "fma-vfp4", target_arch = "arm"))
+        && (Q::SIGNED_BYTE || Q::UNSIGNED_BYTE);
+    let units = if byte_routine || cfg!(all(feature = "fma-rvf", target_arch = "riscv32")) {
+        None
+    } else {
+        tinyonnx_layout::qadd::units(params.0, params.1, params.2)
+    };
     for (k, y) in y.chunks_exact_mut(run).enumerate() {
-        add_run(part(a, k, run), part(b, k, run), y, params);
+        add_run(
+            part(a, k, run),
+            part(b, k, run),
+            y,
+            (params, units.as_ref()),
+        );
     }
 }
 
-/// [`qlinear_add`] of operands of `y`'s length.
+/// [`qlinear_add`] of operands of `y`'s length, in integers when `units` are given.
 #[inline]
-fn add_run<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], params: (f32, f32, f32)) {
+fn add_run<Q: Quant>(
+    a: &[Q],
+    b: &[Q],
+    y: &mut [Q],
+    (params, units): ((f32, f32, f32), Option<&tinyonnx_layout::qadd::Units>),
+) {
     let n = y.len().min(a.len()).min(b.len());
     let (a, b, y) = (&a[..n], &b[..n], &mut y[..n]);
     #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
@@ -240,15 +261,10 @@ fn add_run<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], params: (f32, f32, f32)) {
         }
         return;
     }
-    // With FMADD.S the float roundings are the instructions'; elsewhere the same
-    // roundings in 64-bit integers cost less than a library `fmaf` (a soft-float core's
-    // f64 emulation, or on x86-64 a routine).
-    if !cfg!(all(feature = "fma-rvf", target_arch = "riscv32"))
-        && let Some(u) = tinyonnx_layout::qadd::units(params.0, params.1, params.2)
-    {
-        return add_units(a, b, y, &u);
+    match units {
+        Some(u) => add_units(a, b, y, u),
+        None => add_fused(a, b, y, params),
     }
-    add_fused(a, b, y, params);
 }
 
 /// [`qlinear_add`] with two fused multiply-adds in f32.
@@ -258,7 +274,7 @@ pub(crate) fn add_fused<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], (ra, rb, fixed)
         let t = fma(a.widen() as f32, ra, fma(b.widen() as f32, rb, fixed));
         // The compiler's bound keeps |t| far below 2^22: no NaN, no overflow, and
         // `round_even` exact.
-        *o = Q::narrow(round_even(t).clamp(Q::LOW, Q::HIGH));
+        *o = Q::narrow(saturate::<Q>(round_even(t)));
     }
 }
 
