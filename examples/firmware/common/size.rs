@@ -14,7 +14,8 @@ const OUTPUTS: usize = if ALL_F32 { <M as Model>::INFO.output_elements() } else 
 const IN_WORDS: usize = if ALL_F32 { 0 } else { <M as Model>::INFO.input_words() };
 const OUT_WORDS: usize = if ALL_F32 { 0 } else { <M as Model>::INFO.output_words() };
 const ARENA_BYTES: usize = <M as Model>::INFO.arena_bytes;
-const MAX_PORTS: usize = 48;
+const N_IN: usize = <M as Model>::INFO.inputs.len();
+const N_OUT: usize = <M as Model>::INFO.outputs.len();
 
 static mut ARENA: tinyonnx::Arena<ARENA_BYTES> = tinyonnx::Arena::new();
 static mut INPUT: [f32; INPUTS] = [0.0; INPUTS];
@@ -36,23 +37,23 @@ fn main() -> ! {
         )
     };
     let info = M::INFO;
-    let mut ins: [&[f32]; MAX_PORTS] = [&[]; MAX_PORTS];
+    // Exactly as many port slices as the model has: a fixed larger array would be
+    // filled with empty slices, harness code counted as the model's.
+    let mut ins: [&[f32]; N_IN] = [&[]; N_IN];
     let mut rest: &[f32] = input;
-    for (k, t) in info.inputs.iter().enumerate().take(MAX_PORTS) {
+    for (k, t) in info.inputs.iter().enumerate().take(N_IN) {
         let (head, tail) = rest.split_at(t.numel());
         ins[k] = head;
         rest = tail;
     }
-    let mut outs: [&mut [f32]; MAX_PORTS] = core::array::from_fn(|_| &mut [][..]);
+    let mut outs: [&mut [f32]; N_OUT] = core::array::from_fn(|_| &mut [][..]);
     let mut rest: &mut [f32] = output;
-    for (k, t) in info.outputs.iter().enumerate().take(MAX_PORTS) {
+    for (k, t) in info.outputs.iter().enumerate().take(N_OUT) {
         let (head, tail) = rest.split_at_mut(t.numel());
         outs[k] = head;
         rest = tail;
     }
-    let n_in = info.inputs.len().min(MAX_PORTS);
-    let n_out = info.outputs.len().min(MAX_PORTS);
-    let ok = M::run_f32(arena.as_bytes_mut(), &ins[..n_in], &mut outs[..n_out]).is_ok();
+    let ok = M::run_f32(arena.as_bytes_mut(), &ins, &mut outs).is_ok();
     // Keep the result observable so the forward pass is not optimized away.
     core::hint::black_box((ok, &outs));
     halt()
@@ -71,8 +72,8 @@ fn run_typed() -> ! {
     };
     let info = M::INFO;
     let (ins, mut outs) = tinyonnx_firmware::ports::<false>(&info, input, output, false);
-    let n_in = info.inputs.len().min(MAX_PORTS);
-    let n_out = info.outputs.len().min(MAX_PORTS);
+    let n_in = N_IN.min(tinyonnx_firmware::MAX_PORTS);
+    let n_out = N_OUT.min(tinyonnx_firmware::MAX_PORTS);
     let ok = M::run(arena.as_bytes_mut(), &ins[..n_in], &mut outs[..n_out]).is_ok();
     core::hint::black_box((ok, &outs));
     halt()
