@@ -10,8 +10,8 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use tinyonnx_tests::timing::{Paired, paired_median_ns};
 use tinyonnx_tests::{
-    Provider, Values, as_bytes, run_ort, run_ort_only, run_ort_values_only, seeded_inputs,
-    seeded_values, session,
+    Oracle, Provider, Values, as_bytes, run_ort, run_ort_only, run_ort_values_only, seeded_inputs,
+    seeded_values, session_for,
 };
 
 use crate::setup;
@@ -229,7 +229,8 @@ pub fn run_pass(root: &Path, out: &Path, build: &str, only: &[String]) -> Result
             continue;
         }
         let mut arena = vec![0u128; info.arena_bytes.div_ceil(16)];
-        let mut sess = session(ex.onnx, Provider::Cpu).map_err(anyhow::Error::msg)?;
+        let mut sess =
+            session_for(ex.onnx, Provider::Cpu, Oracle::Timing).map_err(anyhow::Error::msg)?;
         let timing = if ex.is_f32() {
             let inputs = seeded_inputs(info, 1, 1.0);
             let refs: Vec<&[f32]> = inputs.iter().map(Vec::as_slice).collect();

@@ -1,5 +1,6 @@
 //! Host latency of the quantized models' forward passes against ONNX Runtime running
-//! the original files (CPU, one intra-op thread), on the same seeded inputs: the paired
+//! the original files (CPU, one intra-op thread, its default int8 handling), on the
+//! same seeded inputs: the paired
 //! timing of `cargo xtask bench`, which runs this in a release build. Both sides are
 //! timed through the tests' value conversions. Writes the rows as JSON to the path
 //! given as the first argument, if any.
@@ -8,7 +9,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use tinyonnx_tests::timing::paired_median_ns;
-use tinyonnx_tests::{Provider, run_ort_values, seeded_values};
+use tinyonnx_tests::{Oracle, Provider, run_ort_values, seeded_values};
 
 fn main() {
     let provider = Provider::from_env().expect("ORT_DYLIB_PATH names ONNX Runtime");
@@ -20,7 +21,8 @@ fn main() {
     for (example, file, scale) in tinyonnx_imported::QUANTIZED {
         let info = &example.info;
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(file);
-        let mut sess = tinyonnx_tests::session_from_file(&path, provider).expect("the file loads");
+        let mut sess = tinyonnx_tests::session_from_file_for(&path, provider, Oracle::Timing)
+            .expect("the file loads");
         let inputs = seeded_values(info, 1, *scale).expect("seeded inputs");
         let t = paired_median_ns(
             || {
