@@ -87,18 +87,18 @@ fn builder(
     role: Oracle,
 ) -> Result<ort::session::builder::SessionBuilder, String> {
     let env = init_ort()?;
-    let int8 = match role {
-        Oracle::Values => "1",
-        Oracle::Timing => "0",
-    };
-    let builder = Session::builder(env)
+    let mut builder = Session::builder(env)
         .map_err(|e| e.to_string())?
         .with_optimization_level(GraphOptimizationLevel::All)
         .map_err(|e| e.to_string())?
         .with_intra_threads(1)
-        .map_err(|e| e.to_string())?
-        .with_config_entry("session.qdqisint8allowed", int8)
         .map_err(|e| e.to_string())?;
+    // Timing keeps ONNX Runtime's own default, whatever the CPU.
+    if role == Oracle::Values {
+        builder = builder
+            .with_config_entry("session.qdqisint8allowed", "1")
+            .map_err(|e| e.to_string())?;
+    }
     match provider {
         Provider::Cuda => with_cuda(builder),
         Provider::Cpu => Ok(builder),

@@ -41,16 +41,16 @@ fn main() -> ! {
     // filled with empty slices, harness code counted as the model's.
     let mut ins: [&[f32]; N_IN] = [&[]; N_IN];
     let mut rest: &[f32] = input;
-    for (k, t) in info.inputs.iter().enumerate().take(N_IN) {
+    for (slot, t) in ins.iter_mut().zip(info.inputs) {
         let (head, tail) = rest.split_at(t.numel());
-        ins[k] = head;
+        *slot = head;
         rest = tail;
     }
     let mut outs: [&mut [f32]; N_OUT] = core::array::from_fn(|_| &mut [][..]);
     let mut rest: &mut [f32] = output;
-    for (k, t) in info.outputs.iter().enumerate().take(N_OUT) {
+    for (slot, t) in outs.iter_mut().zip(info.outputs) {
         let (head, tail) = rest.split_at_mut(t.numel());
-        outs[k] = head;
+        *slot = head;
         rest = tail;
     }
     let ok = M::run_f32(arena.as_bytes_mut(), &ins, &mut outs).is_ok();
