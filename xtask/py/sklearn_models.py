@@ -310,7 +310,7 @@ write(
 # A classifier head as the operator format writes its Softmax (com.microsoft
 # QLinearSoftmax, output scale 1/256): seeded weights, calibrated on seeded inputs in
 # [-1, 1). (A Where between quantized tensors makes the quantizer write a graph that
-# reads a tensor it removed, so QLinearWhere has no model here.)
+# reads a tensor it removed; QLinearWhere's file is written by hand below.)
 head_graph = helper.make_graph(
     [
         helper.make_node("Gemm", ["x", "wh", "bh"], ["h"], transB=1),
@@ -347,6 +347,76 @@ write(
         reduce_range=True,
     ),
 )
+def scalar(name, v, dtype):
+    return numpy_helper.from_array(np.array(v, dtype=dtype), name)
+
+
+# com.microsoft's QLinearWhere as the quantizer's operator format writes it (condition,
+# then each operand's value, scale and zero point, then the output's), by hand: int8
+# with the output in x's parameters (ONNX Runtime copies those bytes) and in others,
+# uint8, and an operand broadcast over the condition's shape.
+where_graph = helper.make_graph(
+    [
+        helper.make_node("Greater", ["x", "cut"], ["cond"]),
+        helper.make_node("Not", ["cond"], ["ncond"]),
+        helper.make_node("QuantizeLinear", ["x", "sx", "zx"], ["xq"]),
+        helper.make_node("QuantizeLinear", ["y", "sy", "zy"], ["yq"]),
+        helper.make_node(
+            "QLinearWhere",
+            ["cond", "xq", "sx", "zx", "yq", "sy", "zy", "sx", "zx"],
+            ["zq"],
+            domain="com.microsoft",
+        ),
+        helper.make_node(
+            "QLinearWhere",
+            ["cond", "yq", "sy", "zy", "xq", "sx", "zx", "sz", "zz"],
+            ["wq"],
+            domain="com.microsoft",
+        ),
+        helper.make_node("DequantizeLinear", ["wq", "sz", "zz"], ["w"]),
+        helper.make_node("QuantizeLinear", ["x", "su", "zu"], ["xu"]),
+        helper.make_node("QuantizeLinear", ["y", "sv", "zv"], ["yu"]),
+        helper.make_node(
+            "QLinearWhere",
+            ["ncond", "xu", "su", "zu", "yu", "sv", "zv", "sw", "zw"],
+            ["uq"],
+            domain="com.microsoft",
+        ),
+    ],
+    "qop_where",
+    [
+        helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8]),
+        helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 1]),
+    ],
+    [
+        helper.make_tensor_value_info("zq", TensorProto.INT8, [2, 3, 8]),
+        helper.make_tensor_value_info("w", TensorProto.FLOAT, [2, 3, 8]),
+        helper.make_tensor_value_info("uq", TensorProto.UINT8, [2, 3, 8]),
+    ],
+    [
+        scalar("cut", 0.25, np.float32),
+        scalar("sx", 0.0087, np.float32),
+        scalar("zx", 3, np.int8),
+        scalar("sy", 0.0113, np.float32),
+        scalar("zy", -5, np.int8),
+        scalar("sz", 0.0131, np.float32),
+        scalar("zz", 1, np.int8),
+        scalar("su", 0.0079, np.float32),
+        scalar("zu", 128, np.uint8),
+        scalar("sv", 0.0093, np.float32),
+        scalar("zv", 100, np.uint8),
+        scalar("sw", 0.0107, np.float32),
+        scalar("zw", 120, np.uint8),
+    ],
+)
+where_model = helper.make_model(
+    where_graph,
+    opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+)
+where_model.ir_version = 8
+onnx.checker.check_model(where_model, full_check=True)
+save(where_model, "qop_where")
+
 # The same CNN by `quantize_dynamic`: int8 weights, activations quantized at run time
 # (DynamicQuantizeLinear -> ConvInteger and MatMulInteger, float in between).
 write(

@@ -461,6 +461,7 @@ pub const IMPORTED: &[(&str, &str, &str)] = &[
     ("CnnQop", "target/xtask/models/cnn_28x28_qop.onnx", ""),
     ("QopBlocks", "target/xtask/models/qop_blocks.onnx", ""),
     ("QopHead", "target/xtask/models/qop_head.onnx", ""),
+    ("QopWhere", "target/xtask/models/qop_where.onnx", ""),
     (
         "CnnDynamic",
         "target/xtask/models/cnn_28x28_dynamic.onnx",

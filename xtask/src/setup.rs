@@ -258,6 +258,7 @@ pub const SKLEARN_MODELS: &[&str] = &[
     "cnn_28x28_qop.onnx",
     "qop_blocks.onnx",
     "qop_head.onnx",
+    "qop_where.onnx",
     "cnn_28x28_dynamic.onnx",
     "control_flow.onnx",
     "while_loops.onnx",

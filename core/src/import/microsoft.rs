@@ -7,8 +7,9 @@
 //! the result (none where `y_scale` is absent: a float output). The element-wise,
 //! pooling, concatenation and softmax operators (`QLinearAdd`, `QLinearMul`,
 //! `QLinearSigmoid`, `QLinearLeakyRelu`, `QLinearGlobalAveragePool`,
-//! `QLinearAveragePool`, `QLinearConcat`, `QLinearSoftmax`) become DequantizeLinear of
-//! each operand, the float operator and a QuantizeLinear: the definition their names
+//! `QLinearAveragePool`, `QLinearConcat`, `QLinearSoftmax`, `QLinearWhere`) become
+//! DequantizeLinear of each operand (`QLinearWhere`'s condition passes as it is), the
+//! float operator and a QuantizeLinear: the definition their names
 //! give, which ONNX Runtime computes with other roundings (lookup tables, fixed-point
 //! ratios), so an output may be one step from its (README, "int8"); an Add of whole rows
 //! the plan forms back into a `QLinearAdd` with ONNX Runtime's arithmetic.
@@ -47,6 +48,8 @@ impl Importer<'_> {
         // as input positions.
         let (operands, out): (Vec<[usize; 3]>, [usize; 2]) = match op {
             "QLinearAdd" | "QLinearMul" => (vec![[0, 1, 2], [3, 4, 5]], [6, 7]),
+            // (condition, x, x_scale, x_zp, y, y_scale, y_zp, z_scale, z_zp)
+            "QLinearWhere" => (vec![[1, 2, 3], [4, 5, 6]], [7, 8]),
             "QLinearConcat" => {
                 let n = node.input.len().saturating_sub(2) / 3;
                 (
@@ -56,7 +59,14 @@ impl Importer<'_> {
             }
             _ => (vec![[0, 1, 2]], [3, 4]),
         };
-        let mut floats = Vec::with_capacity(operands.len());
+        let mut floats = Vec::with_capacity(operands.len() + 1);
+        if float == "Where" {
+            let Some(cond) = given(0) else {
+                self.error("has no condition (input 0)");
+                return;
+            };
+            floats.push(cond);
+        }
         for (i, [x, s, z]) in operands.into_iter().enumerate() {
             let (Some(xv), Some(sv)) = (given(x), given(s)) else {
                 self.error(format!(
@@ -232,6 +242,7 @@ fn float_op(op: &str) -> Option<&'static str> {
         "QLinearAveragePool" => "AveragePool",
         "QLinearConcat" => "Concat",
         "QLinearSoftmax" => "Softmax",
+        "QLinearWhere" => "Where",
         _ => return None,
     })
 }

@@ -443,3 +443,49 @@ fn a_qlinear_softmax_of_opset_11_flattens_at_its_axis() {
     let g = import(&file("qsoftmax17.onnx", &bytes.encode_to_vec()), quote!()).unwrap();
     assert!(!ops(&g).contains(&"Reshape"), "{:?}", ops(&g));
 }
+
+#[test]
+fn a_qlinear_where_passes_its_condition_and_dequantizes_its_operands() {
+    let where_node = |cond: &str| {
+        let mut n = node(
+            "QLinearWhere",
+            &[cond, "q", "s", "z", "q", "s", "z", "ys", "yz"],
+            &["y"],
+            vec![],
+        );
+        n.domain = Some("com.microsoft".into());
+        n
+    };
+    let nodes = |cond: &str| {
+        vec![
+            scalar("s", 1, &0.05f32.to_le_bytes()),
+            scalar("z", 3, &[3]),
+            scalar("ys", 1, &0.1f32.to_le_bytes()),
+            scalar("yz", 3, &[0]),
+            scalar("cut", 1, &0.0f32.to_le_bytes()),
+            node("Greater", &["x", "cut"], &["c"], vec![]),
+            node("QuantizeLinear", &["x", "s", "z"], &["q"], vec![]),
+            where_node(cond),
+        ]
+    };
+    let x = || vec![input("x", &[Ok(2), Ok(3)])];
+    let bytes = model(17, x(), nodes("c"), &["y"]);
+    let g = import(&file("qwhere.onnx", &bytes), quote!()).unwrap();
+    let found = ops(&g);
+    let at = found.iter().position(|&o| o == "Where").expect("a Where");
+    let greater = found
+        .iter()
+        .position(|&o| o == "Greater")
+        .expect("a Greater");
+    assert_eq!(g.nodes[at].inputs[0], Some(g.nodes[greater].outputs[0]));
+    let dequantized = found.iter().filter(|&&o| o == "DequantizeLinear").count();
+    assert_eq!(dequantized, 2, "{found:?}");
+    assert_eq!(found.last(), Some(&"QuantizeLinear"), "{found:?}");
+
+    let bytes = model(17, x(), nodes(""), &["y"]);
+    let e = import(&file("qwhere_nocond.onnx", &bytes), quote!()).unwrap_err();
+    assert!(
+        e.iter().any(|m| m.contains("has no condition (input 0)")),
+        "{e:?}"
+    );
+}

@@ -146,6 +146,13 @@ tinyonnx::onnx_model! {
 }
 
 tinyonnx::onnx_model! {
+    /// com.microsoft's QLinearWhere (int8, its output in the first operand's parameters
+    /// and in others; uint8; an operand broadcast), written by hand as the quantizer's
+    /// operator format writes the node.
+    pub model QopWhere = import("../../target/xtask/models/qop_where.onnx");
+}
+
+tinyonnx::onnx_model! {
     /// The same CNN by `quantize_dynamic`: int8 weights, activations quantized at run
     /// time (DynamicQuantizeLinear, ConvInteger, MatMulInteger).
     pub model CnnDynamic = import(
@@ -274,6 +281,11 @@ pub const QUANTIZED: &[(Example, &str, f32)] = &[
     (
         example::<QopHead>(),
         "../../target/xtask/models/qop_head.onnx",
+        1.0,
+    ),
+    (
+        example::<QopWhere>(),
+        "../../target/xtask/models/qop_where.onnx",
         1.0,
     ),
     (
