@@ -515,54 +515,60 @@ fn max_pooling_on_every_path() {
     pool_case!(1, 10, 10, 3, 2, 6,  9, 1, 1, 2, 1, 0, 0);
 }
 
-/// The AVX-512 VNNI 8-bit panel sums (where the CPU has VNNI) against the definition,
-/// `sum_r x[r] * w[r][c]` in wrapping i32, over `k` from 1 to 70 (groups and chunks of
-/// four groups cut anywhere), 1 to 40 columns (blocks of eight panels and the rest),
-/// signed and unsigned activations at the ends of their ranges.
+/// The 8-bit panel sums on AVX-512 VNNI and on AVX2 (each where the CPU has it) against
+/// the definition, `sum_r x[r] * w[r][c]` in wrapping i32, over `k` from 1 to 70 (groups
+/// and chunks of four groups cut anywhere), 1 to 40 columns (blocks of eight panels and
+/// the rest), signed and unsigned activations at the ends of their ranges.
 #[cfg(target_arch = "x86_64")]
 #[test]
-fn q8_panel_sums_on_vnni() {
+fn q8_panel_sums_on_vnni_and_avx2() {
+    use super::arch::x86_64::{cpu, q8 as x86};
     use tinyonnx_layout::q8;
-    if !super::arch::x86_64::cpu::vnni() {
-        return;
-    }
-    for k in [1usize, 3, 4, 5, 15, 16, 17, 33, 64, 70] {
-        for n in [1usize, 3, 4, 5, 16, 31, 33, 40] {
-            for signed in [false, true] {
-                let x: Vec<u8> = (0..k).map(|i| (i * 97 + 13) as u8).collect();
-                let b: Vec<i8> = (0..k * n).map(|i| (i * 53 + 7) as u8 as i8).collect();
-                let mut packed = std::vec![0i8; q8::packed_len(k, n)];
-                let mut colsum = std::vec![0i32; n];
-                for r in 0..k {
-                    for c in 0..n {
-                        packed[q8::index(k, r, c)] = b[r * n + c];
-                        colsum[c] += i32::from(b[r * n + c]);
+    for vnni in [true, false] {
+        if !(if vnni { cpu::vnni() } else { cpu::avx2() }) {
+            continue;
+        }
+        for k in [1usize, 3, 4, 5, 15, 16, 17, 33, 64, 70] {
+            for n in [1usize, 3, 4, 5, 16, 31, 33, 40] {
+                for signed in [false, true] {
+                    let x: Vec<u8> = (0..k).map(|i| (i * 97 + 13) as u8).collect();
+                    let b: Vec<i8> = (0..k * n).map(|i| (i * 53 + 7) as u8 as i8).collect();
+                    let mut packed = std::vec![0i8; q8::packed_len(k, n)];
+                    let mut colsum = std::vec![0i32; n];
+                    for r in 0..k {
+                        for c in 0..n {
+                            packed[q8::index(k, r, c)] = b[r * n + c];
+                            colsum[c] += i32::from(b[r * n + c]);
+                        }
                     }
-                }
-                let mut got = std::vec![i32::MIN; n.div_ceil(q8::PANEL) * q8::PANEL];
-                // Safety: the CPU has VNNI (checked above); `x` holds `k` bytes and
-                // `packed` every panel of `n` columns.
-                unsafe {
-                    super::arch::x86_64::q8::panel_sums(
-                        &x,
-                        k,
-                        signed,
-                        &packed,
-                        n.div_ceil(q8::PANEL),
-                        &colsum,
-                        |p, sums| got[p * q8::PANEL..(p + 1) * q8::PANEL].copy_from_slice(&sums),
-                    );
-                }
-                for c in 0..n {
-                    let want = (0..k).fold(0i32, |s, r| {
-                        let xv = if signed {
-                            i32::from(x[r] as i8)
+                    let mut got = std::vec![i32::MIN; n.div_ceil(q8::PANEL) * q8::PANEL];
+                    let panels = n.div_ceil(q8::PANEL);
+                    let each = |p: usize, sums: [i32; q8::PANEL]| {
+                        got[p * q8::PANEL..(p + 1) * q8::PANEL].copy_from_slice(&sums);
+                    };
+                    // Safety: the CPU has the routine's features (checked above); `x`
+                    // holds `k` bytes and `packed` every panel of `n` columns.
+                    unsafe {
+                        if vnni {
+                            x86::panel_sums(&x, k, signed, &packed, panels, &colsum, each);
                         } else {
-                            i32::from(x[r])
-                        };
-                        s.wrapping_add(xv * i32::from(b[r * n + c]))
-                    });
-                    assert_eq!(got[c], want, "k={k} n={n} signed={signed} column {c}");
+                            x86::panel_sums_avx2(&x, k, signed, &packed, panels, each);
+                        }
+                    }
+                    for c in 0..n {
+                        let want = (0..k).fold(0i32, |s, r| {
+                            let xv = if signed {
+                                i32::from(x[r] as i8)
+                            } else {
+                                i32::from(x[r])
+                            };
+                            s.wrapping_add(xv * i32::from(b[r * n + c]))
+                        });
+                        assert_eq!(
+                            got[c], want,
+                            "vnni={vnni} k={k} n={n} signed={signed} column {c}"
+                        );
+                    }
                 }
             }
         }

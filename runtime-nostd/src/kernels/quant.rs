@@ -665,31 +665,32 @@ fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl Fn
         && (A::SIGNED_BYTE || A::UNSIGNED_BYTE)
         && row.len() >= k
         && panels.checked_mul(panel_len).is_some_and(|l| l <= bp.len())
-        && super::arch::x86_64::cpu::vnni()
     {
-        // Safety: A and B are one-byte integers (checked), so the views keep every
-        // byte's meaning, length and (byte) alignment; `row` holds `k` values and `bp`
-        // the `panels` panels (checked); the CPU has AVX-512F, BW and VNNI (checked).
-        unsafe {
-            let x = core::slice::from_raw_parts(row.as_ptr().cast::<u8>(), row.len());
-            let w = core::slice::from_raw_parts(bp.as_ptr().cast::<i8>(), bp.len());
-            super::arch::x86_64::q8::panel_sums(
-                x,
-                k,
-                A::SIGNED_BYTE,
-                w,
-                panels,
-                p.colsum,
-                |pi, acc| {
-                    for (c, &v) in acc.iter().enumerate() {
-                        let j = pi * q8::PANEL + c;
-                        let Some(s) = column(j, v) else { break };
-                        put(j, s);
-                    }
-                },
-            );
+        use super::arch::x86_64::{cpu, q8 as x86};
+        let (vnni, avx2) = (cpu::vnni(), cpu::avx2());
+        if vnni || avx2 {
+            let each = |pi: usize, acc: [i32; q8::PANEL]| {
+                for (c, &v) in acc.iter().enumerate() {
+                    let j = pi * q8::PANEL + c;
+                    let Some(s) = column(j, v) else { break };
+                    put(j, s);
+                }
+            };
+            // Safety: A and B are one-byte integers (checked), so the views keep every
+            // byte's meaning, length and (byte) alignment; `row` holds `k` values and
+            // `bp` the `panels` panels (checked); the CPU has AVX-512F, BW and VNNI, or
+            // AVX2, for the routine called (checked).
+            unsafe {
+                let x = core::slice::from_raw_parts(row.as_ptr().cast::<u8>(), row.len());
+                let w = core::slice::from_raw_parts(bp.as_ptr().cast::<i8>(), bp.len());
+                if vnni {
+                    x86::panel_sums(x, k, A::SIGNED_BYTE, w, panels, p.colsum, each);
+                } else {
+                    x86::panel_sums_avx2(x, k, A::SIGNED_BYTE, w, panels, each);
+                }
+            }
+            return;
         }
-        return;
     }
     // Each panel's four sums finished where they were summed (as one closure shared with
     // the VNNI path above, the Arm code kept the sums in memory: 6 % more instructions

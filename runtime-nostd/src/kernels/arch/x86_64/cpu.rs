@@ -198,8 +198,53 @@ fn detect_vnni() -> bool {
     r.ebx & (1 << 30) != 0 && r.ecx & (1 << 11) != 0
 }
 
-/// The test switch of [`avx_fma`], [`avx512`] and [`vnni`]: the highest instruction-set
-/// level (0 portable, 1 AVX and FMA, 2 AVX-512, 3 AVX-512 VNNI) the run-time choices may take on this
+/// Whether the CPU has AVX2 (256-bit integer vectors) besides AVX and FMA: known at
+/// compile time in builds with it, otherwise asked once of `cpuid` and remembered. The
+/// 8-bit products run on it where VNNI is missing (the test switch's level 1).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub fn avx2() -> bool {
+    #[cfg(all(target_feature = "avx2", target_feature = "fma"))]
+    {
+        true
+    }
+    #[cfg(not(all(target_feature = "avx2", target_feature = "fma")))]
+    {
+        #[cfg(test)]
+        if test_switch::capped(1) {
+            return false;
+        }
+        avx_fma() && remembered(&AVX2_STATE, detect_avx2)
+    }
+}
+
+/// What [`avx2`] found: 0 not asked yet, 1 no, 2 yes.
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(target_feature = "avx2", target_feature = "fma"))
+))]
+static AVX2_STATE: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::new(0);
+
+/// CPUID leaf 7, EBX bit 5 (AVX2); the caller checked AVX and that the OS saves its
+/// registers.
+#[cfg(all(
+    target_arch = "x86_64",
+    not(all(target_feature = "avx2", target_feature = "fma"))
+))]
+#[cold]
+fn detect_avx2() -> bool {
+    use core::arch::x86_64::{__cpuid, __cpuid_count};
+    #[allow(unused_unsafe)]
+    // Safety: every x86-64 CPU has CPUID leaf 0, which gives the highest leaf.
+    let max = unsafe { __cpuid(0) }.eax;
+    #[allow(unused_unsafe)]
+    // Safety: leaf 7 exists when the highest leaf is 7 or more (checked first).
+    let found = max >= 7 && unsafe { __cpuid_count(7, 0) }.ebx & (1 << 5) != 0;
+    found
+}
+
+/// The test switch of [`avx_fma`], [`avx2`], [`avx512`] and [`vnni`]: the highest instruction-set
+/// level (0 portable, 1 AVX and FMA (and AVX2), 2 AVX-512, 3 AVX-512 VNNI) the run-time choices may take on this
 /// thread, so that tests running meanwhile in other threads keep their paths. Levels a
 /// build compiles in cannot be switched off.
 #[cfg(all(test, target_arch = "x86_64"))]

@@ -5,12 +5,21 @@
 //! the row's sixteen activations of those groups, each spread over its group's four
 //! lanes. Signed activations are offset by 128 into unsigned ones, and `128 * colsum`
 //! taken off after. Sums wrap, as the portable kernel's.
+//!
+//! Without VNNI, AVX2 (`panel_sums_avx2`): each group's sixteen weight bytes widened to
+//! 16 bits (`VPMOVSXBW`) and multiplied with the group's four activations, widened and
+//! repeated for the four columns, by `VPMADDWD`, which adds pairs of products into i32
+//! lanes exactly (ONNX Runtime's uint8 kernel there adds pairs in 16 bits with
+//! saturation: twice the products an instruction, not the definition's sums).
 
 use core::arch::x86_64::{
-    __m512i, _mm_add_epi32, _mm_loadu_si128, _mm_storeu_si128, _mm512_castsi128_si512,
-    _mm512_dpbusd_epi32, _mm512_extracti32x4_epi32, _mm512_loadu_si512, _mm512_maskz_loadu_epi32,
-    _mm512_permutexvar_epi32, _mm512_set_epi32, _mm512_set1_epi8, _mm512_set1_epi32,
-    _mm512_setzero_si512, _mm512_storeu_si512, _mm512_xor_si512,
+    __m256i, __m512i, _mm_add_epi32, _mm_cvtepi8_epi16, _mm_cvtepu8_epi16, _mm_cvtsi32_si128,
+    _mm_loadu_si128, _mm_storeu_si128, _mm_unpacklo_epi64, _mm256_add_epi32,
+    _mm256_broadcastq_epi64, _mm256_castsi256_si128, _mm256_cvtepi8_epi16,
+    _mm256_extracti128_si256, _mm256_hadd_epi32, _mm256_madd_epi16, _mm256_setzero_si256,
+    _mm512_castsi128_si512, _mm512_dpbusd_epi32, _mm512_extracti32x4_epi32, _mm512_loadu_si512,
+    _mm512_maskz_loadu_epi32, _mm512_permutexvar_epi32, _mm512_set_epi32, _mm512_set1_epi8,
+    _mm512_set1_epi32, _mm512_setzero_si512, _mm512_storeu_si512, _mm512_xor_si512,
 };
 
 use tinyonnx_layout::q8;
@@ -140,6 +149,110 @@ unsafe fn block<const N: usize>(
             }
         }
         each(pi, sums);
+    }
+}
+
+/// [`panel_sums`] on AVX2 for CPUs without VNNI: the same sums, exactly (no offset of
+/// signed activations, so no column sums).
+///
+/// # Panics
+/// As [`panel_sums`].
+///
+/// # Safety
+/// The CPU must have AVX2 ([`super::cpu::avx2`]).
+#[target_feature(enable = "avx2")]
+pub unsafe fn panel_sums_avx2(
+    x: &[u8],
+    k: usize,
+    signed: bool,
+    w: &[i8],
+    panels: usize,
+    mut each: impl FnMut(usize, [i32; q8::PANEL]),
+) {
+    assert!(x.len() >= k, "q8 panel sums: x too short");
+    assert!(
+        panels
+            .checked_mul(q8::groups(k) * 4 * q8::PANEL)
+            .is_some_and(|l| l <= w.len()),
+        "q8 panel sums: w too short"
+    );
+    let mut p = 0;
+    while p + BLOCK <= panels {
+        // Safety: the CPU has AVX2 (this function's contract); `x` and `w` hold what
+        // `block_avx2` reads (asserted above) and `p + BLOCK <= panels`.
+        unsafe { block_avx2::<BLOCK>(x, k, signed, w, p, &mut each) };
+        p += BLOCK;
+    }
+    for n in [4, 2, 1] {
+        while p + n <= panels {
+            // Safety: as above, `p + n <= panels`.
+            unsafe {
+                match n {
+                    4 => block_avx2::<4>(x, k, signed, w, p, &mut each),
+                    2 => block_avx2::<2>(x, k, signed, w, p, &mut each),
+                    _ => block_avx2::<1>(x, k, signed, w, p, &mut each),
+                }
+            };
+            p += n;
+        }
+    }
+}
+
+/// Panels `p0..p0 + N` of [`panel_sums_avx2`].
+///
+/// # Safety
+/// As [`panel_sums_avx2`] after its checks, and `p0 + N` at most its `panels`.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn block_avx2<const N: usize>(
+    x: &[u8],
+    k: usize,
+    signed: bool,
+    w: &[i8],
+    p0: usize,
+    each: &mut impl FnMut(usize, [i32; q8::PANEL]),
+) {
+    let groups = q8::groups(k);
+    let panel = groups * 4 * q8::PANEL;
+    let mut acc: [__m256i; N] = [_mm256_setzero_si256(); N];
+    for g in 0..groups {
+        // The group's four activations (zeros past `k`: their weights are zero), as
+        // 16-bit values repeated for the four columns.
+        let from = 4 * g;
+        let bytes = match x.get(from..from + 4).filter(|_| from + 4 <= k) {
+            Some(&[a, b, c, d]) => [a, b, c, d],
+            // The last group, cut by `k` (a copy of variable length: a call).
+            _ => {
+                let mut bytes = [0u8; 4];
+                let len = k.saturating_sub(from).min(4);
+                bytes[..len].copy_from_slice(&x[from..from + len]);
+                bytes
+            }
+        };
+        let xv = _mm_cvtsi32_si128(i32::from_le_bytes(bytes));
+        let xv = if signed {
+            _mm_cvtepi8_epi16(xv)
+        } else {
+            _mm_cvtepu8_epi16(xv)
+        };
+        let xv = _mm256_broadcastq_epi64(xv);
+        for (q, a) in acc.iter_mut().enumerate() {
+            let at = (p0 + q) * panel + g * 4 * q8::PANEL;
+            // Safety: the group's 16 bytes of panel `p0 + q` lie inside the panel, which
+            // is inside `w` (the contract).
+            let wv = unsafe { _mm_loadu_si128(w.as_ptr().add(at).cast()) };
+            // Lanes 2c and 2c + 1: column c's products of rows (0, 1) and (2, 3).
+            *a = _mm256_add_epi32(*a, _mm256_madd_epi16(xv, _mm256_cvtepi8_epi16(wv)));
+        }
+    }
+    for (q, a) in acc.iter().enumerate() {
+        // Pairs added: columns (0, 1, 0, 1) in the low half, (2, 3, 2, 3) in the high.
+        let h = _mm256_hadd_epi32(*a, *a);
+        let s = _mm_unpacklo_epi64(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h));
+        let mut sums = [0i32; q8::PANEL];
+        // Safety: `sums` holds the four i32 the store writes.
+        unsafe { _mm_storeu_si128(sums.as_mut_ptr().cast(), s) };
+        each(p0 + q, sums);
     }
 }
 
