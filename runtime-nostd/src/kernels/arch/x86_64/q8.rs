@@ -47,6 +47,23 @@ pub unsafe fn panel_sums(
     colsum: &[i32],
     mut each: impl FnMut(usize, [i32; q8::PANEL]),
 ) {
+    check_lengths(x, k, w, panels);
+    blocks(panels, |p, n| {
+        // Safety: the CPU has the features (this function's contract); `x` and `w` hold
+        // what `block` reads (checked above) and `p + n <= panels`.
+        unsafe {
+            match n {
+                BLOCK => block::<BLOCK>(x, k, signed, w, p, colsum, &mut each),
+                4 => block::<4>(x, k, signed, w, p, colsum, &mut each),
+                2 => block::<2>(x, k, signed, w, p, colsum, &mut each),
+                _ => block::<1>(x, k, signed, w, p, colsum, &mut each),
+            }
+        }
+    });
+}
+
+/// Panics unless `x` holds `k` bytes and `w` `panels` panels of `q8::groups(k)` groups.
+fn check_lengths(x: &[u8], k: usize, w: &[i8], panels: usize) {
     assert!(x.len() >= k, "q8 panel sums: x too short");
     assert!(
         panels
@@ -54,24 +71,16 @@ pub unsafe fn panel_sums(
             .is_some_and(|l| l <= w.len()),
         "q8 panel sums: w too short"
     );
+}
+
+/// Calls `run(first panel, n)` over `panels` panels in blocks of `n` = [`BLOCK`], then
+/// the rest in blocks of four, two and one (a convolution's group has few panels).
+#[inline(always)]
+fn blocks(panels: usize, mut run: impl FnMut(usize, usize)) {
     let mut p = 0;
-    while p + BLOCK <= panels {
-        // Safety: the CPU has the features (this function's contract); `x` and `w` hold
-        // what `block` reads (asserted above) and `p + BLOCK <= panels`.
-        unsafe { block::<BLOCK>(x, k, signed, w, p, colsum, &mut each) };
-        p += BLOCK;
-    }
-    // The rest in blocks of four, two and one (a convolution's group has few panels).
-    for n in [4, 2, 1] {
+    for n in [BLOCK, 4, 2, 1] {
         while p + n <= panels {
-            // Safety: as above, `p + n <= panels`.
-            unsafe {
-                match n {
-                    4 => block::<4>(x, k, signed, w, p, colsum, &mut each),
-                    2 => block::<2>(x, k, signed, w, p, colsum, &mut each),
-                    _ => block::<1>(x, k, signed, w, p, colsum, &mut each),
-                }
-            };
+            run(p, n);
             p += n;
         }
     }
@@ -169,33 +178,19 @@ pub unsafe fn panel_sums_avx2(
     panels: usize,
     mut each: impl FnMut(usize, [i32; q8::PANEL]),
 ) {
-    assert!(x.len() >= k, "q8 panel sums: x too short");
-    assert!(
-        panels
-            .checked_mul(q8::groups(k) * 4 * q8::PANEL)
-            .is_some_and(|l| l <= w.len()),
-        "q8 panel sums: w too short"
-    );
-    let mut p = 0;
-    while p + BLOCK <= panels {
+    check_lengths(x, k, w, panels);
+    blocks(panels, |p, n| {
         // Safety: the CPU has AVX2 (this function's contract); `x` and `w` hold what
-        // `block_avx2` reads (asserted above) and `p + BLOCK <= panels`.
-        unsafe { block_avx2::<BLOCK>(x, k, signed, w, p, &mut each) };
-        p += BLOCK;
-    }
-    for n in [4, 2, 1] {
-        while p + n <= panels {
-            // Safety: as above, `p + n <= panels`.
-            unsafe {
-                match n {
-                    4 => block_avx2::<4>(x, k, signed, w, p, &mut each),
-                    2 => block_avx2::<2>(x, k, signed, w, p, &mut each),
-                    _ => block_avx2::<1>(x, k, signed, w, p, &mut each),
-                }
-            };
-            p += n;
+        // `block_avx2` reads (checked above) and `p + n <= panels`.
+        unsafe {
+            match n {
+                BLOCK => block_avx2::<BLOCK>(x, k, signed, w, p, &mut each),
+                4 => block_avx2::<4>(x, k, signed, w, p, &mut each),
+                2 => block_avx2::<2>(x, k, signed, w, p, &mut each),
+                _ => block_avx2::<1>(x, k, signed, w, p, &mut each),
+            }
         }
-    }
+    });
 }
 
 /// Panels `p0..p0 + N` of [`panel_sums_avx2`].
