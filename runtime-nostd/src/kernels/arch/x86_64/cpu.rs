@@ -126,18 +126,8 @@ static AVX512_STATE: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8
 ))]
 #[cold]
 fn detect_avx512() -> bool {
-    use core::arch::x86_64::{__cpuid, __cpuid_count};
-    #[allow(unused_unsafe)]
-    // Safety: every x86-64 CPU has CPUID leaf 0, which gives the highest leaf.
-    let max = unsafe { __cpuid(0) }.eax;
-    if max < 7 {
-        return false;
-    }
-    #[allow(unused_unsafe)]
-    // Safety: leaf 7 exists (checked above).
-    let ebx = unsafe { __cpuid_count(7, 0) }.ebx;
     // Safety: the caller checked AVX, which needs OSXSAVE, so XGETBV is available.
-    ebx & (1 << 16) != 0 && unsafe { xgetbv0() } & 0b1110_0110 == 0b1110_0110
+    leaf7_ebx() & (1 << 16) != 0 && unsafe { xgetbv0() } & 0b1110_0110 == 0b1110_0110
 }
 
 /// Whether the CPU has AVX-512 VNNI (`VPDPBUSD`: four u8 x s8 products summed into each
@@ -233,14 +223,23 @@ static AVX2_STATE: core::sync::atomic::AtomicU8 = core::sync::atomic::AtomicU8::
 ))]
 #[cold]
 fn detect_avx2() -> bool {
+    leaf7_ebx() & (1 << 5) != 0
+}
+
+/// CPUID leaf 7's EBX (structured extended features), 0 on a CPU without that leaf.
+#[cfg(target_arch = "x86_64")]
+#[allow(dead_code)]
+fn leaf7_ebx() -> u32 {
     use core::arch::x86_64::{__cpuid, __cpuid_count};
     #[allow(unused_unsafe)]
     // Safety: every x86-64 CPU has CPUID leaf 0, which gives the highest leaf.
     let max = unsafe { __cpuid(0) }.eax;
+    if max < 7 {
+        return 0;
+    }
     #[allow(unused_unsafe)]
-    // Safety: leaf 7 exists when the highest leaf is 7 or more (checked first).
-    let found = max >= 7 && unsafe { __cpuid_count(7, 0) }.ebx & (1 << 5) != 0;
-    found
+    // Safety: leaf 7 exists (checked above).
+    unsafe { __cpuid_count(7, 0) }.ebx
 }
 
 /// The test switch of [`avx_fma`], [`avx2`], [`avx512`] and [`vnni`]: the highest instruction-set
