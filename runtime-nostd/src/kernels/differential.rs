@@ -575,6 +575,80 @@ fn q8_panel_sums_on_vnni_and_avx2() {
     }
 }
 
+/// The sixteen-position 8-bit sums on AVX-512 VNNI and on AVX2 (each where the CPU has
+/// it) against the definition, `sum_r patch[q][r] * w[r][c]` in wrapping i32 for each
+/// of the sixteen patches `q`: 1 to 30 groups of four rows, 1 to 21 columns (blocks of
+/// eight columns, a last panel, columns past `n` not handed on), bytes at both ends of
+/// their ranges.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn q8_position_sums_on_vnni_and_avx2() {
+    use super::arch::x86_64::{
+        cpu,
+        q8::{self as x86, POSITIONS},
+    };
+    use tinyonnx_layout::q8;
+    for vnni in [true, false] {
+        if !(if vnni { cpu::vnni() } else { cpu::avx2() }) {
+            continue;
+        }
+        for groups in [1usize, 2, 5, 18, 30] {
+            let k = 4 * groups;
+            for n in [1usize, 3, 4, 5, 8, 12, 13, 21] {
+                // Byte `64 g + 4 q + e % 4`: value `4 g + e % 4` of patch `q`.
+                let patches: Vec<u8> = (0..64 * groups)
+                    .map(|i| match i % 7 {
+                        0 => 255,
+                        1 => 0,
+                        _ => (i * 89 + 5) as u8,
+                    })
+                    .collect();
+                let b: Vec<i8> = (0..k * n)
+                    .map(|i| match i % 5 {
+                        0 => -128,
+                        1 => 127,
+                        _ => (i * 53 + 7) as u8 as i8,
+                    })
+                    .collect();
+                let mut packed = std::vec![0i8; q8::packed_len(k, n)];
+                for r in 0..k {
+                    for c in 0..n {
+                        packed[q8::index(k, r, c)] = b[r * n + c];
+                    }
+                }
+                let mut got = std::vec![[i32::MIN; POSITIONS]; n];
+                let mut handed = std::vec![0usize; n];
+                let each = |c: usize, sums: &[i32; POSITIONS]| {
+                    got[c] = *sums;
+                    handed[c] += 1;
+                };
+                // Safety: the CPU has the routine's features (checked above); the
+                // routines check the lengths.
+                unsafe {
+                    if vnni {
+                        x86::position_sums(&patches, groups, &packed, n, each);
+                    } else {
+                        x86::position_sums_avx2(&patches, groups, &packed, n, each);
+                    }
+                }
+                for c in 0..n {
+                    assert_eq!(handed[c], 1, "vnni={vnni} groups={groups} n={n} column {c}");
+                    for q in 0..POSITIONS {
+                        let want = (0..k).fold(0i32, |s, r| {
+                            let x = i32::from(patches[64 * (r / 4) + 4 * q + r % 4]);
+                            s.wrapping_add(x * i32::from(b[r * n + c]))
+                        });
+                        assert_eq!(
+                            got[c][q], want,
+                            "vnni={vnni} groups={groups} n={n} column {c} patch {q}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// The 8-bit `QLinearAdd` in integers (`add_units`: the host and the cores without an
 /// FPU) and in f32 fused multiply-adds (`add_fused`, here through `libm`; RISC-V F runs
 /// it with `FMADD.S`) against std's fused multiply-add, on every pair of 8-bit values:

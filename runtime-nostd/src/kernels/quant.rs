@@ -1067,7 +1067,7 @@ fn conv_body<A: Quant, B: Quant>(
             let plane = x.get((img * c + gi * cg) * h * w..).unwrap_or_default();
             let first = (img * m + gi * mg) * positions;
             #[cfg(target_arch = "x86_64")]
-            let done = positions_vnni(&part, plane, geo, (k, pad), |at, j, sums| {
+            let done = positions16(&part, plane, geo, (k, pad), |at, j, sums| {
                 out.sixteen(&part, (first + at, j), sums)
             });
             #[cfg(not(target_arch = "x86_64"))]
@@ -1712,39 +1712,46 @@ fn depthwise_strips<A: Quant, B: Quant, const ROWSUM: bool>(
     false
 }
 
-/// Bytes of interleaved patches [`positions_vnni`] keeps on the stack (host only: no
+/// Bytes of interleaved patches [`positions16`] keeps on the stack (host only: no
 /// plan reserves arena for it): sixteen patches of up to 1,024 values.
 #[cfg(target_arch = "x86_64")]
 const VNNI_BYTES: usize = 16 * 1024;
 
 /// The first output positions of a convolution's group (image `plane`), in blocks of
-/// sixteen, through [`super::arch::x86_64::q8::position_sums`] where the CPU has VNNI,
-/// A and B are bytes and the patches fit [`VNNI_BYTES`]:
+/// sixteen, through [`super::arch::x86_64::q8::position_sums`] where the CPU has VNNI
+/// (else `position_sums_avx2` where it has AVX2), A and B are bytes and the patches fit
+/// [`VNNI_BYTES`]:
 /// each patch gathered, then interleaved by groups of four values, and every column's
 /// sixteen finished sums (zero points and bias in) handed to `put(first position,
 /// column, sums)`. Returns how many positions it did (0: none, the caller does them
 /// all).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn positions_vnni<A: Quant, B: Quant>(
+fn positions16<A: Quant, B: Quant>(
     part: &Q8Product<'_, B>,
     plane: &[A],
     geo: &ConvGeometry,
     (k, pad): (usize, A),
     mut put: impl FnMut(usize, usize, &[i32; 16]),
 ) -> usize {
-    use super::arch::x86_64::q8::{POSITIONS, interleave16, position_sums};
+    use super::arch::x86_64::{
+        cpu,
+        q8::{POSITIONS, interleave16, position_sums, position_sums_avx2},
+    };
     let (cg, ow) = (geo.c / geo.g.max(1), geo.ow);
     let groups = q8::groups(k);
     let blocks = geo.oh * ow / POSITIONS;
     if !(B::SIGNED_BYTE && (A::SIGNED_BYTE || A::UNSIGNED_BYTE))
         || blocks == 0
         || groups * 4 * POSITIONS > VNNI_BYTES
-        || !super::arch::x86_64::cpu::vnni()
     {
         return 0;
     }
-    // Signed activations offset by 128 into the unsigned bytes VPDPBUSD takes (the
+    let vnni = cpu::vnni();
+    if !(vnni || cpu::avx2()) {
+        return 0;
+    }
+    // Signed activations offset by 128 into the unsigned bytes both routines take (the
     // values past `k` too: their weights are zero).
     let flip = if A::SIGNED_BYTE { 0x8080_8080 } else { 0 };
     let rowsum_needed = !part.b_zp.is_empty();
@@ -1789,20 +1796,25 @@ fn positions_vnni<A: Quant, B: Quant>(
     let mut products = |p0: usize, words: &[u32], rowsums: &[i32; POSITIONS]| {
         // Safety: A and B are one-byte integers (checked), so the weights' view keeps
         // every byte; `words`' bytes are its `4 * len` initialized bytes (u8 has no
-        // alignment); the CPU has AVX-512F, BW and VNNI (checked); `position_sums`
-        // checks the lengths.
+        // alignment); the CPU has AVX-512F, BW and VNNI for `position_sums`, AVX2 for
+        // `position_sums_avx2` (checked); both check the lengths.
         unsafe {
             let wp =
                 core::slice::from_raw_parts(part.packed.as_ptr().cast::<i8>(), part.packed.len());
             let bytes = core::slice::from_raw_parts(words.as_ptr().cast::<u8>(), 4 * words.len());
-            position_sums(bytes, groups, wp, part.n, |j, sums| {
+            let each = |j: usize, sums: &[i32; POSITIONS]| {
                 let (add, zb) = column(j);
                 let mut done = [0i32; POSITIONS];
                 for ((d, &v), &r) in done.iter_mut().zip(sums).zip(rowsums) {
                     *d = v.wrapping_add(add).wrapping_sub(zb.wrapping_mul(r));
                 }
                 put(p0, j, &done);
-            });
+            };
+            if vnni {
+                position_sums(bytes, groups, wp, part.n, each);
+            } else {
+                position_sums_avx2(bytes, groups, wp, part.n, each);
+            }
         }
     };
     if geo.sw == 1 && geo.dw == 1 && ow >= POSITIONS {

@@ -10,16 +10,20 @@
 //! 16 bits (`VPMOVSXBW`) and multiplied with the group's four activations, widened and
 //! repeated for the four columns, by `VPMADDWD`, which adds pairs of products into i32
 //! lanes exactly (ONNX Runtime's uint8 kernel there adds pairs in 16 bits with
-//! saturation: twice the products an instruction, not the definition's sums).
+//! saturation: twice the products an instruction, not the definition's sums). A
+//! convolution's sixteen output positions at a time (`position_sums`, one weight word
+//! broadcast against a group of sixteen patches) have the same two variants.
 
 use core::arch::x86_64::{
     __m256i, __m512i, _mm_add_epi32, _mm_cvtepi8_epi16, _mm_cvtepu8_epi16, _mm_cvtsi32_si128,
-    _mm_loadu_si128, _mm_storeu_si128, _mm_unpacklo_epi64, _mm256_add_epi32,
+    _mm_loadu_si128, _mm_storeu_si128, _mm_unpacklo_epi64, _mm256_add_epi32, _mm256_and_si256,
     _mm256_broadcastq_epi64, _mm256_castsi256_si128, _mm256_cvtepi8_epi16,
-    _mm256_extracti128_si256, _mm256_hadd_epi32, _mm256_madd_epi16, _mm256_setzero_si256,
-    _mm512_castsi128_si512, _mm512_dpbusd_epi32, _mm512_extracti32x4_epi32, _mm512_loadu_si512,
-    _mm512_maskz_loadu_epi32, _mm512_permutexvar_epi32, _mm512_set_epi32, _mm512_set1_epi8,
-    _mm512_set1_epi32, _mm512_setzero_si512, _mm512_storeu_si512, _mm512_xor_si512,
+    _mm256_extracti128_si256, _mm256_hadd_epi32, _mm256_loadu_si256, _mm256_madd_epi16,
+    _mm256_set1_epi16, _mm256_set1_epi32, _mm256_setzero_si256, _mm256_slli_epi16,
+    _mm256_srai_epi16, _mm256_srli_epi16, _mm256_storeu_si256, _mm512_castsi128_si512,
+    _mm512_dpbusd_epi32, _mm512_extracti32x4_epi32, _mm512_loadu_si512, _mm512_maskz_loadu_epi32,
+    _mm512_permutexvar_epi32, _mm512_set_epi32, _mm512_set1_epi8, _mm512_set1_epi32,
+    _mm512_setzero_si512, _mm512_storeu_si512, _mm512_xor_si512,
 };
 
 use tinyonnx_layout::q8;
@@ -276,19 +280,8 @@ pub unsafe fn position_sums(
     n: usize,
     mut each: impl FnMut(usize, &[i32; POSITIONS]),
 ) {
-    assert!(
-        patches.len() >= groups * 4 * POSITIONS,
-        "q8 position sums: patches too short"
-    );
-    let panels = n.div_ceil(q8::PANEL);
-    assert!(
-        panels
-            .checked_mul(groups * 4 * q8::PANEL)
-            .is_some_and(|l| l <= w.len()),
-        "q8 position sums: w too short"
-    );
     // Columns past `n` up to the panels' end hold zero weights: read, not handed on.
-    let padded = panels * q8::PANEL;
+    let padded = check_positions(patches, groups, w, n);
     let mut j0 = 0;
     while j0 + 8 <= padded {
         // Safety: the features (this function's contract); `j0 + 8 <= padded` and the
@@ -335,6 +328,107 @@ unsafe fn columns<const C: usize>(
             let mut sums = [0i32; POSITIONS];
             // Safety: `sums` holds the sixteen i32 the store writes.
             unsafe { _mm512_storeu_si512(sums.as_mut_ptr().cast(), *a) };
+            each(j0 + c, &sums);
+        }
+    }
+}
+
+/// [`position_sums`] on AVX2 for CPUs without VNNI: the same sums of the same unsigned
+/// patches, exactly. A patch's group of four bytes splits into the 16-bit pairs
+/// (bytes 0 and 2, bytes 1 and 3), each multiplied with the column's weights of the
+/// same rows, sign-extended from the broadcast word, by `VPMADDWD` (pairs of products
+/// added into i32 lanes, which they cannot leave: `2 * 255 * 128` fits). Four columns a
+/// pass: their eight accumulators (two per column, positions 0-7 and 8-15) and the
+/// group's four halves of patches fill the sixteen registers.
+///
+/// # Panics
+/// As [`position_sums`].
+///
+/// # Safety
+/// The CPU must have AVX2 ([`super::cpu::avx2`]).
+#[target_feature(enable = "avx2")]
+pub unsafe fn position_sums_avx2(
+    patches: &[u8],
+    groups: usize,
+    w: &[i8],
+    n: usize,
+    mut each: impl FnMut(usize, &[i32; POSITIONS]),
+) {
+    let padded = check_positions(patches, groups, w, n);
+    for j0 in (0..padded).step_by(q8::PANEL) {
+        // Safety: the CPU has AVX2 (this function's contract); `j0 + PANEL <= padded`
+        // and the lengths checked above.
+        unsafe { panel_avx2(patches, groups, w, (j0, n), &mut each) };
+    }
+}
+
+/// Panics unless `patches` holds `groups` groups of [`POSITIONS`] patches and `w` the
+/// panels of `n` columns; returns the columns those panels hold.
+fn check_positions(patches: &[u8], groups: usize, w: &[i8], n: usize) -> usize {
+    assert!(
+        groups
+            .checked_mul(4 * POSITIONS)
+            .is_some_and(|l| l <= patches.len()),
+        "q8 position sums: patches too short"
+    );
+    let panels = n.div_ceil(q8::PANEL);
+    assert!(
+        panels
+            .checked_mul(groups * 4 * q8::PANEL)
+            .is_some_and(|l| l <= w.len()),
+        "q8 position sums: w too short"
+    );
+    panels * q8::PANEL
+}
+
+/// Columns `j0..j0 + 4` (one panel) of [`position_sums_avx2`], those below `n` handed on.
+///
+/// # Safety
+/// As [`position_sums_avx2`] after its checks, and `j0 + 4` at most its padded columns.
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn panel_avx2(
+    patches: &[u8],
+    groups: usize,
+    w: &[i8],
+    (j0, n): (usize, usize),
+    each: &mut impl FnMut(usize, &[i32; POSITIONS]),
+) {
+    let panel = groups * 4 * q8::PANEL;
+    let low = _mm256_set1_epi16(0xff);
+    let mut acc = [[_mm256_setzero_si256(); 2]; q8::PANEL];
+    for g in 0..groups {
+        // Positions 0-7 and 8-15: bytes 0 and 2 of each patch's group (`even`), 1 and 3
+        // (`odd`), as 16-bit values.
+        let half = |h: usize| {
+            // Safety: `g < groups`: the 32 bytes from `g * 64 + 32 h` lie in `patches`
+            // (checked by the caller).
+            let v = unsafe { _mm256_loadu_si256(patches.as_ptr().add(g * 64 + 32 * h).cast()) };
+            (_mm256_and_si256(v, low), _mm256_srli_epi16::<8>(v))
+        };
+        let (lo, hi) = (half(0), half(1));
+        for (c, a) in acc.iter_mut().enumerate() {
+            let at = (j0 / q8::PANEL) * panel + (g * q8::PANEL + c) * 4;
+            // Safety: column `j0 + c` lies in the panels `w` holds (the contract), and
+            // the word at `at` inside its panel of `panel` bytes.
+            let wd = unsafe { w.as_ptr().add(at).cast::<i32>().read_unaligned() };
+            let wv = _mm256_set1_epi32(wd);
+            let even = _mm256_srai_epi16::<8>(_mm256_slli_epi16::<8>(wv));
+            let odd = _mm256_srai_epi16::<8>(wv);
+            for (s, x) in a.iter_mut().zip([lo, hi]) {
+                let p = _mm256_add_epi32(_mm256_madd_epi16(x.0, even), _mm256_madd_epi16(x.1, odd));
+                *s = _mm256_add_epi32(*s, p);
+            }
+        }
+    }
+    for (c, a) in acc.iter().enumerate() {
+        if j0 + c < n {
+            let mut sums = [0i32; POSITIONS];
+            // Safety: `sums` holds the sixteen i32 the two stores write.
+            unsafe {
+                _mm256_storeu_si256(sums.as_mut_ptr().cast(), a[0]);
+                _mm256_storeu_si256(sums.as_mut_ptr().add(8).cast(), a[1]);
+            }
             each(j0 + c, &sums);
         }
     }
