@@ -1537,19 +1537,19 @@ macro_rules! depthwise_strips_body {
     ($args:expr, $out:expr, $at:expr) => {{
         let (plane, geo, part, (wt, base), pad): StripArgs<'_, '_, _, _> = $args;
         let (out, (first, finite)) = ($out, $at);
-        let mut acc = [0i32; RUN];
         strips(plane, geo, pad, |rows, at, n| {
-            let acc = &mut acc[..n.min(RUN)];
-            acc.fill(base);
+            // All of a run's outputs summed, whatever `n`: loops of constant length keep
+            // the sums in registers (cut to `n`, they went through memory every pass:
+            // twice the time).
+            let mut acc = [base; RUN];
             for (row, taps) in rows.iter().zip(wt.chunks_exact(3)) {
                 for (k, &t) in taps.iter().enumerate() {
-                    let x = row.get(k..k + acc.len()).unwrap_or_default();
-                    for (a, v) in acc.iter_mut().zip(x) {
-                        *a = a.wrapping_add(v.widen().wrapping_mul(t));
+                    for (i, a) in acc.iter_mut().enumerate() {
+                        *a = a.wrapping_add(row[i + k].widen().wrapping_mul(t));
                     }
                 }
             }
-            out.run(part, first + at, acc, finite);
+            out.run(part, first + at, &acc[..n.min(RUN)], finite);
         })
     }};
 }
