@@ -880,6 +880,47 @@ pub struct Specials {
     pub known: Vec<&'static str>,
 }
 
+/// The most instructions `LinearRegression::forward` may take on the Cortex-M4F (the
+/// footprint issue's call-overhead target), above which the firmware run fails.
+pub const FORWARD_CEILING: u64 = 40;
+
+/// `LinearRegression` through `forward` on the Cortex-M4F (the `forward` firmware):
+/// its instructions between the markers, its output checked against the host forward
+/// pass on the same seeded input. An error above [`FORWARD_CEILING`].
+pub fn forward_on_m4f(root: &Path) -> Result<u64> {
+    let board = BOARDS[0];
+    let target_dir = root.join("target/firmware").join(board.name);
+    build_bin(root, &board, &target_dir, "forward", "forward", &[])
+        .context("building the forward firmware")?;
+    let elf = target_dir.join(board.target).join("release/forward");
+    let example = tinyonnx_examples::MODELS
+        .iter()
+        .find(|e| e.info.name == "LinearRegression")
+        .context("no LinearRegression example")?;
+    let info = &example.info;
+    let report = run_qemu(&board, &elf, &plugin(root)?, info)?;
+    let inputs = seeded_values(info, 1, 1.0).map_err(anyhow::Error::msg)?;
+    let host =
+        tinyonnx_tests::run_ours(example, &inputs).map_err(|e| anyhow::anyhow!("host run: {e}"))?;
+    let got = report.outputs.first().context("no output printed")?;
+    if !report.ok
+        || got.to_f64().len() != info.outputs[0].numel()
+        || compare_values(got, &host[0]).max_scaled > tolerance(got)
+    {
+        bail!(
+            "LinearRegression through forward differs from the host; the firmware printed:\n{}",
+            report.lines
+        );
+    }
+    if report.instructions == 0 || report.instructions > FORWARD_CEILING {
+        bail!(
+            "LinearRegression through forward took {} instructions (ceiling {FORWARD_CEILING})",
+            report.instructions
+        );
+    }
+    Ok(report.instructions)
+}
+
 /// Every operator case with a float input, run on the Cortex-M4F with NaN, +inf and
 /// -inf in its float inputs (the `specials` firmware) and compared, NaN equal to NaN,
 /// with the host forward pass and with ONNX Runtime on the same inputs. A case that
@@ -1066,6 +1107,10 @@ pub fn run_cli(
         );
     }
     if boards.iter().any(|b| b.name == "cortex-m4f") {
+        let n = forward_on_m4f(root)?;
+        println!(
+            "LinearRegression through forward on cortex-m4f: {n} instructions (ceiling {FORWARD_CEILING}), output equal to the host's"
+        );
         let s = specials_on_m4f(root)?;
         println!(
             "NaN and infinity on cortex-m4f: {} operator cases with NaN, +inf and -inf in their float inputs, all equal to the host; {} equal to ONNX Runtime, the rest differ as on the host ({}) or have no ONNX Runtime kernel",

@@ -299,6 +299,27 @@ pub const fn all_f32(info: &tinyonnx::ModelInfo) -> bool {
     true
 }
 
+/// Runs `forward` (a model's array-in, array-out `forward`, one f32 input and output)
+/// once between the two markers on the seeded input [`run`] gives that port, and prints
+/// the output in the line protocol: the instructions of `forward` alone, without
+/// `Model::run`'s port checks.
+pub fn run_forward<B: Board, const I: usize, const O: usize>(
+    board: &mut B,
+    info: &tinyonnx::ModelInfo,
+    forward: impl FnOnce(&[f32; I]) -> [f32; O],
+) -> bool {
+    board.line(format_args!("model {}", info.name));
+    let mut x = [0f32; I];
+    tinyonnx::typed_testing::fill(SEED, TensorMut::F32(&mut x), 1.0);
+    tinyonnx_mark();
+    // The output handed on before the second marker (without, the last product moved
+    // past it, out of the count).
+    let mut y = core::hint::black_box(forward(core::hint::black_box(&x)));
+    tinyonnx_mark();
+    print_output(board, 0, &TensorMut::F32(&mut y));
+    report(board, Ok(()))
+}
+
 /// Whether a model has a float input, which the NaN and infinity check needs.
 pub const fn has_float_input(info: &tinyonnx::ModelInfo) -> bool {
     let mut k = 0;
