@@ -708,19 +708,19 @@ pub fn templates(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Runs a firmware in QEMU without the instruction counter, under a timeout in seconds.
-/// Builds one feature-gated binary of a board's firmware crate (release).
+/// Builds one feature-gated binary of a board's firmware crate (release) into the
+/// board's target directory; returns its ELF.
 pub(crate) fn build_bin(
     root: &Path,
     board: &Board,
-    target_dir: &Path,
     feature: &str,
     bin: &str,
     envs: &[(&str, String)],
-) -> Result<()> {
+) -> Result<PathBuf> {
+    let target_dir = root.join("target/firmware").join(board.name);
     let mut cmd = setup::cargo();
     cmd.current_dir(root.join(board.dir))
-        .env("CARGO_TARGET_DIR", target_dir)
+        .env("CARGO_TARGET_DIR", &target_dir)
         .envs(envs.iter().map(|(k, v)| (*k, v.as_str())))
         .args([
             "build",
@@ -731,7 +731,8 @@ pub(crate) fn build_bin(
             "--bin",
             bin,
         ]);
-    run(&mut cmd)
+    run(&mut cmd)?;
+    Ok(target_dir.join(board.target).join("release").join(bin))
 }
 
 /// The blocks a firmware printed, one per model: `model <name>` then its lines (`out <k>
@@ -768,6 +769,7 @@ pub(crate) fn parse_outputs(lines: &[&str], got: &mut [Values]) -> Result<()> {
     Ok(())
 }
 
+/// Runs a firmware in QEMU without the instruction counter, under a timeout in seconds.
 pub(crate) fn qemu_plain(board: &Board, elf: &Path, seconds: u32) -> Result<std::process::Output> {
     Command::new("timeout")
         .arg(seconds.to_string())
@@ -889,10 +891,8 @@ pub const FORWARD_CEILING: u64 = 40;
 /// pass on the same seeded input. An error above [`FORWARD_CEILING`].
 pub fn forward_on_m4f(root: &Path) -> Result<u64> {
     let board = BOARDS[0];
-    let target_dir = root.join("target/firmware").join(board.name);
-    build_bin(root, &board, &target_dir, "forward", "forward", &[])
+    let elf = build_bin(root, &board, "forward", "forward", &[])
         .context("building the forward firmware")?;
-    let elf = target_dir.join(board.target).join("release/forward");
     let example = tinyonnx_examples::MODELS
         .iter()
         .find(|e| e.info.name == "LinearRegression")
@@ -928,10 +928,8 @@ pub fn forward_on_m4f(root: &Path) -> Result<u64> {
 /// `tinyonnx_tests::SPECIALS_DIFFER`, is an error.
 pub fn specials_on_m4f(root: &Path) -> Result<Specials> {
     let board = BOARDS[0];
-    let target_dir = root.join("target/firmware").join(board.name);
-    build_bin(root, &board, &target_dir, "specials", "specials", &[])
+    let elf = build_bin(root, &board, "specials", "specials", &[])
         .context("building the NaN and infinity firmware")?;
-    let elf = target_dir.join(board.target).join("release/specials");
     let out = qemu_plain(&board, &elf, 600)?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if !out.status.success() || !stdout.lines().any(|l| l == "done") {

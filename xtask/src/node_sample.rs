@@ -106,17 +106,14 @@ pub const SAMPLE_BOARDS: &[(&str, usize)] =
 /// Builds and runs the sample firmware on `board`.
 pub fn run_on(root: &Path, board: &crate::firmware::Board, every: usize) -> Result<SampleRun> {
     let (file, names) = write_sample(root, every)?;
-    let target_dir = root.join("target/firmware").join(board.name);
-    crate::firmware::build_bin(
+    let elf = crate::firmware::build_bin(
         root,
         board,
-        &target_dir,
         "node-sample",
         "node_sample",
         &[("TINYONNX_NODE_SAMPLE", file.display().to_string())],
     )
     .context("building the node suite sample firmware")?;
-    let elf = target_dir.join(board.target).join("release/node_sample");
     let out = crate::firmware::qemu_plain(board, &elf, 900)?;
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if !stdout.lines().any(|l| l == "done") {

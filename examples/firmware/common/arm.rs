@@ -2,20 +2,8 @@
 // `board.rs`): semihosting output, the stack bounds from cortex-m-rt, and the entry point.
 
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, hprintln};
-use panic_semihosting as _;
 
-struct Semihosting;
-
-impl tinyonnx_firmware::Board for Semihosting {
-    fn line(&mut self, args: core::fmt::Arguments) {
-        hprintln!("{}", args);
-    }
-
-    fn stack_pointer(&self) -> usize {
-        cortex_m::register::msp::read() as usize
-    }
-}
+include!("semihosting.rs");
 
 // Safety: symbols cortex-m-rt's linker script defines; only their addresses are taken, never
 // their contents read.

@@ -6,22 +6,10 @@
 #![no_main]
 
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, hprintln};
-use panic_semihosting as _;
 use tinyonnx::Model;
 use tinyonnx_examples::LinearRegression as M;
 
-struct Semihosting;
-
-impl tinyonnx_firmware::Board for Semihosting {
-    fn line(&mut self, args: core::fmt::Arguments) {
-        hprintln!("{}", args);
-    }
-
-    fn stack_pointer(&self) -> usize {
-        cortex_m::register::msp::read() as usize
-    }
-}
+include!("../../../common/semihosting.rs");
 
 #[entry]
 fn main() -> ! {

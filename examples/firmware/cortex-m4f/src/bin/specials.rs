@@ -7,9 +7,6 @@
 #![no_main]
 
 use cortex_m_rt::entry;
-use cortex_m_semihosting::{debug, hprintln};
-use panic_semihosting as _;
-use tinyonnx_firmware::Board;
 
 #[macro_use]
 #[allow(clippy::all, missing_docs)]
@@ -25,17 +22,7 @@ static mut ARENA: tinyonnx::Arena<ARENA_BYTES> = tinyonnx::Arena::new();
 static mut INPUT: [u64; WORDS] = [0; WORDS];
 static mut OUTPUT: [u64; WORDS] = [0; WORDS];
 
-struct Semihosting;
-
-impl Board for Semihosting {
-    fn line(&mut self, args: core::fmt::Arguments) {
-        hprintln!("{}", args);
-    }
-
-    fn stack_pointer(&self) -> usize {
-        cortex_m::register::msp::read() as usize
-    }
-}
+include!("../../../common/semihosting.rs");
 
 /// Runs one case if it has a float input; whether it ran without error.
 fn case<M: tinyonnx::Model>(board: &mut Semihosting) -> bool {
