@@ -101,6 +101,33 @@ pub fn gemm_narrow<const R: usize>(
         }
         // `k` values of row `r` (checked above) against the block's rows.
         let row = &a[r * k..r * k + k];
+        #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+        if R <= 4 {
+            use super::arch::arm::{
+                tinyonnx_narrow1_vfma, tinyonnx_narrow2_vfma, tinyonnx_narrow3_vfma,
+                tinyonnx_narrow4_vfma,
+            };
+            let routine = match R {
+                1 => tinyonnx_narrow1_vfma,
+                2 => tinyonnx_narrow2_vfma,
+                3 => tinyonnx_narrow3_vfma,
+                _ => tinyonnx_narrow4_vfma,
+            };
+            let out = &mut y[r * n + j0..r * n + j0 + R];
+            // Safety: the routine reads the `k` values of `row`, the first `k * R` of `b`
+            // (checked above) and the `R` of `acc`, and writes the `R` of `out`.
+            unsafe {
+                routine(
+                    row.as_ptr(),
+                    b.as_ptr(),
+                    acc.as_ptr(),
+                    out.as_mut_ptr(),
+                    k as u32,
+                    u32::from(relu),
+                )
+            };
+            continue;
+        }
         for (&x, brow) in row.iter().zip(b.chunks_exact(R)) {
             for (v, &w) in acc.iter_mut().zip(brow) {
                 *v += x * w;

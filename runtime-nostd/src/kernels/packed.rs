@@ -318,6 +318,7 @@ unsafe fn rows_vfma(
                     yp.add((r0 + 1) * y_rs),
                     k as u32,
                     p0 as u32,
+                    u32::from(relu),
                 )
             };
         }
@@ -338,40 +339,17 @@ unsafe fn rows_vfma(
                     yp.add(r0 * y_rs),
                     k as u32,
                     p0 as u32,
+                    u32::from(relu),
                 )
             };
         }
         rows_from::<1, 1>(r0, p0, args, y, (y_rs, y_cs), relu);
     }
-    // The routines store without an activation: the Relu over what they wrote.
-    if relu && p0 > 0 {
-        relu_rows(y, (m, y_rs, p0 * NR));
-    }
-}
-
-/// A Relu over the first `len` values of each of the `m` rows of `y` (`y_rs` apart), in
-/// assembly (`tinyonnx_relu_rows`): out of line, like [`fill_rows`], and small.
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-#[inline(never)]
-fn relu_rows(y: &mut [f32], (m, y_rs, len): (usize, usize, usize)) {
-    if m == 0 || len == 0 {
-        return;
-    }
-    let _ = &y[(m - 1) * y_rs..(m - 1) * y_rs + len];
-    // Safety: the last row's run is inside `y` (indexed just above), and rows before it
-    // start `y_rs` apart below it, so every value the routine touches is in `y`.
-    unsafe {
-        super::arch::arm::tinyonnx_relu_rows(
-            y.as_mut_ptr(),
-            m as u32,
-            (4 * y_rs) as u32,
-            len as u32,
-        )
-    }
 }
 
 /// The first `len` values of each of the `m` rows of `y` (`y_rs` apart) set to the
-/// row's value of `c`. Out of line: the loops inlined (this and the Relu's), LLVM kept a
+/// row's value of `c`. Out of line: with this loop inlined (and a Relu's, before that
+/// moved into the routines), LLVM kept a
 /// second copy of [`gemm_checked`] for the layers without a Relu (2 KB of flash on the
 /// Cortex-M4F).
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
@@ -644,6 +622,7 @@ unsafe fn tile<const R: usize, const Q: usize>(
                 acc.add(NR),
                 k as u32,
                 1,
+                0,
             )
         };
         return;
@@ -654,7 +633,7 @@ unsafe fn tile<const R: usize, const Q: usize>(
         // Safety: as this function's contract; the routine reads `k` floats of `a`,
         // `k * NR` of `panels`, reads and writes the `NR` accumulators.
         unsafe {
-            super::arch::arm::tinyonnx_rows8_vfma(a, panels.as_ptr(), acc, 0, acc, k as u32, 1)
+            super::arch::arm::tinyonnx_rows8_vfma(a, panels.as_ptr(), acc, 0, acc, k as u32, 1, 0)
         };
         return;
     }

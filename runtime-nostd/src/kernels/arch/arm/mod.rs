@@ -29,6 +29,27 @@ macro_rules! thumb_fn {
 #[cfg(feature = "dsp")]
 pub(crate) mod dsp;
 
+/// Assembly lines that put each of the float registers `$regs` through
+/// `crate::kernels::math::relu`, `$zero` holding +0: a value below zero becomes +0, NaN
+/// (unordered: the MI condition fails) and -0 stay; four instructions a register.
+#[allow(unused_macros)]
+macro_rules! relu8 {
+    ($regs:literal, $zero:literal) => {
+        concat!(
+            "    .irp reg, ",
+            $regs,
+            "\n",
+            "    vcmp.f32 \\reg, #0\n",
+            "    vmrs APSR_nzcv, fpscr\n",
+            "    it mi\n",
+            "    vmovmi.f32 \\reg, ",
+            $zero,
+            "\n",
+            "    .endr",
+        )
+    };
+}
+
 // Safety: the declaration matches the routine this file assembles below (its
 // arguments in the AAPCS-VFP registers named there, nothing returned); callers uphold the
 // pointer contract stated at each call.
@@ -89,6 +110,7 @@ unsafe extern "C" {
         y: *mut f32,
         k: u32,
         count: u32,
+        relu: u32,
     );
 }
 
@@ -98,8 +120,10 @@ unsafe extern "C" {
 // and ends as a run of eight at `y`. Four steps of k a pass: one load of four values
 // of A, then per step one load of eight panel values and eight fused multiply-adds,
 // and the loop: 39 instructions for 32 multiply-accumulates (12 for 8 one step at a
-// time, as the last k % 4 steps go). AAPCS-VFP: a in r0, panels in r1, start in r2,
-// start_step in r3; on the stack y, k, count.
+// time, as the last k % 4 steps go). With `relu` not 0 each panel's eight results go
+// through `math::relu` in registers before their store (`RELU8`: four instructions a
+// value, where a pass over memory afterwards took eight). AAPCS-VFP: a in r0, panels in
+// r1, start in r2, start_step in r3; on the stack y, k, count, relu.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 core::arch::global_asm!(
     ".syntax unified",
@@ -182,6 +206,13 @@ core::arch::global_asm!(
     "    subs r12, #1",
     "    bne 4b",
     "2:",
+    "    ldr r0, [sp, #60]",
+    "    cmp r0, #0",
+    "    beq 6f",
+    "    movs r0, #0",
+    "    vmov s8, r0",
+    relu8!("s0, s1, s2, s3, s4, s5, s6, s7", "s8"),
+    "6:",
     "    vstmia r5!, {{s0-s7}}",
     "    subs r7, #1",
     "    bne 5b",
@@ -208,6 +239,7 @@ unsafe extern "C" {
         y1: *mut f32,
         k: u32,
         count: u32,
+        relu: u32,
     );
 }
 
@@ -222,8 +254,9 @@ unsafe extern "C" {
 // fused multiply-adds, and the loop: 72 instructions for 64 multiply-accumulates (21
 // for 16 one step at a time, as the last k % 4 steps go); about a dozen more a panel. AAPCS-VFP: a0 in r0,
 // a1 in r1, panels in r2, start0 in r3; on the stack start1, start_step, y0, y1, k,
-// count. With `count` 1 and the accumulators of one block as start and destination, it
-// is the block's tile.
+// count, relu (as `tinyonnx_rows8_vfma`'s, over both rows' sixteen results). With
+// `count` 1 and the accumulators of one block as start and destination, it is the
+// block's tile.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 core::arch::global_asm!(
     ".syntax unified",
@@ -355,6 +388,14 @@ core::arch::global_asm!(
     "    subs r12, #1",
     "    bne 4b",
     "2:",
+    "    ldr r0, [sp, #120]",
+    "    cmp r0, #0",
+    "    beq 6f",
+    "    movs r0, #0",
+    "    vmov s16, r0",
+    relu8!("s0, s1, s2, s3, s4, s5, s6, s7", "s16"),
+    relu8!("s8, s9, s10, s11, s12, s13, s14, s15", "s16"),
+    "6:",
     "    vstmia r6!, {{s0-s7}}",
     "    vstmia r7!, {{s8-s15}}",
     "    subs r9, #1",
@@ -364,6 +405,234 @@ core::arch::global_asm!(
     "    pop {{r4-r11}}",
     "    bx lr",
     ".size tinyonnx_rows8x2_vfma, . - tinyonnx_rows8x2_vfma",
+);
+
+// Safety: the declarations match the routines assembled below (arguments in r0-r3 and
+// on the stack as named there, nothing returned); callers uphold the pointer contract
+// stated at the call.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+unsafe extern "C" {
+    pub(crate) fn tinyonnx_narrow1_vfma(
+        a: *const f32,
+        b: *const f32,
+        start: *const f32,
+        y: *mut f32,
+        k: u32,
+        relu: u32,
+    );
+    pub(crate) fn tinyonnx_narrow2_vfma(
+        a: *const f32,
+        b: *const f32,
+        start: *const f32,
+        y: *mut f32,
+        k: u32,
+        relu: u32,
+    );
+    pub(crate) fn tinyonnx_narrow3_vfma(
+        a: *const f32,
+        b: *const f32,
+        start: *const f32,
+        y: *mut f32,
+        k: u32,
+        relu: u32,
+    );
+    pub(crate) fn tinyonnx_narrow4_vfma(
+        a: *const f32,
+        b: *const f32,
+        start: *const f32,
+        y: *mut f32,
+        k: u32,
+        relu: u32,
+    );
+}
+
+// One row of A against a narrow block of R = 1 to 4 columns (`[k][R]`, the last columns
+// of a constant B that has no whole panel for them, `kernels::dot::gemm_narrow`): the R
+// accumulators in s0-s3 start from the R values at `start` and end as a run of R at `y`,
+// through `math::relu` when `relu` is not 0 (`relu8!`). Four steps of k a pass: four
+// values of A in s4-s7 with one load, the block's 4R values in s8-s15 with one or two,
+// 4R fused multiply-adds and the loop (12 instructions for 8 multiply-accumulates with
+// R = 2, where LLVM's loop took 25). Only caller-saved registers, so nothing is pushed.
+// r0 = a, r1 = b, r2 = start, r3 = y; on the stack k, relu.
+
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+thumb_fn!(
+    "tinyonnx_narrow1_vfma",
+    "    vldmia r2, {{s0}}",
+    "    ldr r2, [sp]",
+    "    subs r2, #4",
+    "    blo 3f",
+    "1:",
+    "    vldmia r0!, {{s4-s7}}",
+    "    vldmia r1!, {{s8-s11}}",
+    "    vfma.f32 s0, s4, s8",
+    "    vfma.f32 s0, s5, s9",
+    "    vfma.f32 s0, s6, s10",
+    "    vfma.f32 s0, s7, s11",
+    "    subs r2, #4",
+    "    bhs 1b",
+    "3:",
+    "    adds r2, #4",
+    "    beq 2f",
+    "4:",
+    "    vldmia r0!, {{s4}}",
+    "    vldmia r1!, {{s8}}",
+    "    vfma.f32 s0, s4, s8",
+    "    subs r2, #1",
+    "    bne 4b",
+    "2:",
+    "    ldr r2, [sp, #4]",
+    "    cmp r2, #0",
+    "    beq 6f",
+    "    movs r2, #0",
+    "    vmov s15, r2",
+    relu8!("s0", "s15"),
+    "6:",
+    "    vstmia r3, {{s0}}",
+    "    bx lr",
+);
+
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+thumb_fn!(
+    "tinyonnx_narrow2_vfma",
+    "    vldmia r2, {{s0-s1}}",
+    "    ldr r2, [sp]",
+    "    subs r2, #4",
+    "    blo 3f",
+    "1:",
+    "    vldmia r0!, {{s4-s7}}",
+    "    vldmia r1!, {{s8-s15}}",
+    "    vfma.f32 s0, s4, s8",
+    "    vfma.f32 s1, s4, s9",
+    "    vfma.f32 s0, s5, s10",
+    "    vfma.f32 s1, s5, s11",
+    "    vfma.f32 s0, s6, s12",
+    "    vfma.f32 s1, s6, s13",
+    "    vfma.f32 s0, s7, s14",
+    "    vfma.f32 s1, s7, s15",
+    "    subs r2, #4",
+    "    bhs 1b",
+    "3:",
+    "    adds r2, #4",
+    "    beq 2f",
+    "4:",
+    "    vldmia r0!, {{s4}}",
+    "    vldmia r1!, {{s8-s9}}",
+    "    vfma.f32 s0, s4, s8",
+    "    vfma.f32 s1, s4, s9",
+    "    subs r2, #1",
+    "    bne 4b",
+    "2:",
+    "    ldr r2, [sp, #4]",
+    "    cmp r2, #0",
+    "    beq 6f",
+    "    movs r2, #0",
+    "    vmov s15, r2",
+    relu8!("s0, s1", "s15"),
+    "6:",
+    "    vstmia r3, {{s0-s1}}",
+    "    bx lr",
+);
+
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+thumb_fn!(
+    "tinyonnx_narrow3_vfma",
+    "    vldmia r2, {{s0-s2}}",
+    "    ldr r2, [sp]",
+    "    subs r2, #4",
+    "    blo 3f",
+    "1:",
+    "    vldmia r0!, {{s4-s7}}",
+    "    vldmia r1!, {{s8-s15}}",
+    "    vfma.f32 s0, s4, s8",
+    "    vfma.f32 s1, s4, s9",
+    "    vfma.f32 s2, s4, s10",
+    "    vfma.f32 s0, s5, s11",
+    "    vfma.f32 s1, s5, s12",
+    "    vfma.f32 s2, s5, s13",
+    "    vfma.f32 s0, s6, s14",
+    "    vfma.f32 s1, s6, s15",
+    "    vldmia r1!, {{s8-s11}}",
+    "    vfma.f32 s2, s6, s8",
+    "    vfma.f32 s0, s7, s9",
+    "    vfma.f32 s1, s7, s10",
+    "    vfma.f32 s2, s7, s11",
+    "    subs r2, #4",
+    "    bhs 1b",
+    "3:",
+    "    adds r2, #4",
+    "    beq 2f",
+    "4:",
+    "    vldmia r0!, {{s4}}",
+    "    vldmia r1!, {{s8-s10}}",
+    "    vfma.f32 s0, s4, s8",
+    "    vfma.f32 s1, s4, s9",
+    "    vfma.f32 s2, s4, s10",
+    "    subs r2, #1",
+    "    bne 4b",
+    "2:",
+    "    ldr r2, [sp, #4]",
+    "    cmp r2, #0",
+    "    beq 6f",
+    "    movs r2, #0",
+    "    vmov s15, r2",
+    relu8!("s0, s1, s2", "s15"),
+    "6:",
+    "    vstmia r3, {{s0-s2}}",
+    "    bx lr",
+);
+
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+thumb_fn!(
+    "tinyonnx_narrow4_vfma",
+    "    vldmia r2, {{s0-s3}}",
+    "    ldr r2, [sp]",
+    "    subs r2, #4",
+    "    blo 3f",
+    "1:",
+    "    vldmia r0!, {{s4-s7}}",
+    "    vldmia r1!, {{s8-s15}}",
+    "    vfma.f32 s0, s4, s8",
+    "    vfma.f32 s1, s4, s9",
+    "    vfma.f32 s2, s4, s10",
+    "    vfma.f32 s3, s4, s11",
+    "    vfma.f32 s0, s5, s12",
+    "    vfma.f32 s1, s5, s13",
+    "    vfma.f32 s2, s5, s14",
+    "    vfma.f32 s3, s5, s15",
+    "    vldmia r1!, {{s8-s15}}",
+    "    vfma.f32 s0, s6, s8",
+    "    vfma.f32 s1, s6, s9",
+    "    vfma.f32 s2, s6, s10",
+    "    vfma.f32 s3, s6, s11",
+    "    vfma.f32 s0, s7, s12",
+    "    vfma.f32 s1, s7, s13",
+    "    vfma.f32 s2, s7, s14",
+    "    vfma.f32 s3, s7, s15",
+    "    subs r2, #4",
+    "    bhs 1b",
+    "3:",
+    "    adds r2, #4",
+    "    beq 2f",
+    "4:",
+    "    vldmia r0!, {{s4}}",
+    "    vldmia r1!, {{s8-s11}}",
+    "    vfma.f32 s0, s4, s8",
+    "    vfma.f32 s1, s4, s9",
+    "    vfma.f32 s2, s4, s10",
+    "    vfma.f32 s3, s4, s11",
+    "    subs r2, #1",
+    "    bne 4b",
+    "2:",
+    "    ldr r2, [sp, #4]",
+    "    cmp r2, #0",
+    "    beq 6f",
+    "    movs r2, #0",
+    "    vmov s15, r2",
+    relu8!("s0, s1, s2, s3", "s15"),
+    "6:",
+    "    vstmia r3, {{s0-s3}}",
+    "    bx lr",
 );
 
 // Safety: the declarations match the routines assembled below (arguments in the
@@ -431,42 +700,3 @@ macro_rules! qadd {
 
 qadd!("tinyonnx_qadd_s8", "ldrsb", "ssat");
 qadd!("tinyonnx_qadd_u8", "ldrb", "usat");
-
-// Safety: the declaration matches the routine assembled below (arguments in r0-r3,
-// nothing returned); callers pass `rows` rows of `len > 0` writable floats, `stride`
-// bytes apart.
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-unsafe extern "C" {
-    pub(crate) fn tinyonnx_relu_rows(y: *mut f32, rows: u32, stride: u32, len: u32);
-}
-
-// `crate::kernels::math::relu` over `len` values of each of `rows` rows: r0 = y, r1 =
-// rows, r2 = the rows' stride in bytes, r3 = len. A value below zero becomes +0; NaN
-// (unordered: the MI condition fails) and -0 stay. A loop of eight instructions a
-// value, in 50 bytes (LLVM's unrolled loop took 440).
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-thumb_fn!(
-    "tinyonnx_relu_rows",
-    "    cbz r1, 3f",
-    "    push {{r4, r5}}",
-    "    movs r4, #0",
-    "    vmov s1, r4",
-    "1:",
-    "    mov r4, r0",
-    "    mov r5, r3",
-    "2:",
-    "    vldr s0, [r4]",
-    "    vcmp.f32 s0, #0",
-    "    vmrs APSR_nzcv, fpscr",
-    "    it mi",
-    "    vmovmi.f32 s0, s1",
-    "    vstmia r4!, {{s0}}",
-    "    subs r5, #1",
-    "    bne 2b",
-    "    add r0, r2",
-    "    subs r1, #1",
-    "    bne 1b",
-    "    pop {{r4, r5}}",
-    "3:",
-    "    bx lr",
-);
