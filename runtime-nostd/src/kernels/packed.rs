@@ -272,26 +272,22 @@ unsafe fn rows_vfma(
     // ones where each output row is a run and the init one row of values, one value a
     // row (a convolution's bias) or none.
     // With one init value a row (`row_init`: `gemm_packed` found `init`'s columns to
-    // step 0) the routines start from the output rows themselves, filled with it first
-    // (a panel's start is read before that panel is stored).
-    let from_rows = row_init && y_cs == 1;
+    // step 0) each row starts from its own value, which the routines spread over the
+    // panel's accumulators (flag 2).
+    let spread = row_init && y_cs == 1;
     let (start, step, p0) = match init {
         _ if y_cs != 1 => (ZERO_PANEL.as_ptr(), 0, 0),
         None => (ZERO_PANEL.as_ptr(), 0, n / NR),
         Some(c) if c.rows == 0 && c.cols == 1 => (c.values.as_ptr(), 4 * NR as u32, n / NR),
-        Some(_) if from_rows => (ZERO_PANEL.as_ptr(), 4 * NR as u32, n / NR),
+        Some(c) if spread => (c.values.as_ptr(), 0, n / NR),
         Some(_) => (ZERO_PANEL.as_ptr(), 0, 0),
     };
-    if let (true, Some(c)) = (from_rows, init) {
-        fill_rows(y, (m, y_rs, p0 * NR), c);
-    }
-    let row_start = |y: *mut f32, r: usize| {
-        if from_rows {
-            // Safety: row `r < m` starts inside `y`.
-            unsafe { y.add(r * y_rs) as *const f32 }
-        } else {
-            start
-        }
+    let flags = u32::from(relu) | if spread { 2 } else { 0 };
+    let row_start = |r: usize| match init {
+        // Safety: row `r < m`'s init value, `r * c.rows`, is inside `c.values`
+        // (`gemm_packed` asserted the init's last index).
+        Some(c) if spread => unsafe { c.values.as_ptr().add(r * c.rows) },
+        _ => start,
     };
     let args = (k, n, a, a_rs, bp, init);
     let ap = a.as_ptr();
@@ -299,13 +295,13 @@ unsafe fn rows_vfma(
     while r0 + 2 <= m {
         if p0 > 0 {
             let yp = y.as_mut_ptr();
-            let (i0, i1) = (row_start(yp, r0), row_start(yp, r0 + 1));
+            let (i0, i1) = (row_start(r0), row_start(r0 + 1));
             // Safety: rows `r0`, `r0 + 1 < m` of `a` hold `k` values each; the first
             // `p0 * k * NR` values of `bp` are the whole panels; each start holds
-            // `p0 * NR` values when it steps (an init row `gemm_packed` checked, or the
-            // output row), eight when not; output rows `r0`, `r0 + 1` hold
-            // `p0 * NR <= n` values from their starts (`y_cs` = 1), inside the length
-            // `gemm_packed` asserted.
+            // `p0 * NR` values when it steps (an init row `gemm_packed` checked), eight
+            // when not (`ZERO_PANEL`), one when spread (flag 2, the row's init value);
+            // output rows `r0`, `r0 + 1` hold `p0 * NR <= n` values from their starts
+            // (`y_cs` = 1), inside the length `gemm_packed` asserted.
             unsafe {
                 tinyonnx_rows8x2_vfma(
                     ap.add(r0 * a_rs),
@@ -318,7 +314,7 @@ unsafe fn rows_vfma(
                     yp.add((r0 + 1) * y_rs),
                     k as u32,
                     p0 as u32,
-                    u32::from(relu),
+                    flags,
                 )
             };
         }
@@ -328,7 +324,7 @@ unsafe fn rows_vfma(
     if r0 < m {
         if p0 > 0 {
             let yp = y.as_mut_ptr();
-            let i0 = row_start(yp, r0);
+            let i0 = row_start(r0);
             // Safety: as above, for the one row `r0 < m`.
             unsafe {
                 tinyonnx_rows8_vfma(
@@ -339,24 +335,11 @@ unsafe fn rows_vfma(
                     yp.add(r0 * y_rs),
                     k as u32,
                     p0 as u32,
-                    u32::from(relu),
+                    flags,
                 )
             };
         }
         rows_from::<1, 1>(r0, p0, args, y, (y_rs, y_cs), relu);
-    }
-}
-
-/// The first `len` values of each of the `m` rows of `y` (`y_rs` apart) set to the
-/// row's value of `c`. Out of line: with this loop inlined (and a Relu's, before that
-/// moved into the routines), LLVM kept a
-/// second copy of [`gemm_checked`] for the layers without a Relu (2 KB of flash on the
-/// Cortex-M4F).
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-#[inline(never)]
-fn fill_rows(y: &mut [f32], (m, y_rs, len): (usize, usize, usize), c: Strided<'_>) {
-    for r in 0..m {
-        y[r * y_rs..r * y_rs + len].fill(c.values[r * c.rows]);
     }
 }
 

@@ -32,6 +32,24 @@ pub(crate) mod dsp;
 /// Assembly lines that put each of the float registers `$regs` through
 /// `crate::kernels::math::relu`, `$zero` holding +0: a value below zero becomes +0, NaN
 /// (unordered: the MI condition fails) and -0 stay; four instructions a register.
+/// Assembly lines that copy the float register `$from` into each of `$regs`: one
+/// value of a row's init (a convolution's bias) spread over the row's eight
+/// accumulators.
+#[allow(unused_macros)]
+macro_rules! spread {
+    ($from:literal, $regs:literal) => {
+        concat!(
+            "    .irp reg, ",
+            $regs,
+            "\n",
+            "    vmov.f32 \\reg, ",
+            $from,
+            "\n",
+            "    .endr",
+        )
+    };
+}
+
 #[allow(unused_macros)]
 macro_rules! relu8 {
     ($regs:literal, $zero:literal) => {
@@ -110,7 +128,7 @@ unsafe extern "C" {
         y: *mut f32,
         k: u32,
         count: u32,
-        relu: u32,
+        flags: u32,
     );
 }
 
@@ -120,10 +138,13 @@ unsafe extern "C" {
 // and ends as a run of eight at `y`. Four steps of k a pass: one load of four values
 // of A, then per step one load of eight panel values and eight fused multiply-adds,
 // and the loop: 39 instructions for 32 multiply-accumulates (12 for 8 one step at a
-// time, as the last k % 4 steps go). With `relu` not 0 each panel's eight results go
-// through `math::relu` in registers before their store (`RELU8`: four instructions a
-// value, where a pass over memory afterwards took eight). AAPCS-VFP: a in r0, panels in
-// r1, start in r2, start_step in r3; on the stack y, k, count, relu.
+// time, as the last k % 4 steps go). `flags`: bit 0, each panel's eight results go
+// through `math::relu` in registers before their store (`relu8!`: four instructions a
+// value, where a pass over memory afterwards took eight); bit 1, `start` is one value
+// (a convolution's bias for the row) that every panel starts from in all eight
+// accumulators (`spread!`), where filling the output row with it first and starting
+// from there took about three instructions a value. AAPCS-VFP: a in r0, panels in r1,
+// start in r2, start_step in r3; on the stack y, k, count, flags.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 core::arch::global_asm!(
     ".syntax unified",
@@ -134,17 +155,23 @@ core::arch::global_asm!(
     ".type tinyonnx_rows8_vfma,%function",
     ".thumb_func",
     "tinyonnx_rows8_vfma:",
-    "    push {{r4-r7}}",
+    "    push {{r4-r8}}",
     "    vpush {{s16-s23}}",
-    // 16 bytes of core registers and 32 of float ones above the arguments.
-    "    ldr r5, [sp, #48]",
-    "    ldr r6, [sp, #52]",
-    "    ldr r7, [sp, #56]",
+    // 20 bytes of core registers and 32 of float ones above the arguments.
+    "    ldr r5, [sp, #52]",
+    "    ldr r6, [sp, #56]",
+    "    ldr r7, [sp, #60]",
+    "    ldr r8, [sp, #64]",
     "    mov r4, r0",
     "    cmp r7, #0",
     "    beq 9f",
+    // The flags' work is out of line (after the return): two instructions a panel
+    // for each when it is not asked for.
     "5:",
+    "    tst r8, #2",
+    "    bne 7f",
     "    vldmia r2, {{s0-s7}}",
+    "8:",
     "    add r2, r3",
     "    mov r0, r4",
     "    subs r12, r6, #4",
@@ -206,20 +233,25 @@ core::arch::global_asm!(
     "    subs r12, #1",
     "    bne 4b",
     "2:",
-    "    ldr r0, [sp, #60]",
-    "    cmp r0, #0",
-    "    beq 6f",
-    "    movs r0, #0",
-    "    vmov s8, r0",
-    relu8!("s0, s1, s2, s3, s4, s5, s6, s7", "s8"),
+    "    tst r8, #1",
+    "    bne 10f",
     "6:",
     "    vstmia r5!, {{s0-s7}}",
     "    subs r7, #1",
     "    bne 5b",
     "9:",
     "    vpop {{s16-s23}}",
-    "    pop {{r4-r7}}",
+    "    pop {{r4-r8}}",
     "    bx lr",
+    "7:",
+    "    vldr s0, [r2]",
+    spread!("s0", "s1, s2, s3, s4, s5, s6, s7"),
+    "    b 8b",
+    "10:",
+    "    movs r0, #0",
+    "    vmov s8, r0",
+    relu8!("s0, s1, s2, s3, s4, s5, s6, s7", "s8"),
+    "    b 6b",
     ".size tinyonnx_rows8_vfma, . - tinyonnx_rows8_vfma",
 );
 
@@ -239,7 +271,7 @@ unsafe extern "C" {
         y1: *mut f32,
         k: u32,
         count: u32,
-        relu: u32,
+        flags: u32,
     );
 }
 
@@ -254,7 +286,7 @@ unsafe extern "C" {
 // fused multiply-adds, and the loop: 72 instructions for 64 multiply-accumulates (21
 // for 16 one step at a time, as the last k % 4 steps go); about a dozen more a panel. AAPCS-VFP: a0 in r0,
 // a1 in r1, panels in r2, start0 in r3; on the stack start1, start_step, y0, y1, k,
-// count, relu (as `tinyonnx_rows8_vfma`'s, over both rows' sixteen results). With
+// count, flags (as `tinyonnx_rows8_vfma`'s, for both rows). With
 // `count` 1 and the accumulators of one block as start and destination, it is the
 // block's tile.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
@@ -267,22 +299,27 @@ core::arch::global_asm!(
     ".type tinyonnx_rows8x2_vfma,%function",
     ".thumb_func",
     "tinyonnx_rows8x2_vfma:",
-    "    push {{r4-r11}}",
+    "    push {{r4-r11, lr}}",
     "    vpush {{s16-s31}}",
-    // 32 bytes of core registers and 64 of float ones above the arguments.
-    "    ldr r11, [sp, #96]",
-    "    ldr r10, [sp, #100]",
-    "    ldr r6, [sp, #104]",
-    "    ldr r7, [sp, #108]",
-    "    ldr r8, [sp, #112]",
-    "    ldr r9, [sp, #116]",
+    // 36 bytes of core registers and 64 of float ones above the arguments; the flags
+    // in lr, their work out of line as in `tinyonnx_rows8_vfma`.
+    "    ldr r11, [sp, #100]",
+    "    ldr r10, [sp, #104]",
+    "    ldr r6, [sp, #108]",
+    "    ldr r7, [sp, #112]",
+    "    ldr r8, [sp, #116]",
+    "    ldr r9, [sp, #120]",
+    "    ldr lr, [sp, #124]",
     "    mov r4, r0",
     "    mov r5, r1",
     "    cmp r9, #0",
     "    beq 9f",
     "5:",
+    "    tst lr, #2",
+    "    bne 7f",
     "    vldmia r3, {{s0-s7}}",
     "    vldmia r11, {{s8-s15}}",
+    "8:",
     "    add r3, r10",
     "    add r11, r10",
     "    mov r0, r4",
@@ -388,13 +425,8 @@ core::arch::global_asm!(
     "    subs r12, #1",
     "    bne 4b",
     "2:",
-    "    ldr r0, [sp, #120]",
-    "    cmp r0, #0",
-    "    beq 6f",
-    "    movs r0, #0",
-    "    vmov s16, r0",
-    relu8!("s0, s1, s2, s3, s4, s5, s6, s7", "s16"),
-    relu8!("s8, s9, s10, s11, s12, s13, s14, s15", "s16"),
+    "    tst lr, #1",
+    "    bne 10f",
     "6:",
     "    vstmia r6!, {{s0-s7}}",
     "    vstmia r7!, {{s8-s15}}",
@@ -402,8 +434,19 @@ core::arch::global_asm!(
     "    bne 5b",
     "9:",
     "    vpop {{s16-s31}}",
-    "    pop {{r4-r11}}",
-    "    bx lr",
+    "    pop {{r4-r11, pc}}",
+    "7:",
+    "    vldr s0, [r3]",
+    "    vldr s8, [r11]",
+    spread!("s0", "s1, s2, s3, s4, s5, s6, s7"),
+    spread!("s8", "s9, s10, s11, s12, s13, s14, s15"),
+    "    b 8b",
+    "10:",
+    "    movs r0, #0",
+    "    vmov s16, r0",
+    relu8!("s0, s1, s2, s3, s4, s5, s6, s7", "s16"),
+    relu8!("s8, s9, s10, s11, s12, s13, s14, s15", "s16"),
+    "    b 6b",
     ".size tinyonnx_rows8x2_vfma, . - tinyonnx_rows8x2_vfma",
 );
 
