@@ -267,13 +267,16 @@ unsafe fn rows_vfma(
     (y_rs, y_cs): (usize, usize),
     (relu, row_init): (bool, bool),
 ) {
-    use super::arch::arm::{tinyonnx_rows8_vfma, tinyonnx_rows8x2_vfma};
+    use super::arch::arm::{
+        tinyonnx_relu8, tinyonnx_relu16, tinyonnx_rows8_vfma, tinyonnx_rows8x2_vfma,
+        tinyonnx_spread8, tinyonnx_spread16,
+    };
     // The routines' start (and its step in bytes) and the panels they take: the whole
     // ones where each output row is a run and the init one row of values, one value a
     // row (a convolution's bias) or none.
     // With one init value a row (`row_init`: `gemm_packed` found `init`'s columns to
     // step 0) each row starts from its own value, which the routines spread over the
-    // panel's accumulators (flag 2).
+    // panel's accumulators (`tinyonnx_spread8`, `tinyonnx_spread16`).
     let spread = row_init && y_cs == 1;
     let (start, step, p0) = match init {
         _ if y_cs != 1 => (ZERO_PANEL.as_ptr(), 0, 0),
@@ -282,7 +285,20 @@ unsafe fn rows_vfma(
         Some(c) if spread => (c.values.as_ptr(), 0, n / NR),
         Some(_) => (ZERO_PANEL.as_ptr(), 0, 0),
     };
-    let flags = u32::from(relu) | if spread { 2 } else { 0 };
+    // The routines' optional steps: a helper's address, or null. Where no call asks
+    // for one, the constant propagates through `gemm_checked` and the linker drops it.
+    let helper = |on: bool, f: unsafe extern "C" fn()| {
+        if on {
+            f as *const ()
+        } else {
+            core::ptr::null()
+        }
+    };
+    let (relu8, relu16) = (helper(relu, tinyonnx_relu8), helper(relu, tinyonnx_relu16));
+    let (spread8, spread16) = (
+        helper(spread, tinyonnx_spread8),
+        helper(spread, tinyonnx_spread16),
+    );
     let row_start = |r: usize| match init {
         // Safety: row `r < m`'s init value, `r * c.rows`, is inside `c.values`
         // (`gemm_packed` asserted the init's last index).
@@ -299,7 +315,7 @@ unsafe fn rows_vfma(
             // Safety: rows `r0`, `r0 + 1 < m` of `a` hold `k` values each; the first
             // `p0 * k * NR` values of `bp` are the whole panels; each start holds
             // `p0 * NR` values when it steps (an init row `gemm_packed` checked), eight
-            // when not (`ZERO_PANEL`), one when spread (flag 2, the row's init value);
+            // when not (`ZERO_PANEL`), one when spread (the row's init value);
             // output rows `r0`, `r0 + 1` hold `p0 * NR <= n` values from their starts
             // (`y_cs` = 1), inside the length `gemm_packed` asserted.
             unsafe {
@@ -314,7 +330,8 @@ unsafe fn rows_vfma(
                     yp.add((r0 + 1) * y_rs),
                     k as u32,
                     p0 as u32,
-                    flags,
+                    relu16,
+                    spread16,
                 )
             };
         }
@@ -335,7 +352,8 @@ unsafe fn rows_vfma(
                     yp.add(r0 * y_rs),
                     k as u32,
                     p0 as u32,
-                    flags,
+                    relu8,
+                    spread8,
                 )
             };
         }
@@ -605,7 +623,8 @@ unsafe fn tile<const R: usize, const Q: usize>(
                 acc.add(NR),
                 k as u32,
                 1,
-                0,
+                core::ptr::null(),
+                core::ptr::null(),
             )
         };
         return;
@@ -616,7 +635,17 @@ unsafe fn tile<const R: usize, const Q: usize>(
         // Safety: as this function's contract; the routine reads `k` floats of `a`,
         // `k * NR` of `panels`, reads and writes the `NR` accumulators.
         unsafe {
-            super::arch::arm::tinyonnx_rows8_vfma(a, panels.as_ptr(), acc, 0, acc, k as u32, 1, 0)
+            super::arch::arm::tinyonnx_rows8_vfma(
+                a,
+                panels.as_ptr(),
+                acc,
+                0,
+                acc,
+                k as u32,
+                1,
+                core::ptr::null(),
+                core::ptr::null(),
+            )
         };
         return;
     }

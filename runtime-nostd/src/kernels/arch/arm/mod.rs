@@ -128,7 +128,8 @@ unsafe extern "C" {
         y: *mut f32,
         k: u32,
         count: u32,
-        flags: u32,
+        relu: *const (),
+        spread: *const (),
     );
 }
 
@@ -138,13 +139,14 @@ unsafe extern "C" {
 // and ends as a run of eight at `y`. Four steps of k a pass: one load of four values
 // of A, then per step one load of eight panel values and eight fused multiply-adds,
 // and the loop: 39 instructions for 32 multiply-accumulates (12 for 8 one step at a
-// time, as the last k % 4 steps go). `flags`: bit 0, each panel's eight results go
-// through `math::relu` in registers before their store (`relu8!`: four instructions a
-// value, where a pass over memory afterwards took eight); bit 1, `start` is one value
-// (a convolution's bias for the row) that every panel starts from in all eight
-// accumulators (`spread!`), where filling the output row with it first and starting
-// from there took about three instructions a value. AAPCS-VFP: a in r0, panels in r1,
-// start in r2, start_step in r3; on the stack y, k, count, flags.
+// time, as the last k % 4 steps go). `relu` (`tinyonnx_relu8` or null): each panel's
+// eight results go through `math::relu` in registers before their store (four
+// instructions a value, where a pass over memory afterwards took eight). `spread`
+// (`tinyonnx_spread8` or null): `start` is one value (a convolution's bias for the
+// row) that every panel starts from in all eight accumulators, where filling the
+// output row with it first and starting from there took about three instructions a
+// value. AAPCS-VFP: a in r0, panels in r1, start in r2, start_step in r3; on the stack
+// y, k, count, relu, spread.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 core::arch::global_asm!(
     ".syntax unified",
@@ -155,20 +157,21 @@ core::arch::global_asm!(
     ".type tinyonnx_rows8_vfma,%function",
     ".thumb_func",
     "tinyonnx_rows8_vfma:",
-    "    push {{r4-r8}}",
+    "    push {{r4-r9, lr}}",
     "    vpush {{s16-s23}}",
-    // 20 bytes of core registers and 32 of float ones above the arguments.
-    "    ldr r5, [sp, #52]",
-    "    ldr r6, [sp, #56]",
-    "    ldr r7, [sp, #60]",
-    "    ldr r8, [sp, #64]",
+    // 28 bytes of core registers and 32 of float ones above the arguments.
+    "    ldr r5, [sp, #60]",
+    "    ldr r6, [sp, #64]",
+    "    ldr r7, [sp, #68]",
+    "    ldr r8, [sp, #72]",
+    "    ldr r9, [sp, #76]",
     "    mov r4, r0",
     "    cmp r7, #0",
     "    beq 9f",
-    // The flags' work is out of line (after the return): two instructions a panel
+    // The helpers' calls are out of line (after the return): two instructions a panel
     // for each when it is not asked for.
     "5:",
-    "    tst r8, #2",
+    "    cmp r9, #0",
     "    bne 7f",
     "    vldmia r2, {{s0-s7}}",
     "8:",
@@ -233,7 +236,7 @@ core::arch::global_asm!(
     "    subs r12, #1",
     "    bne 4b",
     "2:",
-    "    tst r8, #1",
+    "    cmp r8, #0",
     "    bne 10f",
     "6:",
     "    vstmia r5!, {{s0-s7}}",
@@ -241,16 +244,13 @@ core::arch::global_asm!(
     "    bne 5b",
     "9:",
     "    vpop {{s16-s23}}",
-    "    pop {{r4-r8}}",
-    "    bx lr",
+    "    pop {{r4-r9, pc}}",
     "7:",
     "    vldr s0, [r2]",
-    spread!("s0", "s1, s2, s3, s4, s5, s6, s7"),
+    "    blx r9",
     "    b 8b",
     "10:",
-    "    movs r0, #0",
-    "    vmov s8, r0",
-    relu8!("s0, s1, s2, s3, s4, s5, s6, s7", "s8"),
+    "    blx r8",
     "    b 6b",
     ".size tinyonnx_rows8_vfma, . - tinyonnx_rows8_vfma",
 );
@@ -271,7 +271,8 @@ unsafe extern "C" {
         y1: *mut f32,
         k: u32,
         count: u32,
-        flags: u32,
+        relu: *const (),
+        spread: *const (),
     );
 }
 
@@ -286,7 +287,8 @@ unsafe extern "C" {
 // fused multiply-adds, and the loop: 72 instructions for 64 multiply-accumulates (21
 // for 16 one step at a time, as the last k % 4 steps go); about a dozen more a panel. AAPCS-VFP: a0 in r0,
 // a1 in r1, panels in r2, start0 in r3; on the stack start1, start_step, y0, y1, k,
-// count, flags (as `tinyonnx_rows8_vfma`'s, for both rows). With
+// count, relu and spread (as `tinyonnx_rows8_vfma`'s, `tinyonnx_relu16` and
+// `tinyonnx_spread16` for both rows). With
 // `count` 1 and the accumulators of one block as start and destination, it is the
 // block's tile.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
@@ -301,29 +303,27 @@ core::arch::global_asm!(
     "tinyonnx_rows8x2_vfma:",
     "    push {{r4-r11, lr}}",
     "    vpush {{s16-s31}}",
-    // 36 bytes of core registers and 64 of float ones above the arguments; the flags
-    // in lr, their work out of line as in `tinyonnx_rows8_vfma`.
+    // 36 bytes of core registers and 64 of float ones above the arguments; the
+    // helpers' calls out of line as in `tinyonnx_rows8_vfma`. The rows of A are
+    // rewound by k after each panel, which leaves r4 and r5 for the helpers.
     "    ldr r11, [sp, #100]",
     "    ldr r10, [sp, #104]",
     "    ldr r6, [sp, #108]",
     "    ldr r7, [sp, #112]",
     "    ldr r8, [sp, #116]",
     "    ldr r9, [sp, #120]",
-    "    ldr lr, [sp, #124]",
-    "    mov r4, r0",
-    "    mov r5, r1",
+    "    ldr r4, [sp, #124]",
+    "    ldr r5, [sp, #128]",
     "    cmp r9, #0",
     "    beq 9f",
     "5:",
-    "    tst lr, #2",
+    "    cmp r5, #0",
     "    bne 7f",
     "    vldmia r3, {{s0-s7}}",
     "    vldmia r11, {{s8-s15}}",
     "8:",
     "    add r3, r10",
     "    add r11, r10",
-    "    mov r0, r4",
-    "    mov r1, r5",
     "    subs r12, r8, #4",
     "    blo 3f",
     "1:",
@@ -425,7 +425,9 @@ core::arch::global_asm!(
     "    subs r12, #1",
     "    bne 4b",
     "2:",
-    "    tst lr, #1",
+    "    sub.w r0, r0, r8, lsl #2",
+    "    sub.w r1, r1, r8, lsl #2",
+    "    cmp r4, #0",
     "    bne 10f",
     "6:",
     "    vstmia r6!, {{s0-s7}}",
@@ -438,16 +440,74 @@ core::arch::global_asm!(
     "7:",
     "    vldr s0, [r3]",
     "    vldr s8, [r11]",
-    spread!("s0", "s1, s2, s3, s4, s5, s6, s7"),
-    spread!("s8", "s9, s10, s11, s12, s13, s14, s15"),
+    "    blx r5",
     "    b 8b",
     "10:",
-    "    movs r0, #0",
-    "    vmov s16, r0",
-    relu8!("s0, s1, s2, s3, s4, s5, s6, s7", "s16"),
-    relu8!("s8, s9, s10, s11, s12, s13, s14, s15", "s16"),
+    "    blx r4",
     "    b 6b",
     ".size tinyonnx_rows8x2_vfma, . - tinyonnx_rows8x2_vfma",
+);
+
+// Safety: declared only for their addresses, which the panel routines above call with
+// `blx` (their own register contract, below, not the C one); never called from Rust.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+unsafe extern "C" {
+    pub(crate) fn tinyonnx_relu8();
+    pub(crate) fn tinyonnx_relu16();
+    pub(crate) fn tinyonnx_spread8();
+    pub(crate) fn tinyonnx_spread16();
+}
+
+// The panel routines' optional steps, out of line so that a firmware whose products
+// never ask for them (an LSTM: no Relu, no bias per row) does not carry them: the
+// routines take their addresses as arguments (null: not asked for), and the linker
+// keeps them only where Rust code names them.
+// `tinyonnx_relu16`: s8-s15, then s0-s7 through `math::relu` (`relu8!`); `tinyonnx_relu8`
+// s0-s7 only. They clobber r12 and s16 (+0), which the routines do not hold there.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+core::arch::global_asm!(
+    ".syntax unified",
+    ".thumb",
+    ".fpu fpv4-sp-d16",
+    ".section .text.tinyonnx_relu8,\"ax\",%progbits",
+    ".global tinyonnx_relu16",
+    ".type tinyonnx_relu16,%function",
+    ".thumb_func",
+    "tinyonnx_relu16:",
+    "    movs r12, #0",
+    "    vmov s16, r12",
+    relu8!("s8, s9, s10, s11, s12, s13, s14, s15", "s16"),
+    "    b 1f",
+    ".global tinyonnx_relu8",
+    ".type tinyonnx_relu8,%function",
+    ".thumb_func",
+    "tinyonnx_relu8:",
+    "    movs r12, #0",
+    "    vmov s16, r12",
+    "1:",
+    relu8!("s0, s1, s2, s3, s4, s5, s6, s7", "s16"),
+    "    bx lr",
+);
+
+// `tinyonnx_spread16`: s8 into s9-s15, then s0 into s1-s7 (`spread!`), the start of
+// two rows from one value each; `tinyonnx_spread8` s0 into s1-s7.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+core::arch::global_asm!(
+    ".syntax unified",
+    ".thumb",
+    ".fpu fpv4-sp-d16",
+    ".section .text.tinyonnx_spread8,\"ax\",%progbits",
+    ".global tinyonnx_spread16",
+    ".type tinyonnx_spread16,%function",
+    ".thumb_func",
+    "tinyonnx_spread16:",
+    spread!("s8", "s9, s10, s11, s12, s13, s14, s15"),
+    ".global tinyonnx_spread8",
+    ".type tinyonnx_spread8,%function",
+    ".thumb_func",
+    "tinyonnx_spread8:",
+    spread!("s0", "s1, s2, s3, s4, s5, s6, s7"),
+    "    bx lr",
 );
 
 // Safety: the declarations match the routines assembled below (arguments in r0-r3 and
