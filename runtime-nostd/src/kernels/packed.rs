@@ -246,12 +246,13 @@ unsafe fn gemm_checked(
 static ZERO_PANEL: [f32; NR] = [0.0; NR];
 
 /// [`gemm_checked`] on a core with VFPv4 (the Cortex-M4F and M33 boards): pairs of rows,
-/// then the last odd one. Where the output is row-major and the init is none or one
-/// row of values (a Gemm's bias, an LSTM's gates), the whole panels go through the
-/// routines that loop over panels themselves and store each panel's results as runs
-/// (about a dozen instructions a panel besides the products, where a block through
-/// [`rows`] costs two hundred); the rest (a partial last panel, a convolution's
-/// transposed output, a per-row init) through [`rows`].
+/// then the last odd one. Where the output is row-major and the init is none, one row
+/// of values (a Gemm's bias, an LSTM's gates) or one value a row (a convolution's
+/// bias), the whole panels go through the routines that loop over panels themselves and
+/// store each panel's results as runs, with the Relu if asked (about a dozen
+/// instructions a panel besides the products, where a block through [`rows`] costs two
+/// hundred); the rest (a partial last panel, a transposed output, any other init)
+/// through [`rows`].
 ///
 /// # Safety
 /// As [`gemm_checked`].

@@ -29,9 +29,6 @@ macro_rules! thumb_fn {
 #[cfg(feature = "dsp")]
 pub(crate) mod dsp;
 
-/// Assembly lines that put each of the float registers `$regs` through
-/// `crate::kernels::math::relu`, `$zero` holding +0: a value below zero becomes +0, NaN
-/// (unordered: the MI condition fails) and -0 stay; four instructions a register.
 /// Assembly lines that copy the float register `$from` into each of `$regs`: one
 /// value of a row's init (a convolution's bias) spread over the row's eight
 /// accumulators.
@@ -50,6 +47,9 @@ macro_rules! spread {
     };
 }
 
+/// Assembly lines that put each of the float registers `$regs` through
+/// `crate::kernels::math::relu`, `$zero` holding +0: a value below zero becomes +0, NaN
+/// (unordered: the MI condition fails) and -0 stay; four instructions a register.
 #[allow(unused_macros)]
 macro_rules! relu8 {
     ($regs:literal, $zero:literal) => {
