@@ -216,6 +216,47 @@ mod tests {
         assert!(c.planned.steps[1].inplace);
     }
 
+    #[test]
+    fn a_view_of_an_input_reads_the_input_and_takes_no_buffer() {
+        let c = super::compile(quote! {
+            model M {
+                input x: f32[1, 16];
+                let image = Reshape(x, [1, 1, 4, 4]);
+                let flat = Flatten(image);
+                let r = Relu(image);
+                output y = Add(Flatten(r), flat);
+                output z = Reshape(x, [4, 4]);
+            }
+        })
+        .unwrap();
+        let p = &c.planned;
+        let id = |name: &str| p.graph.tensors.iter().position(|t| t.name == name).unwrap();
+        let x = id("x");
+        // The chain of two views reads x; Relu's output and Flatten(r) are buffers.
+        assert_eq!(p.input_views.get(&id("image")), Some(&x));
+        assert_eq!(p.input_views.get(&id("flat")), Some(&x));
+        assert_eq!(p.input_views.len(), 2, "{:?}", p.input_views);
+        assert!(!p.offsets.contains_key(&id("image")));
+        // Relu's output and its flattened view share one 64-byte buffer.
+        assert_eq!(p.arena_bytes, 64);
+        // The view that is a model output is still copied into the caller's array.
+        let copy = p
+            .graph
+            .nodes
+            .iter()
+            .position(|n| n.outputs == [id("z")])
+            .unwrap();
+        assert!(!p.steps[copy].inplace);
+        let code = super::expand(quote! {
+            model M {
+                input x: f32[1, 16];
+                output y = Relu(Reshape(x, [1, 1, 4, 4]));
+            }
+        })
+        .to_string();
+        assert!(!code.contains("copy_from_slice"), "{code}");
+    }
+
     /// Which nodes the planner let run as Winograd.
     fn winograd_nodes(c: &super::Compiled) -> Vec<&str> {
         let p = &c.planned;

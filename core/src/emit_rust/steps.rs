@@ -26,6 +26,11 @@ pub(crate) fn operand(p: &Planned, id: TensorId, mutable: bool) -> Operand {
             let name = input_ident(graph, id);
             quote!(&#name[..])
         }
+        // A view of an input reads the input's array (its shape is the view's).
+        TensorKind::Value if let Some(&input) = p.input_views.get(&id) => {
+            let name = input_ident(graph, input);
+            quote!(&#name[..])
+        }
         TensorKind::Weight => {
             let name = format_ident!("__w{}", id);
             quote!(&#name[..])

@@ -6,7 +6,9 @@
 //! that reads it, both included. An element-wise node may write its output over an
 //! input that dies at that node (its `OpSchema::inplace`), which merges the two into one
 //! buffer; a view (`OpSchema::view`: Reshape, Flatten, ...) always shares its input's
-//! buffer, which then lives until the last reader of either. Buffers are then placed
+//! buffer, which then lives until the last reader of either. A view of a model input
+//! (directly or through other views) takes no buffer at all: its readers read the
+//! caller's array ([`input_views`]). Buffers are then placed
 //! greedily, largest first, each into a free gap of its lifetime, aligned to its element
 //! size: at the lowest offset (first fit) and, separately, in the smallest gap (best
 //! fit); the smaller arena wins.
@@ -40,6 +42,8 @@ pub struct Plan {
     /// For each node: the total size of the buffers alive while it runs, its scratch
     /// included. No placement fits in fewer bytes than any of them.
     pub live_bytes: Vec<usize>,
+    /// The views read straight from a model input: view tensor -> that input.
+    pub input_views: HashMap<TensorId, TensorId>,
     /// Every buffer as placed: first and last step, offset and size.
     placed: Vec<Placed>,
     /// For each step, the buffers of `placed` alive then.
@@ -127,9 +131,42 @@ pub fn in_arena(graph: &Graph, id: TensorId) -> bool {
     matches!(graph.tensors[id].kind, TensorKind::Value) && !graph.is_output(id)
 }
 
+/// The tensors that are views of a model input, directly or through other views, each
+/// with that input: they need no buffer and no copy, since the input's array is already
+/// the values in the same order and nothing writes over it. A view that is a model
+/// output is still copied into the caller's output. A graph with control flow keeps its
+/// copies: a body reads the outer tensors at their arena offsets.
+pub fn input_views(graph: &Graph) -> HashMap<TensorId, TensorId> {
+    let mut views = HashMap::new();
+    if graph.nodes.iter().any(|n| n.control.is_some()) {
+        return views;
+    }
+    let bytes = |id: TensorId| graph.device_numel(id) * graph.tensors[id].ty.dtype.size();
+    // A checked graph lists a producer before its readers, so a chain resolves in order.
+    for node in &graph.nodes {
+        let (Some(&Some(src)), Some(&o)) = (node.inputs.first(), node.outputs.first()) else {
+            continue;
+        };
+        let root = match graph.tensors[src].kind {
+            TensorKind::Input => Some(src),
+            _ => views.get(&src).copied(),
+        };
+        if let Some(root) = root
+            && node.op.view
+            && in_arena(graph, o)
+            && bytes(o) == bytes(src)
+            && graph.tensors[o].ty.dtype == graph.tensors[src].ty.dtype
+        {
+            views.insert(o, root);
+        }
+    }
+    views
+}
+
 /// Plans the arena of a checked graph; `scratch[i]` is the f32 elements node `i` needs
 /// for the duration of its call.
 pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
+    let input_views = input_views(graph);
     let bytes = |id: TensorId| graph.device_numel(id) * graph.tensors[id].ty.dtype.size();
     let mut last_use: HashMap<TensorId, usize> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
@@ -160,6 +197,11 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
             scratch_buffer[i] = Some(buffers.len() - 1);
         }
         for (k, &o) in node.outputs.iter().enumerate() {
+            if input_views.contains_key(&o) {
+                // Nothing to copy: the node's "in-place" write is no write at all.
+                inplace[i] = true;
+                continue;
+            }
             if !in_arena(graph, o) {
                 continue;
             }
@@ -262,6 +304,7 @@ pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
         arena_bytes,
         lower_bound_bytes,
         live_bytes,
+        input_views,
         placed,
         placed_at,
         // `placed` keeps the buffers' order.
@@ -333,6 +376,8 @@ fn place(buffers: &mut [Buffer], fit: Fit) -> usize {
 pub fn greedy_order(graph: &Graph) -> Vec<usize> {
     let n = graph.nodes.len();
     let bytes = |id: TensorId| graph.device_numel(id) * graph.tensors[id].ty.dtype.size();
+    let views = input_views(graph);
+    let in_arena = |id: TensorId| in_arena(graph, id) && !views.contains_key(&id);
     let producer: HashMap<TensorId, usize> = graph
         .nodes
         .iter()
@@ -377,7 +422,7 @@ pub fn greedy_order(graph: &Graph) -> Vec<usize> {
             let alloc: usize = node
                 .outputs
                 .iter()
-                .filter(|&&o| in_arena(graph, o))
+                .filter(|&&o| in_arena(o))
                 .map(|&o| bytes(o))
                 .sum();
             let mut ins: Vec<TensorId> = node.inputs.iter().flatten().copied().collect();
@@ -385,7 +430,7 @@ pub fn greedy_order(graph: &Graph) -> Vec<usize> {
             ins.dedup();
             let freed: usize = ins
                 .iter()
-                .filter(|&&t| in_arena(graph, t) && readers[&t] == 1)
+                .filter(|&&t| in_arena(t) && readers[&t] == 1)
                 .map(|&t| bytes(t))
                 .sum();
             alloc as i64 - freed as i64
@@ -483,6 +528,7 @@ mod tests {
             arena_bytes: arena,
             lower_bound_bytes: live_bytes.iter().copied().max().unwrap_or(0),
             live_bytes,
+            input_views: HashMap::new(),
             placed,
             placed_at,
             scratch_placed: vec![None; steps],

@@ -42,6 +42,9 @@ pub struct Planned {
     /// Byte offset of every tensor the arena holds (for a body, also of the outer
     /// tensors it reads).
     pub offsets: HashMap<TensorId, usize>,
+    /// The tensors read straight from a model input's array (views of it, no buffer):
+    /// tensor -> input.
+    pub input_views: HashMap<TensorId, TensorId>,
     /// Size of the arena in bytes (for a body, of its region).
     pub arena_bytes: usize,
     /// The largest total size of tensors alive at the same step.
@@ -84,6 +87,7 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
     Planned {
         graph,
         offsets: arena.offsets,
+        input_views: arena.input_views,
         arena_bytes: arena.arena_bytes,
         lower_bound_bytes: arena.lower_bound_bytes,
         steps,
