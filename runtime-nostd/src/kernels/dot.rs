@@ -47,6 +47,11 @@ pub fn gemm_dot<const K: usize>(
                 Some(c) => c.values[r * c.rows + j * c.cols],
                 None => 0.0,
             };
+            #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+            {
+                acc = super::arch::arm::dot_vmla(row, col, acc);
+            }
+            #[cfg(not(all(feature = "fma-vfp4", target_arch = "arm")))]
             for kk in 0..K {
                 acc += row[kk] * col[kk];
             }

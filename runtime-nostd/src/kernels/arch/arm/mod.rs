@@ -763,3 +763,99 @@ macro_rules! qadd {
 
 qadd!("tinyonnx_qadd_s8", "ldrsb", "ssat");
 qadd!("tinyonnx_qadd_u8", "ldrb", "usat");
+
+/// The assembly of one pass of [`dot_vmla`]: the next four values of each side, four
+/// multiply-adds into s12.
+#[allow(unused_macros)]
+macro_rules! dot_pass {
+    () => {
+        concat!(
+            "vldmia {pa}!, {{s4-s7}}\n",
+            "vldmia {pb}!, {{s8-s11}}\n",
+            "vmla.f32 s12, s4, s8\n",
+            "vmla.f32 s12, s5, s9\n",
+            "vmla.f32 s12, s6, s10\n",
+            "vmla.f32 s12, s7, s11\n",
+        )
+    };
+}
+
+/// [`dot_vmla`]'s passes written out, `$pass` each (so LLVM, which sizes an `asm!` by
+/// its lines to place its constant pools, sees them all: a `.rept` looks like one line
+/// and put a pool out of reach).
+#[allow(unused_macros)]
+macro_rules! dot_passes {
+    ($bits:ident, $pa:ident, $pb:ident, $($pass:expr),+) => {
+        // Safety: each pass reads the next four values of `a` and of `b`, at most K / 4
+        // passes: the first 4 * (K / 4) <= K of each array. Only the clobbered s4-s12
+        // are written.
+        unsafe {
+            core::arch::asm!(
+                "vmov s12, {bits}",
+                $($pass,)+
+                "vmov {bits}, s12",
+                bits = inout(reg) $bits,
+                pa = inout(reg) $pa => _,
+                pb = inout(reg) $pb => _,
+                out("s4") _, out("s5") _, out("s6") _, out("s7") _, out("s8") _,
+                out("s9") _, out("s10") _, out("s11") _, out("s12") _,
+                options(pure, readonly, nostack, preserves_flags),
+            )
+        }
+    };
+}
+
+/// `acc + sum_k a[k] * b[k]` in order of `k`, each product rounded before it is added
+/// (`VMLA`, what the portable loop `acc += a[k] * b[k]` compiles to, so the result is
+/// the same bit for bit), four values of each side a `VLDM` where LLVM's code loads every
+/// value on its own: six instructions for four multiply-accumulates instead of twelve
+/// for up to four passes, eight with the loop beyond (which keeps a long dot product's
+/// code small). `kernels::dot::gemm_dot` inlines it with `K` known. (The accumulator
+/// goes in and out through a core register: Rust takes a float register operand only
+/// with the `vfp2` feature, which implies double precision, which these FPUs lack.)
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[inline(always)]
+pub(crate) fn dot_vmla<const K: usize>(a: &[f32; K], b: &[f32; K], acc: f32) -> f32 {
+    let mut bits = acc.to_bits();
+    let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    match K / 4 {
+        0 => {}
+        1 => dot_passes!(bits, pa, pb, dot_pass!()),
+        2 => dot_passes!(bits, pa, pb, dot_pass!(), dot_pass!()),
+        3 => dot_passes!(bits, pa, pb, dot_pass!(), dot_pass!(), dot_pass!()),
+        4 => dot_passes!(
+            bits,
+            pa,
+            pb,
+            dot_pass!(),
+            dot_pass!(),
+            dot_pass!(),
+            dot_pass!()
+        ),
+        passes => {
+            // Safety: as in `dot_passes!`, the passes counted down in `n`.
+            unsafe {
+                core::arch::asm!(
+                    "vmov s12, {bits}",
+                    "2:",
+                    dot_pass!(),
+                    "subs {n}, #1",
+                    "bne 2b",
+                    "vmov {bits}, s12",
+                    bits = inout(reg) bits,
+                    pa = inout(reg) pa => _,
+                    pb = inout(reg) pb => _,
+                    n = inout(reg) passes => _,
+                    out("s4") _, out("s5") _, out("s6") _, out("s7") _, out("s8") _,
+                    out("s9") _, out("s10") _, out("s11") _, out("s12") _,
+                    options(pure, readonly, nostack),
+                );
+            }
+        }
+    }
+    let mut acc = f32::from_bits(bits);
+    for k in K / 4 * 4..K {
+        acc += a[k] * b[k];
+    }
+    acc
+}
