@@ -257,6 +257,46 @@ mod tests {
         assert!(!code.contains("copy_from_slice"), "{code}");
     }
 
+    #[test]
+    fn only_a_model_of_few_nodes_has_its_run_inlined() {
+        let tiny = super::compile(quote! {
+            model M {
+                input x: f32[1, 8];
+                weight w: f32[8, 1] = glorot_uniform(seed = 1);
+                output y = Gemm(x, w);
+            }
+        })
+        .unwrap();
+        assert!(tiny.planned.inline_run);
+        assert!(!super::compile(mlp()).unwrap().planned.inline_run);
+        let code = |src| {
+            super::expand(src)
+                .to_string()
+                .matches("# [inline] fn run")
+                .count()
+        };
+        assert_eq!(
+            code(quote! {
+                model M {
+                    input x: f32[1, 8];
+                    output y = Relu(x);
+                }
+            }),
+            2
+        );
+        assert_eq!(code(mlp()), 0);
+        // One node, but over many values: the call is a small part of its cost.
+        assert_eq!(
+            code(quote! {
+                model M {
+                    input x: f32[1, 4096];
+                    output y = Relu(x);
+                }
+            }),
+            0
+        );
+    }
+
     /// Which nodes the planner let run as Winograd.
     fn winograd_nodes(c: &super::Compiled) -> Vec<&str> {
         let p = &c.planned;

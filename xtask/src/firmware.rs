@@ -1160,9 +1160,11 @@ fn fail_on(rows: &[Row]) -> Result<()> {
 /// unnoticed). On the M4F and M33 the f32 Mlp, Cnn and TransformerBlock within the 1.4
 /// and the LSTM and GRU within the 2.0 of the footprint issue (the two small digits
 /// models above 1.4, held at their measures), the int8 MLP within CMSIS-NN's
-/// 1.96 and the int8 depthwise convolution within its 8.89;
+/// 1.96 and the int8 depthwise convolution within its 8.89, `LinearRegression` through
+/// `Model::run` within the issue's 40 instructions (5.0 for its 8 MACs);
 /// on the soft-float cores (M3, riscv32) the models that fit.
 pub const CEILINGS: &[(&str, &str, f64)] = &[
+    ("cortex-m4f", "LinearRegression", 5.00),
     ("cortex-m4f", "Mlp", 1.30),
     ("cortex-m4f", "Cnn", 1.30),
     ("cortex-m4f", "DigitsConv", 1.65),
@@ -1177,6 +1179,7 @@ pub const CEILINGS: &[(&str, &str, f64)] = &[
     ("cortex-m4f", "DepthwiseInt8", 3.00),
     ("cortex-m4f", "PointwiseInt8", 2.30),
     ("cortex-m4f", "Conv3x3Int8", 1.70),
+    ("cortex-m33", "LinearRegression", 5.00),
     ("cortex-m33", "Mlp", 1.30),
     ("cortex-m33", "Cnn", 1.30),
     ("cortex-m33", "DigitsConv", 1.61),

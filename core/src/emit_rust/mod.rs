@@ -247,6 +247,7 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
     let output_infos = graph.outputs.iter().map(|&o| tensor_info(graph, o));
     let forward_doc = forward_doc(graph);
     let run_f32 = run_f32(graph);
+    let inline = p.inline_run.then(|| quote!(#[inline]));
     let run_traced = run_typed(graph, Some(quote!(trace)));
     let run_typed = run_typed(graph, None);
     let type_doc = doc_lines(doc);
@@ -344,6 +345,7 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
             const INFO: ::tinyonnx::ModelInfo = #name::INFO;
             const ONNX: &'static [u8] = #name::ONNX;
 
+            #inline
             fn run_f32(
                 arena: &mut [u8],
                 inputs: &[&[f32]],
@@ -352,6 +354,7 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
                 #run_f32
             }
 
+            #inline
             fn run(
                 arena: &mut [u8],
                 inputs: &[::tinyonnx::TensorRef<'_>],

@@ -54,7 +54,19 @@ pub struct Planned {
     /// The stack budget of the forward pass (`tinyonnx_layout::stack`), bodies
     /// included.
     pub stack_bytes: usize,
+    /// Whether `Model::run` is `#[inline]`: for a model of at most [`INLINE_RUN_NODES`]
+    /// nodes and [`INLINE_RUN_VALUES`] values, whose call and port checks are
+    /// a large part of its cost (inlined, the checks see the caller's constant port
+    /// counts). Other models leave it to LLVM: a hint there made it compile their
+    /// kernels differently in the caller (the Transformer block's code grew by 14 KB).
+    pub inline_run: bool,
 }
+
+/// The most nodes of a model whose `Model::run` is inlined into its caller.
+pub const INLINE_RUN_NODES: usize = 2;
+/// The most values (the elements of all its tensors together) of a model whose
+/// `Model::run` is inlined into its caller.
+pub const INLINE_RUN_VALUES: usize = 1024;
 
 /// The record of a graph whose order, arena and fusions are decided.
 pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedule) -> Planned {
@@ -85,6 +97,14 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
         .collect::<Vec<_>>();
     let stack_bytes = stack_bytes(graph.inputs.len() + graph.outputs.len(), &steps);
     Planned {
+        inline_run: graph.nodes.len() <= INLINE_RUN_NODES
+            && graph
+                .tensors
+                .iter()
+                .enumerate()
+                .map(|(id, _)| graph.device_numel(id))
+                .sum::<usize>()
+                <= INLINE_RUN_VALUES,
         graph,
         offsets: arena.offsets,
         input_views: arena.input_views,

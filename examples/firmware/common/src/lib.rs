@@ -161,10 +161,14 @@ pub fn run<M: Model, B: Board>(
     let sp = board.stack_pointer();
     let painted_to = paint(sp, stack.0);
     tinyonnx_mark();
+    // The port counts as constants (not read back from `info`, which the calls above
+    // may have changed as far as the optimizer knows), as in a caller's code with
+    // arrays of ports: where `Model::run` is inlined (a model of one or two small
+    // nodes), its count checks then fold.
     let result = M::run(
         arena,
-        &ins[..info.inputs.len()],
-        &mut outs[..info.outputs.len()],
+        &ins[..M::INFO.inputs.len()],
+        &mut outs[..M::INFO.outputs.len()],
     );
     tinyonnx_mark();
     let used = sp - high_water(stack.0, painted_to);
