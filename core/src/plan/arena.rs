@@ -131,6 +131,11 @@ pub fn in_arena(graph: &Graph, id: TensorId) -> bool {
     matches!(graph.tensors[id].kind, TensorKind::Value) && !graph.is_output(id)
 }
 
+/// Bytes of tensor `id` on the device.
+fn tensor_bytes(graph: &Graph, id: TensorId) -> usize {
+    graph.device_numel(id) * graph.tensors[id].ty.dtype.size()
+}
+
 /// The tensors that are views of a model input, directly or through other views, each
 /// with that input: they need no buffer and no copy, since the input's array is already
 /// the values in the same order and nothing writes over it. A view that is a model
@@ -141,7 +146,7 @@ pub fn input_views(graph: &Graph) -> HashMap<TensorId, TensorId> {
     if graph.nodes.iter().any(|n| n.control.is_some()) {
         return views;
     }
-    let bytes = |id: TensorId| graph.device_numel(id) * graph.tensors[id].ty.dtype.size();
+    let bytes = |id: TensorId| tensor_bytes(graph, id);
     // A checked graph lists a producer before its readers, so a chain resolves in order.
     for node in &graph.nodes {
         let (Some(&Some(src)), Some(&o)) = (node.inputs.first(), node.outputs.first()) else {
@@ -167,7 +172,7 @@ pub fn input_views(graph: &Graph) -> HashMap<TensorId, TensorId> {
 /// for the duration of its call.
 pub fn plan(graph: &Graph, scratch_elems: &[usize]) -> Plan {
     let input_views = input_views(graph);
-    let bytes = |id: TensorId| graph.device_numel(id) * graph.tensors[id].ty.dtype.size();
+    let bytes = |id: TensorId| tensor_bytes(graph, id);
     let mut last_use: HashMap<TensorId, usize> = HashMap::new();
     for (i, node) in graph.nodes.iter().enumerate() {
         for &o in &node.outputs {
@@ -375,7 +380,7 @@ fn place(buffers: &mut [Buffer], fit: Fit) -> usize {
 /// that only allocates. Returns node indices.
 pub fn greedy_order(graph: &Graph) -> Vec<usize> {
     let n = graph.nodes.len();
-    let bytes = |id: TensorId| graph.device_numel(id) * graph.tensors[id].ty.dtype.size();
+    let bytes = |id: TensorId| tensor_bytes(graph, id);
     let views = input_views(graph);
     let in_arena = |id: TensorId| in_arena(graph, id) && !views.contains_key(&id);
     let producer: HashMap<TensorId, usize> = graph

@@ -98,11 +98,8 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
     let stack_bytes = stack_bytes(graph.inputs.len() + graph.outputs.len(), &steps);
     Planned {
         inline_run: graph.nodes.len() <= INLINE_RUN_NODES
-            && graph
-                .tensors
-                .iter()
-                .enumerate()
-                .map(|(id, _)| graph.device_numel(id))
+            && (0..graph.tensors.len())
+                .map(|id| graph.device_numel(id))
                 .sum::<usize>()
                 <= INLINE_RUN_VALUES,
         graph,
