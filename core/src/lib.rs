@@ -269,11 +269,16 @@ mod tests {
         .unwrap();
         assert!(tiny.planned.inline_run);
         assert!(!super::compile(mlp()).unwrap().planned.inline_run);
+        // Both `run`s marked, and `INFO` saying so (what the firmware harness reads).
         let code = |src| {
-            super::expand(src)
-                .to_string()
-                .matches("# [inline] fn run")
-                .count()
+            let code = super::expand(src).to_string();
+            let marked = code.matches("# [inline] fn run").count();
+            assert_eq!(
+                code.contains("run_inlined : true"),
+                marked > 0,
+                "INFO and the attribute disagree"
+            );
+            marked
         };
         assert_eq!(
             code(quote! {

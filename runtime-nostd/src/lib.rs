@@ -150,6 +150,10 @@ pub struct ModelInfo {
     /// The stack budget of one inference below its caller's frame, which the firmware
     /// test holds every board to (`tinyonnx_layout::stack`).
     pub stack_bytes: usize,
+    /// Whether `Model::run` is marked `#[inline]` (the plan's choice, for a model of a
+    /// node or two and few values): a caller passing constant port counts then has its
+    /// count checks folded away.
+    pub run_inlined: bool,
 }
 
 impl ModelInfo {

@@ -921,6 +921,7 @@ pub fn info_of(c: &tinyonnx_core::driver::Compiled) -> ModelInfo {
         arena_bytes: p.arena_bytes,
         arena_lower_bound_bytes: p.lower_bound_bytes,
         stack_bytes: p.stack_bytes,
+        run_inlined: p.inline_run,
     }
 }
 

@@ -247,7 +247,8 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
     let output_infos = graph.outputs.iter().map(|&o| tensor_info(graph, o));
     let forward_doc = forward_doc(graph);
     let run_f32 = run_f32(graph);
-    let inline = p.inline_run.then(|| quote!(#[inline]));
+    let run_inlined = p.inline_run;
+    let inline = run_inlined.then(|| quote!(#[inline]));
     let run_traced = run_typed(graph, Some(quote!(trace)));
     let run_typed = run_typed(graph, None);
     let type_doc = doc_lines(doc);
@@ -287,6 +288,7 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
                 arena_bytes: #arena_bytes,
                 arena_lower_bound_bytes: #lower_bound,
                 stack_bytes: #stack_bytes,
+                run_inlined: #run_inlined,
             };
 
             /// A zeroed arena of the planned size.

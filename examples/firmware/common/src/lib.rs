@@ -140,12 +140,6 @@ fn print_output<B: Board>(board: &mut B, k: usize, out: &TensorMut<'_>) {
     }
 }
 
-/// Whether `M` is tiny: at most 1 KB of weights and 256 input and output values (its
-/// `Model::run` inlined when it also has at most two nodes).
-const fn tiny<M: Model>() -> bool {
-    M::INFO.weights_bytes <= 1024 && M::INFO.input_elements() + M::INFO.output_elements() <= 256
-}
-
 /// Runs model `M` once on the seeded inputs and reports everything; returns whether the
 /// run succeeded. `stack` is the (lowest, highest) address of the stack region.
 pub fn run<M: Model, B: Board>(
@@ -166,12 +160,12 @@ pub fn run<M: Model, B: Board>(
     // word `run` wrote (the harness's frames above are not the model's).
     let sp = board.stack_pointer();
     let painted_to = paint(sp, stack.0);
-    // For a tiny model, whose `Model::run` the plan inlines, the port counts as
+    // Where the plan inlined `Model::run` (a model of a node or two), the port counts as
     // constants, as in a caller's code with arrays of ports: its count checks then fold.
     // Other models read them back from `info`: given constants, LLVM compiled the rest
     // of this function differently (the riscv32's 3x3 int8 convolution took 9 % more
     // instructions).
-    let (n_in, n_out) = if tiny::<M>() {
+    let (n_in, n_out) = if M::INFO.run_inlined {
         (M::INFO.inputs.len(), M::INFO.outputs.len())
     } else {
         (info.inputs.len(), info.outputs.len())
