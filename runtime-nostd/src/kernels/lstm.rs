@@ -20,8 +20,12 @@ pub struct Options {
 /// for the concatenated input and state rows of one step: each step's gates are then
 /// one matrix product. Packed weights ([`GateWeights::Packed`]): per direction the
 /// `[INPUT + HIDDEN, 4H]` matrix `[W; R]^T` in panels, and `[DIRS, 4H]` biases `Wb + Rb`.
+/// Inlined, as [`super::rnn::gru`]: in generated code the weights' kind, the peepholes'
+/// presence and the options are constants, so only the routine the node needs is
+/// compiled (the plain weights' products and the cells with peepholes, clip and coupled
+/// gates were 2 KB of a firmware that used neither).
 #[allow(clippy::too_many_arguments)]
-#[inline(never)]
+#[inline(always)]
 pub fn lstm<
     const SEQ: usize,
     const BATCH: usize,
@@ -31,6 +35,49 @@ pub fn lstm<
     F: UnaryOp,
     G: UnaryOp,
     H: UnaryOp,
+>(
+    x: &[f32],
+    weights: GateWeights<'_>,
+    h0: Option<&[f32]>,
+    c0: Option<&[f32]>,
+    p: Option<&[f32]>,
+    opts: Options,
+    y: &mut [f32],
+    y_h: &mut [f32],
+    y_c: &mut [f32],
+    gates: &mut [f32],
+) {
+    let plain_cells = p.is_none() && opts.clip == f32::INFINITY && !opts.input_forget;
+    macro_rules! run {
+        ($packed:literal, $plain:literal) => {
+            run::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G, H, $packed, $plain>(
+                x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
+            )
+        };
+    }
+    match (weights, plain_cells) {
+        (GateWeights::Packed { .. }, true) => run!(true, true),
+        (GateWeights::Packed { .. }, false) => run!(true, false),
+        (GateWeights::Plain { .. }, true) => run!(false, true),
+        (GateWeights::Plain { .. }, false) => run!(false, false),
+    }
+}
+
+/// [`lstm`] for weights packed or not (`PACKED`, which `weights` is) and cells with
+/// neither peepholes, clip nor coupled gates or not (`PLAIN_CELLS`, which `lstm` found).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn run<
+    const SEQ: usize,
+    const BATCH: usize,
+    const INPUT: usize,
+    const HIDDEN: usize,
+    const DIRS: usize,
+    F: UnaryOp,
+    G: UnaryOp,
+    H: UnaryOp,
+    const PACKED: bool,
+    const PLAIN_CELLS: bool,
 >(
     x: &[f32],
     weights: GateWeights<'_>,
@@ -60,7 +107,7 @@ pub fn lstm<
             let t = if backwards { SEQ - 1 - step } else { step };
             let xt = &x[t * BATCH * INPUT..(t + 1) * BATCH * INPUT];
             match weights {
-                GateWeights::Plain { w, r, b } => {
+                GateWeights::Plain { w, r, b } if !PACKED => {
                     let wd = &w[d * g4 * INPUT..(d + 1) * g4 * INPUT];
                     let rd = &r[d * g4 * HIDDEN..(d + 1) * g4 * HIDDEN];
                     let bd = b.map(|b| &b[d * 2 * g4..(d + 1) * 2 * g4]);
@@ -82,7 +129,7 @@ pub fn lstm<
                         }
                     }
                 }
-                GateWeights::Packed { wr, bias } => {
+                GateWeights::Packed { wr, bias } if PACKED => {
                     let xh = &mut xh[..BATCH * xh_len];
                     for (bt, row) in xh.chunks_exact_mut(xh_len).enumerate() {
                         row[..INPUT].copy_from_slice(&xt[bt * INPUT..(bt + 1) * INPUT]);
@@ -103,10 +150,12 @@ pub fn lstm<
                         false,
                     );
                 }
+                // `lstm` passes `PACKED` as the weights' kind.
+                _ => unreachable!("lstm: weights not of the kind PACKED says"),
             }
             for bt in 0..BATCH {
                 let out = ((t * DIRS + d) * BATCH + bt) * HIDDEN;
-                gate_update::<F, G, H, HIDDEN>(
+                gate_update::<F, G, H, HIDDEN, PLAIN_CELLS>(
                     &gates[bt * g4..(bt + 1) * g4],
                     &mut c[bt * HIDDEN..(bt + 1) * HIDDEN],
                     &mut h[bt * HIDDEN..(bt + 1) * HIDDEN],
@@ -125,7 +174,7 @@ pub fn lstm<
 /// activations are the step's main cost after the matrix product), as the packed kernel
 /// does; the arithmetic is the same, so the results are too.
 #[inline(always)]
-fn gate_update<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize>(
+fn gate_update<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize, const PLAIN: bool>(
     gb: &[f32],
     cb: &mut [f32],
     hb: &mut [f32],
@@ -136,19 +185,25 @@ fn gate_update<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize>(
     #[cfg(target_arch = "x86_64")]
     if super::arch::x86_64::cpu::avx_fma() {
         // Safety: the CPU has AVX and FMA (checked just above).
-        unsafe { gate_update_avx::<F, G, H, HIDDEN>(gb, cb, hb, yb, pd, opts) };
+        unsafe { gate_update_avx::<F, G, H, HIDDEN, PLAIN>(gb, cb, hb, yb, pd, opts) };
         return;
     }
-    gate_body::<F, G, H, HIDDEN>(gb, cb, hb, yb, pd, opts);
+    cells::<F, G, H, HIDDEN, PLAIN>(gb, cb, hb, yb, pd, opts);
 }
 
-/// [`gate_body`] compiled for AVX and FMA.
+/// [`cells`] compiled for AVX and FMA.
 ///
 /// # Safety
 /// The CPU must have AVX and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,fma")]
-unsafe fn gate_update_avx<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize>(
+unsafe fn gate_update_avx<
+    F: UnaryOp,
+    G: UnaryOp,
+    H: UnaryOp,
+    const HIDDEN: usize,
+    const PLAIN: bool,
+>(
     gb: &[f32],
     cb: &mut [f32],
     hb: &mut [f32],
@@ -156,30 +211,14 @@ unsafe fn gate_update_avx<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usiz
     pd: Option<&[f32]>,
     opts: Options,
 ) {
-    gate_body::<F, G, H, HIDDEN>(gb, cb, hb, yb, pd, opts);
+    cells::<F, G, H, HIDDEN, PLAIN>(gb, cb, hb, yb, pd, opts);
 }
 
 /// One pass over the cells: each reads its four gates and its cell state once and writes
 /// the new states (separate passes per gate cost a load and a store a value each, as
 /// much as an activation on a Cortex-M). Peepholes read the previous cell state for i
-/// and f, the new one for o. The common LSTM (no peephole, clip or coupled gate) takes
-/// a copy of the loop without their tests.
-#[inline(always)]
-fn gate_body<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize>(
-    gb: &[f32],
-    cb: &mut [f32],
-    hb: &mut [f32],
-    yb: &mut [f32],
-    pd: Option<&[f32]>,
-    opts: Options,
-) {
-    if pd.is_none() && opts.clip == f32::INFINITY && !opts.input_forget {
-        cells::<F, G, H, HIDDEN, true>(gb, cb, hb, yb, None, opts);
-    } else {
-        cells::<F, G, H, HIDDEN, false>(gb, cb, hb, yb, pd, opts);
-    }
-}
-
+/// and f, the new one for o. `PLAIN` (no peephole, clip or coupled gate: the caller
+/// checked) leaves their tests out of the loop.
 #[inline(always)]
 fn cells<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize, const PLAIN: bool>(
     gb: &[f32],

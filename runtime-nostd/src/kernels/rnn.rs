@@ -53,15 +53,37 @@ pub fn gru<
         GateWeights::Plain { w, r, b } => gru_plain::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G>(
             x, w, r, b, h0, opts, y, y_h, scratch,
         ),
-        GateWeights::Packed { wr, bias } => gru_packed::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G>(
-            x, wr, bias, h0, opts, y, y_h, scratch,
-        ),
+        GateWeights::Packed { wr, bias } => {
+            // The options as constants too: one copy of the step, not one per option.
+            macro_rules! packed {
+                ($linear_before_reset:literal, $clip:literal) => {
+                    gru_packed::<
+                        SEQ,
+                        BATCH,
+                        INPUT,
+                        HIDDEN,
+                        DIRS,
+                        F,
+                        G,
+                        $linear_before_reset,
+                        $clip,
+                    >(x, wr, bias, h0, opts, y, y_h, scratch)
+                };
+            }
+            match (opts.linear_before_reset, opts.clip != f32::INFINITY) {
+                (true, true) => packed!(true, true),
+                (true, false) => packed!(true, false),
+                (false, true) => packed!(false, true),
+                (false, false) => packed!(false, false),
+            }
+        }
     }
 }
 
 /// [`gru`] with the weights packed: per step three matrix products over the whole
 /// batch (z and r at once from `[x_t, h]`, the candidate's input and recurrence parts
-/// apart), then one pass over the cells.
+/// apart), then one pass over the cells. `LINEAR_BEFORE_RESET` is
+/// `opts.linear_before_reset`; `CLIP`, whether `opts.clip` is finite.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn gru_packed<
@@ -72,6 +94,8 @@ fn gru_packed<
     const DIRS: usize,
     F: UnaryOp,
     G: UnaryOp,
+    const LINEAR_BEFORE_RESET: bool,
+    const CLIP: bool,
 >(
     x: &[f32],
     wr: &[f32],
@@ -92,7 +116,13 @@ fn gru_packed<
     let (rec, reset) = rest.split_at_mut(state);
     let (zr_len, wh_len) = (packed_len(xh_len, g2), packed_len(INPUT, HIDDEN));
     let per_dir = tinyonnx_layout::gru::packed_len_per_dir(INPUT, HIDDEN);
-    let clip = |v: f32| v.clamp(-opts.clip, opts.clip);
+    let clip = |v: f32| {
+        if CLIP {
+            v.clamp(-opts.clip, opts.clip)
+        } else {
+            v
+        }
+    };
     super::init_state(y_h, h0, DIRS * state);
     for d in 0..DIRS {
         let (zr_w, rest) = wr[d * per_dir..(d + 1) * per_dir].split_at(zr_len);
@@ -135,7 +165,7 @@ fn gru_packed<
                 (HIDDEN, 1),
                 false,
             );
-            if opts.linear_before_reset {
+            if LINEAR_BEFORE_RESET {
                 // h~ = g(x W_h + Wb_h + r (h R_h + Rb_h)).
                 let b_rh = bias_at(3 * HIDDEN, HIDDEN);
                 gemm_packed(
@@ -173,14 +203,12 @@ fn gru_packed<
                     false,
                 );
             }
-            // The common GRU (no clip) takes a copy of the cell pass without the clamps.
-            let states = (&mut *h, &mut *y);
-            let gates = (&*zr, &*cand, &*rec);
-            if opts.clip == f32::INFINITY {
-                gru_cells::<F, G, BATCH, HIDDEN, DIRS, false>(gates, states, (t, d), opts);
-            } else {
-                gru_cells::<F, G, BATCH, HIDDEN, DIRS, true>(gates, states, (t, d), opts);
-            }
+            gru_cells::<F, G, BATCH, HIDDEN, DIRS, LINEAR_BEFORE_RESET, CLIP>(
+                (zr, cand, rec),
+                (h, y),
+                (t, d),
+                opts,
+            );
         }
     }
 }
@@ -196,6 +224,7 @@ fn gru_cells<
     const BATCH: usize,
     const HIDDEN: usize,
     const DIRS: usize,
+    const LINEAR_BEFORE_RESET: bool,
     const CLIP: bool,
 >(
     (zr, cand, rec): (&[f32], &[f32], &[f32]),
@@ -218,7 +247,7 @@ fn gru_cells<
         let (cb, eb) = (&cand[at.clone()], &rec[at.clone()]);
         let (hb, yb) = (&mut h[at], &mut y[out..out + HIDDEN]);
         for j in 0..HIDDEN {
-            let pre = if opts.linear_before_reset {
+            let pre = if LINEAR_BEFORE_RESET {
                 cb[j] + F::apply(clip(rg[j])) * eb[j]
             } else {
                 eb[j]
