@@ -4,6 +4,7 @@
 use cortex_m_rt::entry;
 
 include!("semihosting.rs");
+include!("arm_vectors.rs");
 
 // Safety: symbols cortex-m-rt's linker script defines; only their addresses are taken, never
 // their contents read.

@@ -48,3 +48,19 @@ fn configure(memory_file: &str) {
     println!("cargo:rerun-if-env-changed=TINYONNX_MODEL");
     println!("cargo:rerun-if-changed={memory_file}");
 }
+
+/// For a Cortex-M board: `configure`, then the number of interrupt lines of the emulated
+/// board's NVIC for `arm_vectors.rs` (`irqs.rs`), and the `device.x` that cortex-m-rt's
+/// `device` feature includes (empty: every entry of the table is the default handler).
+#[allow(dead_code)] // the RISC-V boards have no NVIC
+fn configure_arm(memory_file: &str, irqs: usize) {
+    configure(memory_file);
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::write(
+        out.join("irqs.rs"),
+        format!("/// Interrupt lines of the board's NVIC.\nconst IRQS: usize = {irqs};\n"),
+    )
+    .expect("cannot write irqs.rs");
+    std::fs::write(out.join("device.x"), "/* every interrupt: DefaultHandler */\n")
+        .expect("cannot write device.x");
+}

@@ -10,6 +10,7 @@ use tinyonnx::Model;
 use tinyonnx_examples::LinearRegression as M;
 
 include!("../../../common/semihosting.rs");
+include!("../../../common/arm_vectors.rs");
 
 #[entry]
 fn main() -> ! {

@@ -8,3 +8,4 @@
 use cortex_m_rt::entry;
 
 include!("../../../common/size.rs");
+include!("../../../common/arm_vectors.rs");

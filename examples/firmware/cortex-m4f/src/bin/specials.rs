@@ -23,6 +23,7 @@ static mut INPUT: [u64; WORDS] = [0; WORDS];
 static mut OUTPUT: [u64; WORDS] = [0; WORDS];
 
 include!("../../../common/semihosting.rs");
+include!("../../../common/arm_vectors.rs");
 
 /// Runs one case if it has a float input; whether it ran without error.
 fn case<M: tinyonnx::Model>(board: &mut Semihosting) -> bool {
