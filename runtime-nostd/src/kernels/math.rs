@@ -99,6 +99,21 @@ pub fn relu(x: f32) -> f32 {
 /// the window).
 #[inline(always)]
 pub fn max_nan(m: f32, v: f32) -> f32 {
+    // On an Armv7E-M FPU (Cortex-M4F): one compare for the ordered cases, and `m + v`
+    // (NaN) for the unordered one. LLVM branches to that rare case rather than
+    // comparing `v` with itself every time, and keeps a 2x2 MaxPool's channel rolled
+    // (DigitsConv's flash 9,156 -> 7,996 B, its instructions +0.7 %, Cnn's -0.8 %).
+    // FPv5 (Cortex-M33) selects without branches or IT blocks (`VSEL`): the portable
+    // form is faster there.
+    #[cfg(all(feature = "fma-vfp4", target_arch = "arm", not(tinyonnx_fpv5)))]
+    return if v > m {
+        v
+    } else if v <= m {
+        m
+    } else {
+        m + v
+    };
+    #[allow(unreachable_code)]
     if v > m || v.is_nan() { v } else { m }
 }
 
