@@ -1,5 +1,5 @@
 // Included by every binary of the Cortex-M board crates (main.rs and node_sample.rs
-// through arm.rs): the device-specific part of the vector table, one entry per interrupt
+// through arm.rs; size.rs, forward.rs and specials.rs directly): the device-specific part of the vector table, one entry per interrupt
 // line of the emulated board's NVIC (`IRQS`, from the board's build.rs), each the default
 // handler. Without cortex-m-rt's `device` feature the table would have 240 entries on
 // v7-M and 480 on v8-M Mainline: up to 1.9 KB of flash no real chip's firmware carries,
@@ -14,6 +14,9 @@ unsafe extern "C" {
     fn DefaultHandler();
 }
 
+// Safety: the firmware's only `__INTERRUPTS` (with `device`, cortex-m-rt defines none); its
+// section is the one cortex-m-rt's link.x places right after the exceptions, and its
+// entries are handler addresses, the layout the core reads.
 #[unsafe(link_section = ".vector_table.interrupts")]
 #[unsafe(no_mangle)]
 static __INTERRUPTS: [unsafe extern "C" fn(); IRQS] = [DefaultHandler; IRQS];
