@@ -284,6 +284,30 @@ pub fn binary_same<O: BinaryOp<T>, T: Copy>(a: &[T], b: &[T], y: &mut [O::Out]) 
     }
 }
 
+/// `y = y (op) b`, `b` having `y`'s size: one flat pass.
+#[inline]
+pub fn binary_same_inplace<O: BinaryOp<T, Out = T>, T: Copy>(y: &mut [T], b: &[T]) {
+    for (o, &z) in y.iter_mut().zip(b) {
+        *o = O::apply(*o, z);
+    }
+}
+
+/// `y = a (op) z` for one value `z`, `a` having `y`'s size: one flat pass.
+#[inline]
+pub fn binary_scalar<O: BinaryOp<T>, T: Copy>(a: &[T], z: T, y: &mut [O::Out]) {
+    for (o, &x) in y.iter_mut().zip(a) {
+        *o = O::apply(x, z);
+    }
+}
+
+/// `y = y (op) z` for one value `z`: one flat pass.
+#[inline]
+pub fn binary_scalar_inplace<O: BinaryOp<T, Out = T>, T: Copy>(y: &mut [T], z: T) {
+    for o in y.iter_mut() {
+        *o = O::apply(*o, z);
+    }
+}
+
 /// General broadcasting: `a` and `b` are read with strides (0 on broadcast axes) over
 /// the output `shape`.
 #[inline]

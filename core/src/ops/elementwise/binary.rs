@@ -334,11 +334,7 @@ fn lower_variadic(cx: &LowerCtx, kernel: &str) -> TokenStream {
     let shape = &out.shape;
     let rank = shape.len();
     let y = &out.expr;
-    let fold = |i: usize| {
-        let b = cx.input(i);
-        let (e, s) = (&b.expr, broadcast_strides(&b.shape, shape));
-        quote! { #kernels::binary::binary_inplace::<#kernels::binary::#op, _, #rank>(#y, #e, &[#(#s),*], &[#(#shape),*]); }
-    };
+    let fold = |i: usize| inplace(&op, y, cx.input(i), shape);
     let n = cx.inputs.len();
     let first = if cx.inplace {
         TokenStream::new()
@@ -350,6 +346,26 @@ fn lower_variadic(cx: &LowerCtx, kernel: &str) -> TokenStream {
     };
     let rest = (1..n).map(fold);
     quote! { #first #(#rest)* }
+}
+
+/// `y = y (op) b`. Where `b` has the output's size (size-1 axes aside) or is one value,
+/// one flat pass: the strided kernel's row loop over constant shapes is one LLVM unrolls
+/// whole on a microcontroller (ten copies of the row for a `[1, 10, 64]` residual Add).
+fn inplace(op: &Ident, y: &TokenStream, b: &Operand, shape: &[usize]) -> TokenStream {
+    let kernels = kernels();
+    let b_expr = &b.expr;
+    let n: usize = shape.iter().product();
+    if b.numel() == n {
+        return quote! { #kernels::binary::binary_same_inplace::<#kernels::binary::#op, _>(#y, #b_expr); };
+    }
+    if b.numel() == 1 {
+        return quote! { #kernels::binary::binary_scalar_inplace::<#kernels::binary::#op, _>(#y, (#b_expr)[0]); };
+    }
+    let b_str = broadcast_strides(&b.shape, shape);
+    let rank = shape.len();
+    quote! {
+        #kernels::binary::binary_inplace::<#kernels::binary::#op, _, #rank>(#y, #b_expr, &[#(#b_str),*], &[#(#shape),*]);
+    }
 }
 
 /// Broadcasts A with B; the output has `out` as dtype, or A's.
@@ -385,15 +401,18 @@ fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
     let shape = &out.shape;
     let rank = shape.len();
     if cx.inplace {
-        return quote! {
-            #kernels::binary::binary_inplace::<#kernels::binary::#op, _, #rank>(#y, #b_expr, &[#(#b_str),*], &[#(#shape),*]);
-        };
+        return inplace(&op, y, b, shape);
     }
     let a = cx.input(0);
     let a_expr = &a.expr;
-    if a.shape == out.shape && b.shape == out.shape {
+    if a.numel() == out.numel() && b.numel() == out.numel() {
         return quote! {
             #kernels::binary::binary_same::<#kernels::binary::#op, _>(#a_expr, #b_expr, #y);
+        };
+    }
+    if a.numel() == out.numel() && b.numel() == 1 {
+        return quote! {
+            #kernels::binary::binary_scalar::<#kernels::binary::#op, _>(#a_expr, (#b_expr)[0], #y);
         };
     }
     let a_str = broadcast_strides(&a.shape, &out.shape);
