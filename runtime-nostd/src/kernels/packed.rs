@@ -112,6 +112,78 @@ pub fn gemm_packed(
             (relu, row_init),
         )
     }
+    // On the Cortex-M cores with the routines, the columns they leave (a last partial
+    // panel, or all of them for an output not in rows) go to the portable tile, in a
+    // function of its own: decided here, where the caller's sizes are constants, a
+    // model whose products all end on whole panels (the Transformer's) links none of
+    // its 2 KB.
+    #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+    {
+        let p0 = vfma_panels(n, init, y_cs, row_init);
+        if p0 * NR < n {
+            // Safety: the checks above, and `p0` whole panels of `n` columns.
+            unsafe { gemm_tail((m, k, n), a, a_rs, bp, init, y, (y_rs, y_cs), (relu, p0)) }
+        }
+    }
+}
+
+/// Tells the compiler what [`gemm_packed`] checked, so that the loops after it drop
+/// their own entry tests and overflow paths.
+///
+/// # Safety
+/// `m`, `n` > 0 and the last output index, computed without overflow, is below `y_len`.
+#[inline(always)]
+unsafe fn assume_checked((m, n): (usize, usize), y_len: usize, (y_rs, y_cs): (usize, usize)) {
+    // Safety: the contract above.
+    unsafe {
+        core::hint::assert_unchecked(m > 0 && n > 0);
+        core::hint::assert_unchecked(last_index((m, y_rs), (n, y_cs)).is_some_and(|i| i < y_len));
+    }
+}
+
+/// The whole panels of `n` columns the Cortex-M routines compute (`rows_vfma`): all of
+/// them where each output row is a run and the init one row of values, one value a row
+/// (`row_init`) or none; none otherwise.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[inline(always)]
+fn vfma_panels(n: usize, init: Option<Strided<'_>>, y_cs: usize, row_init: bool) -> usize {
+    match init {
+        _ if y_cs != 1 => 0,
+        None => n / NR,
+        Some(c) if (c.rows == 0 && c.cols == 1) || row_init => n / NR,
+        Some(_) => 0,
+    }
+}
+
+/// The columns from panel `p0` on, through the portable tile: two rows at a time,
+/// then one.
+///
+/// # Safety
+/// As [`gemm_checked`].
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+unsafe fn gemm_tail(
+    (m, k, n): (usize, usize, usize),
+    a: &[f32],
+    a_rs: usize,
+    bp: &[f32],
+    init: Option<Strided<'_>>,
+    y: &mut [f32],
+    out: (usize, usize),
+    (relu, p0): (bool, usize),
+) {
+    // Safety: this function's contract.
+    unsafe { assume_checked((m, n), y.len(), out) };
+    let args = (k, n, a, a_rs, bp, init);
+    let mut r0 = 0;
+    while r0 + 2 <= m {
+        rows_from::<2, 1>(r0, p0, args, y, out, relu);
+        r0 += 2;
+    }
+    if r0 < m {
+        rows_from::<1, 1>(r0, p0, args, y, out, relu);
+    }
 }
 
 /// [`gemm_packed`] after its checks.
@@ -131,13 +203,8 @@ unsafe fn gemm_checked(
     (y_rs, y_cs): (usize, usize),
     (relu, row_init): (bool, bool),
 ) {
-    // Safety: the caller checked these (the contract above). Said here, they let the
-    // compiler drop the loops' own entry tests and overflow paths, as when the checks
-    // were in this function.
-    unsafe {
-        core::hint::assert_unchecked(m > 0 && n > 0);
-        core::hint::assert_unchecked(last_index((m, y_rs), (n, y_cs)).is_some_and(|i| i < y.len()));
-    }
+    // Safety: this function's contract.
+    unsafe { assume_checked((m, n), y.len(), (y_rs, y_cs)) };
     #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
     {
         // Safety: this function's contract.
@@ -278,13 +345,13 @@ unsafe fn rows_vfma(
     // With one init value a row (`row_init`: `gemm_packed` found `init`'s columns to
     // step 0) each row starts from its own value, which the routines spread over the
     // panel's accumulators (`tinyonnx_spread8`, `tinyonnx_spread16`).
+    // The columns after them are `gemm_tail`'s.
     let spread = row_init && y_cs == 1;
-    let (start, step, p0) = match init {
-        _ if y_cs != 1 => (ZERO_PANEL.as_ptr(), 0, 0),
-        None => (ZERO_PANEL.as_ptr(), 0, n / NR),
-        Some(c) if c.rows == 0 && c.cols == 1 => (c.values.as_ptr(), 4 * NR as u32, n / NR),
-        Some(c) if spread => (c.values.as_ptr(), 0, n / NR),
-        Some(_) => (ZERO_PANEL.as_ptr(), 0, 0),
+    let p0 = vfma_panels(n, init, y_cs, row_init);
+    let (start, step) = match init {
+        Some(c) if c.rows == 0 && c.cols == 1 => (c.values.as_ptr(), 4 * NR as u32),
+        Some(c) if spread => (c.values.as_ptr(), 0),
+        _ => (ZERO_PANEL.as_ptr(), 0),
     };
     // The routines' optional steps: a helper's address, or null. Where no call asks
     // for one, the constant propagates through `gemm_checked` and the linker drops it.
@@ -306,7 +373,6 @@ unsafe fn rows_vfma(
         Some(c) if spread => unsafe { c.values.as_ptr().add(r * c.rows) },
         _ => start,
     };
-    let args = (k, n, a, a_rs, bp, init);
     let ap = a.as_ptr();
     let mut r0 = 0;
     while r0 + 2 <= m {
@@ -336,7 +402,6 @@ unsafe fn rows_vfma(
                 )
             };
         }
-        rows_from::<2, 1>(r0, p0, args, y, (y_rs, y_cs), relu);
         r0 += 2;
     }
     if r0 < m {
@@ -358,7 +423,6 @@ unsafe fn rows_vfma(
                 )
             };
         }
-        rows_from::<1, 1>(r0, p0, args, y, (y_rs, y_cs), relu);
     }
 }
 
