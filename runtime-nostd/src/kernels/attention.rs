@@ -171,7 +171,7 @@ pub fn attention<M: MaskValue>(
             }
         }
     }
-    let side = libm::sqrtf(g.scale);
+    let side = super::math::sqrt(g.scale);
     let reps = (g.q_heads / g.kv_heads.max(1)).max(1);
     let scores = &mut scores[..total];
     for b in 0..g.batch {

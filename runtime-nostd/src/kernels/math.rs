@@ -87,6 +87,16 @@ pub fn tanh(x: f32) -> f32 {
     odd_rational(x, 9.0, &TANH_P, &TANH_Q)
 }
 
+/// Square root, correctly rounded: the FPU's instruction on the Cortex-M cores that
+/// have one (`fma-vfp4`), `libm::sqrtf` elsewhere.
+#[inline(always)]
+pub fn sqrt(x: f32) -> f32 {
+    #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+    return super::arch::arm::tinyonnx_sqrt_vfp(x);
+    #[cfg(not(all(feature = "fma-vfp4", target_arch = "arm")))]
+    libm::sqrtf(x)
+}
+
 /// `max(x, 0)` that keeps NaN (ONNX Runtime's Relu; `f32::max` would give 0): the
 /// one Relu of the unary kernel and of every fused epilogue.
 #[inline(always)]

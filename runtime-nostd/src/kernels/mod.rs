@@ -153,6 +153,27 @@ pub(crate) fn four(s: &[f32], at: usize) -> &[f32; 4] {
     s[at..at + 4].try_into().expect("four values")
 }
 
+/// Called in a loop's body: on the microcontrollers, keeps LLVM from unrolling the loop
+/// (an assembly statement counts as a call for its Arm unroller), where a loop over a
+/// constant count would otherwise be copied out whole for every call site.
+#[inline(always)]
+pub(crate) fn rolled() {
+    #[cfg(all(target_arch = "arm", target_os = "none"))]
+    // Safety: an empty assembly statement: no instructions, no registers or memory.
+    unsafe {
+        core::arch::asm!("", options(nomem, nostack, preserves_flags))
+    };
+}
+
+/// `n`, hidden from the optimizer on the microcontrollers: a loop over it is then not
+/// unrolled whole for a constant count (see [`rolled`]).
+#[inline(always)]
+pub(crate) fn opaque(n: usize) -> usize {
+    #[cfg(all(target_arch = "arm", target_os = "none"))]
+    let n = core::hint::black_box(n);
+    n
+}
+
 /// `sum f(v)` over `values` in eight interleaved partial sums (independent add chains
 /// the compiler turns into one vector register), then added pairwise.
 #[inline(always)]
@@ -161,12 +182,14 @@ pub(crate) fn lane_sum(values: &[f32], f: impl Fn(f32) -> f32) -> f32 {
     let chunks = values.chunks_exact(8);
     let rest = chunks.remainder();
     for c in chunks {
+        rolled();
         for (a, &v) in acc.iter_mut().zip(c) {
             *a += f(v);
         }
     }
     let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
     for &v in rest {
+        rolled();
         s += f(v);
     }
     s

@@ -31,7 +31,7 @@ pub fn batch_norm_inplace<const N: usize, const C: usize, const S: usize>(
     let y = &mut y[..N * C * S];
     for n in 0..N {
         for c in 0..C {
-            let inv = 1.0 / libm::sqrtf(var[c] + eps);
+            let inv = 1.0 / super::math::sqrt(var[c] + eps);
             let (m, s, bb) = (mean[c], scale[c], b[c]);
             for v in &mut y[(n * C + c) * S..(n * C + c + 1) * S] {
                 *v = (*v - m) * inv * s + bb;
@@ -49,8 +49,7 @@ pub fn layer_norm_inplace<const OUTER: usize, const INNER: usize, const RMS: boo
     y: &mut [f32],
 ) {
     let y = &mut y[..OUTER * INNER];
-    for o in 0..OUTER {
-        let row = &mut y[o * INNER..(o + 1) * INNER];
+    for row in y.chunks_exact_mut(super::opaque(INNER)) {
         normalize_row::<RMS>(row, scale, b, eps);
     }
 }
@@ -65,17 +64,19 @@ fn normalize_row<const RMS: bool>(row: &mut [f32], scale: &[f32], b: Option<&[f3
         super::lane_sum(row, |v| v) / n
     };
     let var = super::lane_sum(row, |v| (v - mean) * (v - mean)) / n;
-    let inv = 1.0 / libm::sqrtf(var + eps);
+    let inv = 1.0 / super::math::sqrt(var + eps);
     match b {
         // Per-element scale and bias (the common case): one straight loop.
         Some(b) if scale.len() == row.len() && b.len() == row.len() => {
             for ((v, &s), &bb) in row.iter_mut().zip(scale).zip(b) {
+                super::rolled();
                 *v = (*v - mean) * inv * s + bb;
             }
         }
         _ => {
             let at = |v: &[f32], i: usize| if v.len() == 1 { v[0] } else { v[i] };
             for (i, v) in row.iter_mut().enumerate() {
+                super::rolled();
                 *v = (*v - mean) * inv * at(scale, i) + b.map_or(0.0, |b| at(b, i));
             }
         }
@@ -115,7 +116,7 @@ pub fn group_norm<const N: usize, const C: usize, const G: usize, const S: usize
         let block = &x[g * span..(g + 1) * span];
         let mean = super::lane_sum(block, |v| v) / span as f32;
         let var = super::lane_sum(block, |v| (v - mean) * (v - mean)) / span as f32;
-        let inv = 1.0 / libm::sqrtf(var + eps);
+        let inv = 1.0 / super::math::sqrt(var + eps);
         let out = &mut y[g * span..(g + 1) * span];
         for (i, (o, p)) in out
             .chunks_exact_mut(S)
@@ -189,7 +190,7 @@ pub(crate) fn lp_term(v: f32, p: f32) -> f32 {
 #[inline]
 pub(crate) fn lp_root(s: f32, p: f32) -> f32 {
     if p == 2.0 {
-        libm::sqrtf(s)
+        super::math::sqrt(s)
     } else if p == 1.0 {
         s
     } else {
@@ -262,7 +263,7 @@ pub fn mean_variance<const R: usize>(
     }
     for (m, s) in mean.iter_mut().zip(sq.iter_mut()) {
         *m /= count;
-        *s = libm::sqrtf(*s / count - *m * *m) + 1e-9;
+        *s = super::math::sqrt(*s / count - *m * *m) + 1e-9;
     }
     let (mut idx, mut io, mut unused) = ([0usize; R], 0usize, 0usize);
     for (o, &v) in y[..n].iter_mut().zip(&x[..n]) {

@@ -22,23 +22,29 @@ pub fn softmax_inplace<
         // On the microcontrollers that loop is kept a loop (`exp_each`): over a
         // constant row of ten classes LLVM inlined the exponential ten times, 1.2 KB of
         // flash.
-        for row in y.chunks_exact_mut(N) {
+        // On the microcontrollers the rows are not unrolled either (`opaque`, `rolled`):
+        // the attention's forty rows of ten took 950 bytes.
+        let n = super::opaque(N);
+        for row in y.chunks_exact_mut(n) {
             let mut max = T::LOWEST;
             for &v in row.iter() {
+                super::rolled();
                 if v > max {
                     max = v;
                 }
             }
             for v in row.iter_mut() {
+                super::rolled();
                 *v = *v - max;
             }
         }
         exp_each(y);
-        for row in y.chunks_exact_mut(N) {
+        for row in y.chunks_exact_mut(n) {
             let mut acc = [T::ZERO; 8];
             let chunks = row.chunks_exact(8);
             let rest = chunks.remainder();
             for c in chunks {
+                super::rolled();
                 for (a, &v) in acc.iter_mut().zip(c) {
                     *a = *a + v;
                 }
@@ -46,10 +52,12 @@ pub fn softmax_inplace<
             let mut sum =
                 ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
             for &v in rest {
+                super::rolled();
                 sum = sum + v;
             }
             let inv = T::ONE / sum;
             for v in row.iter_mut() {
+                super::rolled();
                 *v = *v * inv;
             }
         }

@@ -68,6 +68,20 @@ macro_rules! relu8 {
     };
 }
 
+// Safety: the declaration matches the routine assembled below: AAPCS-VFP passes and
+// returns the float in s0; it reads no memory.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+unsafe extern "C" {
+    pub(crate) safe fn tinyonnx_sqrt_vfp(x: f32) -> f32;
+}
+
+// The FPU's square root, correctly rounded as IEEE 754 asks (as `libm::sqrtf`, whose
+// software version takes about 500 bytes of flash with its table). Not inline assembly:
+// rustc gives the single-precision registers to `asm!` only with the `vfp2` feature,
+// which these targets do not set.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+thumb_fn!("tinyonnx_sqrt_vfp", "    vsqrt.f32 s0, s0", "    bx lr");
+
 // Safety: the declaration matches the routine this file assembles below (its
 // arguments in the AAPCS-VFP registers named there, nothing returned); callers uphold the
 // pointer contract stated at each call.
