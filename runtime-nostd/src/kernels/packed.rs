@@ -404,25 +404,23 @@ unsafe fn rows_vfma(
         }
         r0 += 2;
     }
-    if r0 < m {
-        if p0 > 0 {
-            let yp = y.as_mut_ptr();
-            let i0 = row_start(r0);
-            // Safety: as above, for the one row `r0 < m`.
-            unsafe {
-                tinyonnx_rows8_vfma(
-                    ap.add(r0 * a_rs),
-                    bp.as_ptr(),
-                    i0,
-                    step,
-                    yp.add(r0 * y_rs),
-                    k as u32,
-                    p0 as u32,
-                    relu8,
-                    spread8,
-                )
-            };
-        }
+    if r0 < m && p0 > 0 {
+        let yp = y.as_mut_ptr();
+        let i0 = row_start(r0);
+        // Safety: as above, for the one row `r0 < m`.
+        unsafe {
+            tinyonnx_rows8_vfma(
+                ap.add(r0 * a_rs),
+                bp.as_ptr(),
+                i0,
+                step,
+                yp.add(r0 * y_rs),
+                k as u32,
+                p0 as u32,
+                relu8,
+                spread8,
+            )
+        };
     }
 }
 
