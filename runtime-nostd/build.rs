@@ -1,13 +1,23 @@
 //! Sets `tinyonnx_fpv5` for Armv8-M Mainline with a single-precision FPU (Cortex-M33,
 //! M55): its FPv5 has `VSEL`, branch-free selects that make the portable form of
 //! `kernels::math::max_nan` the fast one there. rustc does not expose the FPU's version
-//! to `cfg` on these targets.
+//! to `cfg` on these targets. Sets `tinyonnx_riscv_f` for 32-bit RISC-V with single-precision
+//! floats (see below).
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(tinyonnx_fpv5)");
+    println!("cargo::rustc-check-cfg=cfg(tinyonnx_riscv_f)");
     let target = std::env::var("TARGET").unwrap_or_default();
     if target.starts_with("thumbv8m.main") && target.ends_with("eabihf") {
         println!("cargo::rustc-cfg=tinyonnx_fpv5");
+    }
+    // 32-bit RISC-V with the F extension (`riscv32imafc`, `riscv32gc`) and so a
+    // float-register ABI: stable rustc does not give `target_feature = "f"` to `cfg`.
+    if let Some(isa) = target.strip_prefix("riscv32") {
+        let isa = isa.split('-').next().unwrap_or_default();
+        if isa.contains('f') || isa.contains('g') {
+            println!("cargo::rustc-cfg=tinyonnx_riscv_f");
+        }
     }
     println!("cargo::rerun-if-changed=build.rs");
 }

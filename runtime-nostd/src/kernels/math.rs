@@ -88,12 +88,18 @@ pub fn tanh(x: f32) -> f32 {
 }
 
 /// Square root, correctly rounded: the FPU's instruction on the Cortex-M cores that
-/// have one (`fma-vfp4`), `libm::sqrtf` elsewhere.
+/// have one (`fma-vfp4`) and on RISC-V with the F extension, `libm::sqrtf` elsewhere
+/// (its software version, with its table, is about 500 bytes of flash).
 #[inline(always)]
 pub fn sqrt(x: f32) -> f32 {
     #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
     return super::arch::arm::tinyonnx_sqrt_vfp(x);
-    #[cfg(not(all(feature = "fma-vfp4", target_arch = "arm")))]
+    #[cfg(all(target_arch = "riscv32", tinyonnx_riscv_f))]
+    return super::arch::riscv32::tinyonnx_sqrt_rv(x);
+    #[cfg(not(any(
+        all(feature = "fma-vfp4", target_arch = "arm"),
+        all(target_arch = "riscv32", tinyonnx_riscv_f)
+    )))]
     libm::sqrtf(x)
 }
 

@@ -5,6 +5,8 @@
 
 #[cfg(target_arch = "arm")]
 pub mod arm;
+#[cfg(all(target_arch = "riscv32", tinyonnx_riscv_f))]
+pub mod riscv32;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 
