@@ -105,6 +105,9 @@ macro_rules! float_fns {
             /// `e^x` as the normalizations use it: the vectorizable approximation for f32
             /// (about 1 ulp, [`super::math::exp`]), libm's for f64.
             fn exp_fast(self) -> Self;
+            /// Square root, correctly rounded (for f32 the FPU's where the core has one,
+            /// [`super::math::sqrt`]).
+            fn sqrt(self) -> Self;
             $(#[doc = $doc] fn $m(self) -> Self;)*
         }
 
@@ -114,6 +117,10 @@ macro_rules! float_fns {
             fn exp_fast(self) -> Self {
                 super::math::exp(self)
             }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                super::math::sqrt(self)
+            }
             $(#[inline(always)] fn $m(self) -> Self { libm::$f32(self) })*
         }
 
@@ -122,6 +129,10 @@ macro_rules! float_fns {
             #[inline(always)]
             fn exp_fast(self) -> Self {
                 libm::exp(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                libm::sqrt(self)
             }
             $(#[inline(always)] fn $m(self) -> Self { libm::$f64(self) })*
         }
@@ -133,7 +144,6 @@ float_fns!(
     (expm1, expm1f, expm1, "`e^x - 1`."),
     (ln, logf, log, "Natural logarithm."),
     (ln_1p, log1pf, log1p, "`ln(1 + x)`."),
-    (sqrt, sqrtf, sqrt, "Square root."),
     (floor, floorf, floor, "Round toward -inf."),
     (ceil, ceilf, ceil, "Round toward +inf."),
     (
