@@ -90,11 +90,15 @@ pub fn gemm_packed(
             "gemm_packed: init too short"
         );
     }
-    // On soft-float Arm cores, the Relu flag opaque: a constant at every call lets LLVM
-    // specialize the shared function once per layer there (five 6 KB copies of it in
-    // the Transformer's firmware on the Cortex-M3, more than its 256 KiB of flash). On
-    // the other cores it is not specialized, and the opaque value costs stack.
-    #[cfg(all(target_arch = "arm", not(feature = "fma-vfp4")))]
+    // On the 32-bit cores without the VFMA routines (Cortex-M3, RISC-V), the Relu flag
+    // opaque: a constant at every call lets LLVM specialize the shared function once per
+    // layer there (five 6 KB copies of it in the Transformer's firmware on the
+    // Cortex-M3, more than its 256 KiB of flash; five on the riscv32f). On the other
+    // cores it is not specialized, and the opaque value costs stack.
+    #[cfg(all(
+        target_pointer_width = "32",
+        not(all(target_arch = "arm", feature = "fma-vfp4"))
+    ))]
     let relu = core::hint::black_box(relu);
     // One init value a row (a convolution's bias), decided here where the caller's
     // init is known: where no call has one, LLVM drops that path from the shared code.
@@ -522,9 +526,10 @@ fn block<const R: usize, const Q: usize>(
     relu: bool,
 ) {
     let width = |q: usize| NR.min(n - (p0 + q) * NR);
-    // Whole panels take the contiguous paths below; on Arm (the Cortex-M boards) they
-    // are left out, as they cost more flash (1.8 KB on the M4F's MLP) than they save.
-    let full = cfg!(not(target_arch = "arm")) && (0..Q).all(|q| width(q) == NR);
+    // Whole panels take the contiguous paths below; on the 32-bit boards (Cortex-M,
+    // RISC-V) they are left out, as they cost more flash (1.8 KB on the M4F's MLP, 3 KB
+    // on the riscv32f's) than they save.
+    let full = cfg!(target_pointer_width = "64") && (0..Q).all(|q| width(q) == NR);
     #[cfg(target_arch = "x86_64")]
     if (Q == 2 || Q == 4) && R >= 4 && full && y_cs == 1 && avx512() {
         // Row-major output with whole pairs of panels: the AVX-512 tile starts from the
