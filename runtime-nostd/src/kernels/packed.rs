@@ -377,38 +377,40 @@ unsafe fn rows_vfma(
         Some(c) if spread => unsafe { c.values.as_ptr().add(r * c.rows) },
         _ => start,
     };
+    // No whole panel: every column is `gemm_tail`'s.
+    if p0 == 0 {
+        return;
+    }
     let ap = a.as_ptr();
     let mut r0 = 0;
     while r0 + 2 <= m {
-        if p0 > 0 {
-            let yp = y.as_mut_ptr();
-            let (i0, i1) = (row_start(r0), row_start(r0 + 1));
-            // Safety: rows `r0`, `r0 + 1 < m` of `a` hold `k` values each; the first
-            // `p0 * k * NR` values of `bp` are the whole panels; each start holds
-            // `p0 * NR` values when it steps (an init row `gemm_packed` checked), eight
-            // when not (`ZERO_PANEL`), one when spread (the row's init value);
-            // output rows `r0`, `r0 + 1` hold `p0 * NR <= n` values from their starts
-            // (`y_cs` = 1), inside the length `gemm_packed` asserted.
-            unsafe {
-                tinyonnx_rows8x2_vfma(
-                    ap.add(r0 * a_rs),
-                    ap.add((r0 + 1) * a_rs),
-                    bp.as_ptr(),
-                    i0,
-                    i1,
-                    step,
-                    yp.add(r0 * y_rs),
-                    yp.add((r0 + 1) * y_rs),
-                    k as u32,
-                    p0 as u32,
-                    relu16,
-                    spread16,
-                )
-            };
-        }
+        let yp = y.as_mut_ptr();
+        let (i0, i1) = (row_start(r0), row_start(r0 + 1));
+        // Safety: rows `r0`, `r0 + 1 < m` of `a` hold `k` values each; the first
+        // `p0 * k * NR` values of `bp` are the whole panels; each start holds
+        // `p0 * NR` values when it steps (an init row `gemm_packed` checked), eight
+        // when not (`ZERO_PANEL`), one when spread (the row's init value);
+        // output rows `r0`, `r0 + 1` hold `p0 * NR <= n` values from their starts
+        // (`y_cs` = 1), inside the length `gemm_packed` asserted.
+        unsafe {
+            tinyonnx_rows8x2_vfma(
+                ap.add(r0 * a_rs),
+                ap.add((r0 + 1) * a_rs),
+                bp.as_ptr(),
+                i0,
+                i1,
+                step,
+                yp.add(r0 * y_rs),
+                yp.add((r0 + 1) * y_rs),
+                k as u32,
+                p0 as u32,
+                relu16,
+                spread16,
+            )
+        };
         r0 += 2;
     }
-    if r0 < m && p0 > 0 {
+    if r0 < m {
         let yp = y.as_mut_ptr();
         let i0 = row_start(r0);
         // Safety: as above, for the one row `r0 < m`.
