@@ -109,9 +109,12 @@ pub fn conv2d<
 /// least 16 positions runs as [`super::arch::x86_64::direct::conv2d_avx512`] instead, no
 /// patches gathered, where its ring fits in the patches' scratch
 /// ([`tinyonnx_layout::direct::fits`]; the planner sizes the scratch for im2col alone, the
-/// same on every target).
+/// same on every target). On the microcontrollers a convolution of at least
+/// `SHARED_CHANNELS` output channels a group runs one body shared by every such layer
+/// with its kernel window, the image sizes as values ([`im2col_shared`]).
 #[allow(clippy::too_many_arguments)]
-#[inline(never)]
+#[cfg_attr(not(target_os = "none"), inline(never))]
+#[cfg_attr(target_os = "none", inline)]
 pub fn conv2d_packed<
     const N: usize,
     const C: usize,
@@ -138,7 +141,6 @@ pub fn conv2d_packed<
     y: &mut [f32],
     patches: &mut [f32],
 ) {
-    use super::packed::{NR, Strided, gemm_packed, packed_len};
     #[cfg(target_arch = "x86_64")]
     if tinyonnx_layout::direct::fits(
         (C, G),
@@ -170,39 +172,287 @@ pub fn conv2d_packed<
         }
         return;
     }
-    let cg = C / G;
-    let mg = M / G;
-    let k = cg * KH * KW;
-    let positions = OH * OW;
-    let x = &x[..N * C * H * W];
-    let w = &w[..M * k];
-    let y = &mut y[..N * M * positions];
-    let patches = &mut super::cache_aligned(patches)[..packed_len(k, PB)];
-    for n in 0..N {
-        for g in 0..G {
+    let geo = Geometry::of::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>();
+    // On the microcontrollers one body for every layer with the same kernel window, the
+    // image sizes as values: a copy specialized on all of a layer's sizes is 2-3 KB of
+    // flash (the CIFAR CNN had three). Only where each gathered value feeds at least
+    // `SHARED_CHANNELS` products, so that gathering with sizes as values costs little
+    // per multiply-accumulate (a layer of eight channels ran 50 % slower so).
+    #[cfg(target_os = "none")]
+    if M / G >= SHARED_CHANNELS {
+        shared::<KH, KW, SH, SW, DH, DW>(geo, (x, w, b), (y, patches), RELU);
+        return;
+    }
+    im2col(
+        geo,
+        (x, w, b),
+        (y, patches),
+        (RELU, whole_panels(OH * OW, PB)),
+        |xg, first, width, panel| {
+            pack_panel::<H, W, KH, KW, OW, SH, SW, DH, DW, PT, PL>(xg, first, width, panel)
+        },
+    );
+}
+
+/// A convolution's sizes as values (the const parameters of [`conv2d_packed`]).
+#[derive(Clone, Copy)]
+struct Geometry {
+    n: usize,
+    c: usize,
+    m: usize,
+    g: usize,
+    pb: usize,
+    win: Window,
+}
+
+impl Geometry {
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    const fn of<
+        const N: usize,
+        const C: usize,
+        const H: usize,
+        const W: usize,
+        const M: usize,
+        const G: usize,
+        const KH: usize,
+        const KW: usize,
+        const OH: usize,
+        const OW: usize,
+        const SH: usize,
+        const SW: usize,
+        const DH: usize,
+        const DW: usize,
+        const PT: usize,
+        const PL: usize,
+        const PB: usize,
+    >() -> Self {
+        Geometry {
+            n: N,
+            c: C,
+            m: M,
+            g: G,
+            pb: PB,
+            win: Window::of::<H, W, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL>(),
+        }
+    }
+}
+
+/// A convolution window over `[h, w]` planes giving `[oh, ow]` outputs, as values.
+// Strides, dilations and padding are read by the shared gathering only (bare metal).
+#[cfg_attr(not(any(target_os = "none", test)), allow(dead_code))]
+#[derive(Clone, Copy)]
+struct Window {
+    h: usize,
+    w: usize,
+    kh: usize,
+    kw: usize,
+    oh: usize,
+    ow: usize,
+    sh: usize,
+    sw: usize,
+    dh: usize,
+    dw: usize,
+    pt: usize,
+    pl: usize,
+}
+
+impl Window {
+    #[inline(always)]
+    const fn of<
+        const H: usize,
+        const W: usize,
+        const KH: usize,
+        const KW: usize,
+        const OH: usize,
+        const OW: usize,
+        const SH: usize,
+        const SW: usize,
+        const DH: usize,
+        const DW: usize,
+        const PT: usize,
+        const PL: usize,
+    >() -> Self {
+        Window {
+            h: H,
+            w: W,
+            kh: KH,
+            kw: KW,
+            oh: OH,
+            ow: OW,
+            sh: SH,
+            sw: SW,
+            dh: DH,
+            dw: DW,
+            pt: PT,
+            pl: PL,
+        }
+    }
+}
+
+/// The output channels a group needs for [`conv2d_packed`] to take [`im2col_shared`] on
+/// the microcontrollers.
+#[cfg(target_os = "none")]
+const SHARED_CHANNELS: usize = 32;
+
+/// Whether every tile of `block` out of `positions` output positions is whole panels of
+/// `NR`: then no product of the convolution leaves columns to a partial panel, and a
+/// build whose convolutions all say so links no code for one.
+const fn whole_panels(positions: usize, block: usize) -> bool {
+    use super::packed::NR;
+    positions.is_multiple_of(NR) && block.is_multiple_of(NR)
+}
+
+/// [`im2col_shared`] for a convolution with this kernel window, whole panels or not.
+#[cfg(any(target_os = "none", test))]
+#[inline(always)]
+fn shared<
+    const KH: usize,
+    const KW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+>(
+    geo: Geometry,
+    (x, w, b): (&[f32], &[f32], Option<&[f32]>),
+    (y, patches): (&mut [f32], &mut [f32]),
+    relu: bool,
+) {
+    if whole_panels(geo.win.oh * geo.win.ow, geo.pb) {
+        im2col_shared::<KH, KW, SH, SW, DH, DW, true>(geo, x, w, b, y, patches, relu);
+    } else {
+        im2col_shared::<KH, KW, SH, SW, DH, DW, false>(geo, x, w, b, y, patches, relu);
+    }
+}
+
+/// [`conv2d_packed`] through [`im2col_shared`] whatever the target and the channels,
+/// for the differential suite.
+#[cfg(test)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn conv2d_shared<
+    const N: usize,
+    const C: usize,
+    const H: usize,
+    const W: usize,
+    const M: usize,
+    const G: usize,
+    const KH: usize,
+    const KW: usize,
+    const OH: usize,
+    const OW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const PT: usize,
+    const PL: usize,
+    const PB: usize,
+    const RELU: bool,
+>(
+    x: &[f32],
+    w: &[f32],
+    b: Option<&[f32]>,
+    y: &mut [f32],
+    patches: &mut [f32],
+) {
+    let geo = Geometry::of::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>();
+    shared::<KH, KW, SH, SW, DH, DW>(geo, (x, w, b), (y, patches), RELU);
+}
+
+/// [`im2col`] not inlined, for the convolutions of a bare-metal build with one kernel
+/// window (its sizes, strides and dilations constants; the rest of `geo` values), and
+/// whole panels or not. (Built for the host's tests too: the differential suite runs it.)
+#[cfg(any(target_os = "none", test))]
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn im2col_shared<
+    const KH: usize,
+    const KW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const WHOLE: bool,
+>(
+    geo: Geometry,
+    x: &[f32],
+    w: &[f32],
+    b: Option<&[f32]>,
+    y: &mut [f32],
+    patches: &mut [f32],
+    relu: bool,
+) {
+    let win = Window {
+        kh: KH,
+        kw: KW,
+        sh: SH,
+        sw: SW,
+        dh: DH,
+        dw: DW,
+        ..geo.win
+    };
+    im2col(
+        Geometry { win, ..geo },
+        (x, w, b),
+        (y, patches),
+        (relu, WHOLE),
+        |xg, first, width, panel| pack_panel_shared(&win, xg, first, width, panel),
+    );
+}
+
+/// The body of [`conv2d_packed`]'s im2col path, tile by tile: `pack` gathers a panel
+/// of patches (`xg`, first position, width, panel); inlined into the constant-size
+/// kernel, or into [`im2col_shared`].
+#[inline(always)]
+fn im2col(
+    geo: Geometry,
+    (x, w, b): (&[f32], &[f32], Option<&[f32]>),
+    (y, patches): (&mut [f32], &mut [f32]),
+    (relu, whole): (bool, bool),
+    pack: impl Fn(&[f32], usize, usize, &mut [f32]),
+) {
+    use super::packed::{NR, Strided, gemm_packed, packed_len};
+    let Geometry {
+        n: batch,
+        c,
+        m,
+        g: groups,
+        pb: block,
+        win,
+    } = geo;
+    let cg = c / groups;
+    let mg = m / groups;
+    let k = cg * win.kh * win.kw;
+    let positions = win.oh * win.ow;
+    let plane = win.h * win.w;
+    let x = &x[..batch * c * plane];
+    let w = &w[..m * k];
+    let y = &mut y[..batch * m * positions];
+    let patches = &mut super::cache_aligned(patches)[..packed_len(k, block)];
+    for n in 0..batch {
+        for g in 0..groups {
             let bias = b.map(|b| Strided {
                 values: &b[g * mg..(g + 1) * mg],
                 rows: 1,
                 cols: 0,
             });
-            let xg = &x[(n * C + g * cg) * H * W..(n * C + (g + 1) * cg) * H * W];
+            let xg = &x[(n * c + g * cg) * plane..(n * c + (g + 1) * cg) * plane];
             let mut p0 = 0;
             while p0 < positions {
-                let pb = PB.min(positions - p0);
+                let pb = block.min(positions - p0);
+                // The same value where `whole` (`p0` and both ends multiples of NR), and
+                // then visibly so to the compiler.
+                let pb = if whole { pb / NR * NR } else { pb };
                 for (i, panel) in patches
                     .chunks_exact_mut(k * NR)
                     .take(pb.div_ceil(NR))
                     .enumerate()
                 {
                     let first = p0 + i * NR;
-                    pack_panel::<H, W, KH, KW, OW, SH, SW, DH, DW, PT, PL>(
-                        xg,
-                        first,
-                        NR.min(p0 + pb - first),
-                        panel,
-                    );
+                    pack(xg, first, NR.min(p0 + pb - first), panel);
                 }
-                let out = (n * M + g * mg) * positions + p0;
+                let out = (n * m + g * mg) * positions + p0;
                 gemm_packed(
                     (mg, k, pb),
                     &w[g * mg * k..(g + 1) * mg * k],
@@ -211,9 +461,102 @@ pub fn conv2d_packed<
                     bias,
                     &mut y[out..],
                     (positions, 1),
-                    RELU,
+                    relu,
                 );
                 p0 += pb;
+            }
+        }
+    }
+}
+
+/// [`pack_panel`] with the image sizes as values, for [`im2col_shared`]: by runs of
+/// positions in one output row, the loops kept rolled.
+#[cfg(any(target_os = "none", test))]
+#[inline(always)]
+fn pack_panel_shared(win: &Window, xg: &[f32], first: usize, width: usize, panel: &mut [f32]) {
+    use super::packed::NR;
+    let (oh0, ow0) = (first / win.ow, first % win.ow);
+    if width == NR && ow0 + NR <= win.ow {
+        // All positions in one output row (a constant run length: vector copies).
+        pack_run(win, xg, (oh0, ow0), (0, NR), panel);
+        return;
+    }
+    // Positions across output rows, or a partial panel: a run per output row, then
+    // zeros in the columns past `width`.
+    let (mut oh, mut ow, mut j) = (oh0, ow0, 0);
+    while j < width {
+        let len = (width - j).min(win.ow - ow);
+        pack_run(win, xg, (oh, ow), (j, len), panel);
+        (oh, ow, j) = (oh + 1, 0, j + len);
+    }
+    if width < NR {
+        for tap in panel.chunks_exact_mut(NR) {
+            tap[width..].fill(0.0);
+        }
+    }
+}
+
+/// Columns `j0..j0 + len` of a panel's tap rows (as many as `panel` has): input value
+/// `kk` of the windows of output positions `(oh, ow0 + j)`, `j < len`, one output row.
+#[cfg(any(target_os = "none", test))]
+#[inline(always)]
+fn pack_run(
+    win: &Window,
+    xg: &[f32],
+    (oh, ow0): (usize, usize),
+    (j0, len): (usize, usize),
+    panel: &mut [f32],
+) {
+    use super::packed::NR;
+    let &Window {
+        h,
+        w,
+        kh: taps_h,
+        kw: taps_w,
+        sh,
+        sw,
+        dh,
+        dw,
+        pt,
+        pl,
+        ..
+    } = win;
+    let mut taps = panel.chunks_exact_mut(NR);
+    for plane in xg.chunks_exact(h * w) {
+        for kh in 0..taps_h {
+            // Per kernel row one input row (or zeros), per kernel column a run of input
+            // columns `ow0 * sw + kw * dw - pl + j * sw`.
+            let ih = (oh * sh + kh * dh).wrapping_sub(pt);
+            let xrow = (ih < h).then(|| &plane[ih * w..(ih + 1) * w]);
+            for kw in 0..taps_w {
+                let Some(tap) = taps.next() else { return };
+                let dst = &mut tap[j0..j0 + len];
+                let Some(xrow) = xrow else {
+                    dst.fill(0.0);
+                    continue;
+                };
+                let iw0 = (ow0 * sw + kw * dw) as isize - pl as isize;
+                if sw == 1 && iw0 >= 0 && iw0 as usize + len <= w {
+                    let src = &xrow[iw0 as usize..iw0 as usize + len];
+                    if len == NR {
+                        dst.copy_from_slice(src);
+                    } else {
+                        // A short run: element by element (not a call to `memcpy`).
+                        for (d, &v) in dst.iter_mut().zip(src) {
+                            super::rolled();
+                            *d = v;
+                        }
+                    }
+                } else if sw == 2 && len == NR && iw0 >= 0 && iw0 as usize + 2 * NR <= w {
+                    let src = &xrow[iw0 as usize..iw0 as usize + 2 * NR];
+                    every_other(dst, src.try_into().expect("2 NR values"));
+                } else {
+                    for (j, v) in dst.iter_mut().enumerate() {
+                        super::rolled();
+                        let iw = (iw0 + (j * sw) as isize) as usize;
+                        *v = if iw < w { xrow[iw] } else { 0.0 };
+                    }
+                }
             }
         }
     }

@@ -210,6 +210,7 @@ fn row_taps<
         }
         let taps = xrow[start..].iter().step_by(SW);
         for (m, &v) in yrow[lo..hi].iter_mut().zip(taps) {
+            super::rolled();
             *m = max_nan(*m, v);
         }
     }
@@ -221,6 +222,7 @@ fn row_taps<
 fn max_every_other(m: &mut [f32], x: &[f32]) {
     let mut done = 0;
     while done + 4 <= m.len() && 2 * done + 8 <= x.len() {
+        super::rolled();
         let even = super::evens(super::four(x, 2 * done), super::four(x, 2 * done + 4));
         for (v, t) in m[done..done + 4].iter_mut().zip(even) {
             *v = max_nan(*v, t);
@@ -228,6 +230,7 @@ fn max_every_other(m: &mut [f32], x: &[f32]) {
         done += 4;
     }
     for (j, v) in m.iter_mut().enumerate().skip(done) {
+        super::rolled();
         *v = max_nan(*v, x[2 * j]);
     }
 }
