@@ -113,8 +113,7 @@ pub fn conv2d<
 /// `SHARED_CHANNELS` output channels a group runs one body shared by every such layer
 /// with its kernel window, the image sizes as values ([`im2col_shared`]).
 #[allow(clippy::too_many_arguments)]
-#[cfg_attr(not(target_os = "none"), inline(never))]
-#[cfg_attr(target_os = "none", inline)]
+#[inline(never)]
 pub fn conv2d_packed<
     const N: usize,
     const C: usize,
@@ -172,7 +171,6 @@ pub fn conv2d_packed<
         }
         return;
     }
-    let geo = Geometry::of::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>();
     // On the microcontrollers one body for every layer with the same kernel window, the
     // image sizes as values: a copy specialized on all of a layer's sizes is 2-3 KB of
     // flash (the CIFAR CNN had three). Only where each gathered value feeds at least
@@ -180,21 +178,20 @@ pub fn conv2d_packed<
     // per multiply-accumulate (a layer of eight channels ran 50 % slower so).
     #[cfg(target_os = "none")]
     if M / G >= SHARED_CHANNELS {
+        let geo = Geometry::of::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>();
         shared::<KH, KW, SH, SW, DH, DW>(geo, (x, w, b), (y, patches), RELU);
         return;
     }
     im2col(
-        geo,
+        Fixed::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>,
         (x, w, b),
         (y, patches),
         (RELU, whole_panels(OH * OW, PB)),
-        |xg, first, width, panel| {
-            pack_panel::<H, W, KH, KW, OW, SH, SW, DH, DW, PT, PL>(xg, first, width, panel)
-        },
     );
 }
 
 /// A convolution's sizes as values (the const parameters of [`conv2d_packed`]).
+#[cfg(any(target_os = "none", test))]
 #[derive(Clone, Copy)]
 struct Geometry {
     n: usize,
@@ -205,6 +202,7 @@ struct Geometry {
     win: Window,
 }
 
+#[cfg(any(target_os = "none", test))]
 impl Geometry {
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
@@ -239,8 +237,7 @@ impl Geometry {
 }
 
 /// A convolution window over `[h, w]` planes giving `[oh, ow]` outputs, as values.
-// Strides, dilations and padding are read by the shared gathering only (bare metal).
-#[cfg_attr(not(any(target_os = "none", test)), allow(dead_code))]
+#[cfg(any(target_os = "none", test))]
 #[derive(Clone, Copy)]
 struct Window {
     h: usize,
@@ -257,6 +254,7 @@ struct Window {
     pl: usize,
 }
 
+#[cfg(any(target_os = "none", test))]
 impl Window {
     #[inline(always)]
     const fn of<
@@ -397,35 +395,110 @@ fn im2col_shared<
         (x, w, b),
         (y, patches),
         (relu, WHOLE),
-        |xg, first, width, panel| pack_panel_shared(&win, xg, first, width, panel),
     );
 }
 
-/// The body of [`conv2d_packed`]'s im2col path, tile by tile: `pack` gathers a panel
-/// of patches (`xg`, first position, width, panel); inlined into the constant-size
-/// kernel, or into [`im2col_shared`].
+/// What [`im2col`] needs of a convolution: its sizes and how a panel of patches is
+/// gathered. [`Fixed`] gives them as constants (the host's kernels and the small
+/// layers of the microcontrollers, unrolled for their sizes), [`Geometry`] as values.
+trait Tiles: Copy {
+    /// `(n, c, m, g, kh * kw, oh * ow, h * w, pb)`.
+    fn sizes(self) -> [usize; 8];
+    /// [`pack_panel`]: output positions `first..first + width` into `panel`.
+    fn pack(self, xg: &[f32], first: usize, width: usize, panel: &mut [f32]);
+}
+
+/// The sizes of [`conv2d_packed`] as its const parameters.
+#[derive(Clone, Copy)]
+struct Fixed<
+    const N: usize,
+    const C: usize,
+    const H: usize,
+    const W: usize,
+    const M: usize,
+    const G: usize,
+    const KH: usize,
+    const KW: usize,
+    const OH: usize,
+    const OW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const PT: usize,
+    const PL: usize,
+    const PB: usize,
+>;
+
+impl<
+    const N: usize,
+    const C: usize,
+    const H: usize,
+    const W: usize,
+    const M: usize,
+    const G: usize,
+    const KH: usize,
+    const KW: usize,
+    const OH: usize,
+    const OW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const PT: usize,
+    const PL: usize,
+    const PB: usize,
+> Tiles for Fixed<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>
+{
+    #[inline(always)]
+    fn sizes(self) -> [usize; 8] {
+        [N, C, M, G, KH * KW, OH * OW, H * W, PB]
+    }
+
+    #[inline(always)]
+    fn pack(self, xg: &[f32], first: usize, width: usize, panel: &mut [f32]) {
+        pack_panel::<H, W, KH, KW, OW, SH, SW, DH, DW, PT, PL>(xg, first, width, panel);
+    }
+}
+
+#[cfg(any(target_os = "none", test))]
+impl Tiles for Geometry {
+    #[inline(always)]
+    fn sizes(self) -> [usize; 8] {
+        let win = self.win;
+        let taps = win.kh * win.kw;
+        [
+            self.n,
+            self.c,
+            self.m,
+            self.g,
+            taps,
+            win.oh * win.ow,
+            win.h * win.w,
+            self.pb,
+        ]
+    }
+
+    #[inline(always)]
+    fn pack(self, xg: &[f32], first: usize, width: usize, panel: &mut [f32]) {
+        pack_panel_shared(&self.win, xg, first, width, panel);
+    }
+}
+
+/// The body of [`conv2d_packed`]'s im2col path, tile by tile: inlined into the
+/// constant-size kernel, or into [`im2col_shared`].
 #[inline(always)]
-fn im2col(
-    geo: Geometry,
+fn im2col<T: Tiles>(
+    tiles: T,
     (x, w, b): (&[f32], &[f32], Option<&[f32]>),
     (y, patches): (&mut [f32], &mut [f32]),
     (relu, whole): (bool, bool),
-    pack: impl Fn(&[f32], usize, usize, &mut [f32]),
 ) {
     use super::packed::{NR, Strided, gemm_packed, packed_len};
-    let Geometry {
-        n: batch,
-        c,
-        m,
-        g: groups,
-        pb: block,
-        win,
-    } = geo;
+    let [batch, c, m, groups, taps, positions, plane, block] = tiles.sizes();
     let cg = c / groups;
     let mg = m / groups;
-    let k = cg * win.kh * win.kw;
-    let positions = win.oh * win.ow;
-    let plane = win.h * win.w;
+    let k = cg * taps;
     let x = &x[..batch * c * plane];
     let w = &w[..m * k];
     let y = &mut y[..batch * m * positions];
@@ -450,7 +523,7 @@ fn im2col(
                     .enumerate()
                 {
                     let first = p0 + i * NR;
-                    pack(xg, first, NR.min(p0 + pb - first), panel);
+                    tiles.pack(xg, first, NR.min(p0 + pb - first), panel);
                 }
                 let out = (n * m + g * mg) * positions + p0;
                 gemm_packed(
