@@ -110,8 +110,8 @@ pub fn conv2d<
 /// patches gathered, where its ring fits in the patches' scratch
 /// ([`tinyonnx_layout::direct::fits`]; the planner sizes the scratch for im2col alone, the
 /// same on every target). On the microcontrollers a convolution of at least
-/// `SHARED_CHANNELS` output channels a group runs one body shared by every such layer
-/// with its kernel window, the image sizes as values ([`im2col_shared`]).
+/// [`super::SHARED_CHANNELS`] output channels a group gathers its patches through one
+/// function for every such layer with its kernel window ([`pack_panel_shared`]).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub fn conv2d_packed<
@@ -171,161 +171,22 @@ pub fn conv2d_packed<
         }
         return;
     }
-    // On the microcontrollers one body for every layer with the same kernel window, the
-    // image sizes as values: a copy specialized on all of a layer's sizes is 2-3 KB of
-    // flash (the CIFAR CNN had three). Only where each gathered value feeds at least
-    // `SHARED_CHANNELS` products, so that gathering with sizes as values costs little
-    // per multiply-accumulate (a layer of eight channels ran 50 % slower so).
-    #[cfg(target_os = "none")]
-    if M / G >= SHARED_CHANNELS {
-        let geo = Geometry::of::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>();
-        shared::<KH, KW, SH, SW, DH, DW>(geo, (x, w, b), (y, patches), RELU);
-        return;
-    }
-    im2col(
-        Fixed::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>,
+    // On the microcontrollers a layer of `SHARED_CHANNELS` output channels a group or
+    // more gathers its patches through one function for every layer with its kernel
+    // window, the image sizes as values: a copy specialized on all of a layer's sizes
+    // is 2-3 KB of flash (the CIFAR CNN had three), and with many channels each
+    // gathered value feeds many products (a layer of eight ran 50 % slower so).
+    let shared = cfg!(target_os = "none") && M / G >= super::SHARED_CHANNELS;
+    Fixed::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>.im2col(
         (x, w, b),
         (y, patches),
-        (RELU, whole_panels(OH * OW, PB)),
+        RELU,
+        shared,
     );
 }
 
-/// A convolution's sizes as values (the const parameters of [`conv2d_packed`]).
-#[cfg(any(target_os = "none", test))]
-#[derive(Clone, Copy)]
-struct Geometry {
-    n: usize,
-    c: usize,
-    m: usize,
-    g: usize,
-    pb: usize,
-    win: Window,
-}
-
-#[cfg(any(target_os = "none", test))]
-impl Geometry {
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    const fn of<
-        const N: usize,
-        const C: usize,
-        const H: usize,
-        const W: usize,
-        const M: usize,
-        const G: usize,
-        const KH: usize,
-        const KW: usize,
-        const OH: usize,
-        const OW: usize,
-        const SH: usize,
-        const SW: usize,
-        const DH: usize,
-        const DW: usize,
-        const PT: usize,
-        const PL: usize,
-        const PB: usize,
-    >() -> Self {
-        Geometry {
-            n: N,
-            c: C,
-            m: M,
-            g: G,
-            pb: PB,
-            win: Window::of::<H, W, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL>(),
-        }
-    }
-}
-
-/// A convolution window over `[h, w]` planes giving `[oh, ow]` outputs, as values.
-#[cfg(any(target_os = "none", test))]
-#[derive(Clone, Copy)]
-struct Window {
-    h: usize,
-    w: usize,
-    kh: usize,
-    kw: usize,
-    oh: usize,
-    ow: usize,
-    sh: usize,
-    sw: usize,
-    dh: usize,
-    dw: usize,
-    pt: usize,
-    pl: usize,
-}
-
-#[cfg(any(target_os = "none", test))]
-impl Window {
-    #[inline(always)]
-    const fn of<
-        const H: usize,
-        const W: usize,
-        const KH: usize,
-        const KW: usize,
-        const OH: usize,
-        const OW: usize,
-        const SH: usize,
-        const SW: usize,
-        const DH: usize,
-        const DW: usize,
-        const PT: usize,
-        const PL: usize,
-    >() -> Self {
-        Window {
-            h: H,
-            w: W,
-            kh: KH,
-            kw: KW,
-            oh: OH,
-            ow: OW,
-            sh: SH,
-            sw: SW,
-            dh: DH,
-            dw: DW,
-            pt: PT,
-            pl: PL,
-        }
-    }
-}
-
-/// The output channels a group needs for [`conv2d_packed`] to take [`im2col_shared`] on
-/// the microcontrollers.
-#[cfg(target_os = "none")]
-const SHARED_CHANNELS: usize = 32;
-
-/// Whether every tile of `block` out of `positions` output positions is whole panels of
-/// `NR`: then no product of the convolution leaves columns to a partial panel, and a
-/// build whose convolutions all say so links no code for one.
-const fn whole_panels(positions: usize, block: usize) -> bool {
-    use super::packed::NR;
-    positions.is_multiple_of(NR) && block.is_multiple_of(NR)
-}
-
-/// [`im2col_shared`] for a convolution with this kernel window, whole panels or not.
-#[cfg(any(target_os = "none", test))]
-#[inline(always)]
-fn shared<
-    const KH: usize,
-    const KW: usize,
-    const SH: usize,
-    const SW: usize,
-    const DH: usize,
-    const DW: usize,
->(
-    geo: Geometry,
-    (x, w, b): (&[f32], &[f32], Option<&[f32]>),
-    (y, patches): (&mut [f32], &mut [f32]),
-    relu: bool,
-) {
-    if whole_panels(geo.win.oh * geo.win.ow, geo.pb) {
-        im2col_shared::<KH, KW, SH, SW, DH, DW, true>(geo, x, w, b, y, patches, relu);
-    } else {
-        im2col_shared::<KH, KW, SH, SW, DH, DW, false>(geo, x, w, b, y, patches, relu);
-    }
-}
-
-/// [`conv2d_packed`] through [`im2col_shared`] whatever the target and the channels,
-/// for the differential suite.
+/// [`conv2d_packed`]'s im2col path with the shared gathering whatever the target and
+/// the channels, for the differential suite.
 #[cfg(test)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn conv2d_shared<
@@ -354,58 +215,12 @@ pub(crate) fn conv2d_shared<
     y: &mut [f32],
     patches: &mut [f32],
 ) {
-    let geo = Geometry::of::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>();
-    shared::<KH, KW, SH, SW, DH, DW>(geo, (x, w, b), (y, patches), RELU);
-}
-
-/// [`im2col`] not inlined, for the convolutions of a bare-metal build with one kernel
-/// window (its sizes, strides and dilations constants; the rest of `geo` values), and
-/// whole panels or not. (Built for the host's tests too: the differential suite runs it.)
-#[cfg(any(target_os = "none", test))]
-#[allow(clippy::too_many_arguments)]
-#[inline(never)]
-fn im2col_shared<
-    const KH: usize,
-    const KW: usize,
-    const SH: usize,
-    const SW: usize,
-    const DH: usize,
-    const DW: usize,
-    const WHOLE: bool,
->(
-    geo: Geometry,
-    x: &[f32],
-    w: &[f32],
-    b: Option<&[f32]>,
-    y: &mut [f32],
-    patches: &mut [f32],
-    relu: bool,
-) {
-    let win = Window {
-        kh: KH,
-        kw: KW,
-        sh: SH,
-        sw: SW,
-        dh: DH,
-        dw: DW,
-        ..geo.win
-    };
-    im2col(
-        Geometry { win, ..geo },
+    Fixed::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>.im2col(
         (x, w, b),
         (y, patches),
-        (relu, WHOLE),
+        RELU,
+        true,
     );
-}
-
-/// What [`im2col`] needs of a convolution: its sizes and how a panel of patches is
-/// gathered. [`Fixed`] gives them as constants (the host's kernels and the small
-/// layers of the microcontrollers, unrolled for their sizes), [`Geometry`] as values.
-trait Tiles: Copy {
-    /// `(n, c, m, g, kh * kw, oh * ow, h * w, pb)`.
-    fn sizes(self) -> [usize; 8];
-    /// [`pack_panel`]: output positions `first..first + width` into `panel`.
-    fn pack(self, xg: &[f32], first: usize, width: usize, panel: &mut [f32]);
 }
 
 /// The sizes of [`conv2d_packed`] as its const parameters.
@@ -448,110 +263,142 @@ impl<
     const PT: usize,
     const PL: usize,
     const PB: usize,
-> Tiles for Fixed<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>
+> Fixed<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>
 {
+    /// The im2col path of [`conv2d_packed`], tile by tile: the panels of a tile gathered
+    /// by [`pack_panel`] (unrolled for these sizes) or, where `shared`, by
+    /// [`pack_panel_shared`]; then the tile's products. The tiles' loop and the
+    /// products' checks stay in the caller, constant sizes, and the gathering's frame
+    /// is gone before the products' calls (the stack's deepest path).
     #[inline(always)]
-    fn sizes(self) -> [usize; 8] {
-        [N, C, M, G, KH * KW, OH * OW, H * W, PB]
-    }
-
-    #[inline(always)]
-    fn pack(self, xg: &[f32], first: usize, width: usize, panel: &mut [f32]) {
-        pack_panel::<H, W, KH, KW, OW, SH, SW, DH, DW, PT, PL>(xg, first, width, panel);
-    }
-}
-
-#[cfg(any(target_os = "none", test))]
-impl Tiles for Geometry {
-    #[inline(always)]
-    fn sizes(self) -> [usize; 8] {
-        let win = self.win;
-        let taps = win.kh * win.kw;
-        [
-            self.n,
-            self.c,
-            self.m,
-            self.g,
-            taps,
-            win.oh * win.ow,
-            win.h * win.w,
-            self.pb,
-        ]
-    }
-
-    #[inline(always)]
-    fn pack(self, xg: &[f32], first: usize, width: usize, panel: &mut [f32]) {
-        pack_panel_shared(self.win, xg, first, width, panel);
-    }
-}
-
-/// The body of [`conv2d_packed`]'s im2col path, tile by tile: inlined into the
-/// constant-size kernel, or into [`im2col_shared`].
-#[inline(always)]
-fn im2col<T: Tiles>(
-    tiles: T,
-    (x, w, b): (&[f32], &[f32], Option<&[f32]>),
-    (y, patches): (&mut [f32], &mut [f32]),
-    (relu, whole): (bool, bool),
-) {
-    use super::packed::{NR, Strided, gemm_packed, packed_len};
-    let [batch, c, m, groups, taps, positions, plane, block] = tiles.sizes();
-    let cg = c / groups;
-    let mg = m / groups;
-    let k = cg * taps;
-    let x = &x[..batch * c * plane];
-    let w = &w[..m * k];
-    let y = &mut y[..batch * m * positions];
-    let patches = &mut super::cache_aligned(patches)[..packed_len(k, block)];
-    for n in 0..batch {
-        for g in 0..groups {
-            let bias = b.map(|b| Strided {
-                values: &b[g * mg..(g + 1) * mg],
-                rows: 1,
-                cols: 0,
-            });
-            let xg = &x[(n * c + g * cg) * plane..(n * c + (g + 1) * cg) * plane];
-            let mut p0 = 0;
-            while p0 < positions {
-                let pb = block.min(positions - p0);
-                // The same value where `whole` (`p0` and both ends multiples of NR), and
-                // then visibly so to the compiler.
-                let pb = if whole { pb / NR * NR } else { pb };
-                for (i, panel) in patches
-                    .chunks_exact_mut(k * NR)
-                    .take(pb.div_ceil(NR))
-                    .enumerate()
-                {
-                    let first = p0 + i * NR;
-                    tiles.pack(xg, first, NR.min(p0 + pb - first), panel);
+    fn im2col(
+        self,
+        (x, w, b): (&[f32], &[f32], Option<&[f32]>),
+        (y, patches): (&mut [f32], &mut [f32]),
+        relu: bool,
+        shared: bool,
+    ) {
+        use super::packed::{NR, Strided, gemm_packed, packed_len};
+        let cg = C / G;
+        let mg = M / G;
+        let k = cg * KH * KW;
+        let positions = OH * OW;
+        let x = &x[..N * C * H * W];
+        let w = &w[..M * k];
+        let y = &mut y[..N * M * positions];
+        let patches = &mut super::cache_aligned(patches)[..packed_len(k, PB)];
+        #[cfg(not(any(target_os = "none", test)))]
+        let _ = shared;
+        for n in 0..N {
+            for g in 0..G {
+                let bias = b.map(|b| Strided {
+                    values: &b[g * mg..(g + 1) * mg],
+                    rows: 1,
+                    cols: 0,
+                });
+                let xg = &x[(n * C + g * cg) * H * W..(n * C + (g + 1) * cg) * H * W];
+                let mut p0 = 0;
+                while p0 < positions {
+                    let pb = PB.min(positions - p0);
+                    // Where several tiles are whole panels (`positions`, `PB` and so `p0`
+                    // multiples of NR), `pb` with its low bits cleared, the same value,
+                    // through a value the optimizer cannot see through: a build whose
+                    // convolutions all say so links no code for a partial panel's
+                    // products. (LLVM proves `pb` a multiple from the loop, drops the
+                    // clearing, then loses the fact before the products' test.)
+                    let pb = if PB < positions && whole_panels(positions, PB) {
+                        core::hint::black_box(pb) & !(NR - 1)
+                    } else {
+                        pb
+                    };
+                    for (i, panel) in patches
+                        .chunks_exact_mut(k * NR)
+                        .take(pb.div_ceil(NR))
+                        .enumerate()
+                    {
+                        let first = p0 + i * NR;
+                        let width = NR.min(p0 + pb - first);
+                        #[cfg(any(target_os = "none", test))]
+                        if shared {
+                            // A constant: its address, not five stores a call.
+                            let win = &const {
+                                Window {
+                                    h: H,
+                                    w: W,
+                                    ow: OW,
+                                    pt: PT,
+                                    pl: PL,
+                                }
+                            };
+                            pack_panel_shared::<KH, KW, SH, SW, DH, DW>(
+                                win, xg, first, width, panel,
+                            );
+                            continue;
+                        }
+                        pack_panel::<H, W, KH, KW, OW, SH, SW, DH, DW, PT, PL>(
+                            xg, first, width, panel,
+                        );
+                    }
+                    let out = (n * M + g * mg) * positions + p0;
+                    gemm_packed(
+                        (mg, k, pb),
+                        &w[g * mg * k..(g + 1) * mg * k],
+                        k,
+                        patches,
+                        bias,
+                        &mut y[out..],
+                        (positions, 1),
+                        relu,
+                    );
+                    p0 += pb;
                 }
-                let out = (n * m + g * mg) * positions + p0;
-                gemm_packed(
-                    (mg, k, pb),
-                    &w[g * mg * k..(g + 1) * mg * k],
-                    k,
-                    patches,
-                    bias,
-                    &mut y[out..],
-                    (positions, 1),
-                    relu,
-                );
-                p0 += pb;
             }
         }
     }
 }
 
-/// [`pack_panel`] with the image sizes as values, for [`im2col_shared`]: by runs of
-/// positions in one output row, the loops kept rolled.
+/// Whether every tile of `block` out of `positions` output positions is whole panels of
+/// `NR`.
+const fn whole_panels(positions: usize, block: usize) -> bool {
+    use super::packed::NR;
+    positions.is_multiple_of(NR) && block.is_multiple_of(NR)
+}
+
+/// The image sizes of a convolution as values, for [`pack_panel_shared`]: input rows
+/// and columns, output columns, top and left padding.
 #[cfg(any(target_os = "none", test))]
-#[inline(always)]
-fn pack_panel_shared(win: Window, xg: &[f32], first: usize, width: usize, panel: &mut [f32]) {
+struct Window {
+    h: usize,
+    w: usize,
+    ow: usize,
+    pt: usize,
+    pl: usize,
+}
+
+/// [`pack_panel`] with the image sizes as values (the kernel window's constants), for
+/// every layer with this window: by runs of positions in one output row, the loops
+/// kept rolled; out of line, its frame not under the products'.
+#[cfg(any(target_os = "none", test))]
+#[inline(never)]
+fn pack_panel_shared<
+    const KH: usize,
+    const KW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+>(
+    win: &Window,
+    xg: &[f32],
+    first: usize,
+    width: usize,
+    panel: &mut [f32],
+) {
     use super::packed::NR;
     let (oh0, ow0) = (first / win.ow, first % win.ow);
     if width == NR && ow0 + NR <= win.ow {
         // All positions in one output row (a constant run length: vector copies).
-        pack_run(win, xg, (oh0, ow0), (0, NR), panel);
+        pack_run::<KH, KW, SH, SW, DH, DW>(win, xg, (oh0, ow0), (0, NR), panel);
         return;
     }
     // Positions across output rows, or a partial panel: a run per output row, then
@@ -559,13 +406,24 @@ fn pack_panel_shared(win: Window, xg: &[f32], first: usize, width: usize, panel:
     let (mut oh, mut ow, mut j) = (oh0, ow0, 0);
     while j < width {
         let len = (width - j).min(win.ow - ow);
-        pack_run(win, xg, (oh, ow), (j, len), panel);
+        pack_run::<KH, KW, SH, SW, DH, DW>(win, xg, (oh, ow), (j, len), panel);
         (oh, ow, j) = (oh + 1, 0, j + len);
     }
     if width < NR {
         for tap in panel.chunks_exact_mut(NR) {
-            tap[width..].fill(0.0);
+            zero(&mut tap[width..]);
         }
+    }
+}
+
+/// `dst` filled with zeros by a loop: not a call to `memset` for a run of a few values
+/// (nor the 174 B of its code where nothing else needs it).
+#[cfg(any(target_os = "none", test))]
+#[inline(always)]
+fn zero(dst: &mut [f32]) {
+    for v in dst {
+        super::rolled();
+        *v = 0.0;
     }
 }
 
@@ -576,27 +434,23 @@ fn pack_panel_shared(win: Window, xg: &[f32], first: usize, width: usize, panel:
 /// channels is only the copies.
 #[cfg(any(target_os = "none", test))]
 #[inline(always)]
-fn pack_run(
-    win: Window,
+fn pack_run<
+    const KH: usize,
+    const KW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+>(
+    win: &Window,
     xg: &[f32],
     (oh, ow0): (usize, usize),
     (j0, len): (usize, usize),
     panel: &mut [f32],
 ) {
     use super::packed::NR;
-    let Window {
-        h,
-        w,
-        kh: taps_h,
-        kw: taps_w,
-        sh,
-        sw,
-        dh,
-        dw,
-        pt,
-        pl,
-        ..
-    } = win;
+    let &Window { h, w, pt, pl, .. } = win;
+    let (taps_h, taps_w, sh, sw, dh, dw) = (KH, KW, SH, SW, DH, DW);
     let taps = taps_h * taps_w;
     for kh in 0..taps_h {
         // Not unrolled over the window's columns: one copy of the cases below (the
@@ -612,8 +466,7 @@ fn pack_run(
             if ih >= h {
                 // A row of padding (or wrapped below zero).
                 for (_, block) in channels {
-                    super::rolled();
-                    block[at..at + len].fill(0.0);
+                    zero(&mut block[at..at + len]);
                 }
                 continue;
             }
@@ -646,15 +499,8 @@ fn pack_run(
                     let start = ((c * h * w + row) as isize + iw0) as usize;
                     if let Some(src) = xg.get(start..).and_then(|rest| rest.get(..NR)) {
                         dst.copy_from_slice(src);
-                        // Loops, not calls to `memset` (mostly one value, or none).
-                        for v in &mut dst[..lo] {
-                            super::rolled();
-                            *v = 0.0;
-                        }
-                        for v in &mut dst[hi..] {
-                            super::rolled();
-                            *v = 0.0;
-                        }
+                        zero(&mut dst[..lo]);
+                        zero(&mut dst[hi..]);
                     } else {
                         let xrow = &xg[c * h * w + row..][..w];
                         for (j, v) in dst.iter_mut().enumerate() {

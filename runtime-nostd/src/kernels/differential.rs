@@ -12,7 +12,8 @@
 //! sizes as values, on every path); `conv3x3_winograd` the 512-bit transforms and paired
 //! products, the 256-bit transforms, or the portable ones; `max_pool2d` the AVX-512
 //! 3x3 stride-2 kernel, the rows-first host kernel (three window rows or more) or the
-//! tap-by-tap loop of the boards. `conv2d_avx512` and `gemm_pairs` are also called
+//! tap-by-tap loop (and `max_pool_inside`, the boards' loop where no window reaches
+//! the padding, on every path). `conv2d_avx512` and `gemm_pairs` are also called
 //! directly on the AVX-512 path, whatever the dispatch would pick. `gemm_dot` has one
 //! variant everywhere (a fused multiply-add on the Arm boards only).
 
@@ -498,16 +499,28 @@ macro_rules! pool_case {
         on_every_path(|path| {
             let mut y = std::vec![f32::NAN; want.len()];
             max_pool2d::<$nc, $h, $w, $kh, $kw, $oh, $ow, $sh, $sw, $dh, $dw, $pt, $pl>(&x, &mut y);
-            for (i, (&g, &w)) in y.iter().zip(&want).enumerate() {
-                let same = (g.is_nan() && w.is_nan()) || f64::from(g) == w;
-                assert!(same, "max_pool2d {}x{} over {}x{} on {path:?}, element {i}: {g} != {w}", $kh, $kw, $h, $w);
+            let mut kernels = std::vec![("max_pool2d", y)];
+            // The microcontrollers' loop where every window lies inside, here on the host.
+            if $pt == 0 && $pl == 0 && ($oh - 1) * $sh + ($kh - 1) * $dh < $h
+                && ($ow - 1) * $sw + ($kw - 1) * $dw < $w
+            {
+                let mut y = std::vec![f32::NAN; want.len()];
+                super::pool::max_pool_inside::<$kh, $kw, $sh, $sw, $dh, $dw>(($h, $w, $oh, $ow), &x, &mut y);
+                kernels.push(("max_pool_inside", y));
+            }
+            for (kernel, y) in kernels {
+                for (i, (&g, &w)) in y.iter().zip(&want).enumerate() {
+                    let same = (g.is_nan() && w.is_nan()) || f64::from(g) == w;
+                    assert!(same, "{kernel} {}x{} over {}x{} on {path:?}, element {i}: {g} != {w}", $kh, $kw, $h, $w);
+                }
             }
         });
     }};
 }
 
 /// The AVX-512 3x3 stride-2 kernel (rows of up to 70 inputs, pad 1 and 0), the
-/// rows-first host kernel (3x3 stride 1, dilation), and the tap-by-tap loop (2x2).
+/// rows-first host kernel (3x3 stride 1, dilation), the tap-by-tap loop (2x2), and the
+/// microcontrollers' window-by-window loop on the four cases without padding.
 #[test]
 #[rustfmt::skip]
 fn max_pooling_on_every_path() {

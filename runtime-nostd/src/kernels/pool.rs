@@ -116,6 +116,19 @@ pub fn max_pool2d<
         max_pool_rows_first::<NC, H, W, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL>(x, y);
         return;
     }
+    // On the microcontrollers, layers of many channels whose windows all lie inside the
+    // input (the usual 2x2 stride-2 MaxPool) go to one function for every layer with
+    // the same window (`SHARED_CHANNELS`).
+    #[cfg(target_os = "none")]
+    if NC >= super::SHARED_CHANNELS
+        && PT == 0
+        && PL == 0
+        && (OH - 1) * SH + (KH - 1) * DH < H
+        && (OW - 1) * SW + (KW - 1) * DW < W
+    {
+        max_pool_inside::<KH, KW, SH, SW, DH, DW>((H, W, OH, OW), x, y);
+        return;
+    }
     // Output rows are accumulated window tap by window tap: each tap is one pass over
     // the row's outputs whose input falls inside, with no chain between outputs (a
     // running max per window would be a serial chain of dependent compares).
@@ -129,6 +142,67 @@ pub fn max_pool2d<
                 }
                 let xrow = &xp[ih as usize * W..(ih as usize + 1) * W];
                 row_taps::<W, KW, OW, SW, DW, PL>(yrow, xrow);
+            }
+        }
+    }
+}
+
+/// [`max_pool2d`] on the microcontrollers where every window lies inside the input (no
+/// padding; `x` and `y` whole planes of `h * w` and `oh * ow` values), window by window:
+/// one function for every layer with this window, the image sizes `(h, w, oh, ow)` as
+/// values (unrolled over each layer's sizes, the CIFAR CNN's three took 2.3 KB of flash
+/// more), no test a tap, and no store until a window's max (an in-order core gains
+/// nothing from the host's independent passes).
+///
+/// # Panics
+/// When a window reaches outside the input.
+#[cfg(any(target_os = "none", test))]
+#[inline(never)]
+pub(crate) fn max_pool_inside<
+    const KH: usize,
+    const KW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+>(
+    (h, w, oh, ow): (usize, usize, usize, usize),
+    x: &[f32],
+    y: &mut [f32],
+) {
+    // The last window's last row and column, without overflow.
+    let last = |out: usize, stride: usize, taps: usize, dilation: usize| {
+        let end = (out.checked_sub(1)?).checked_mul(stride)?;
+        end.checked_add((taps.checked_sub(1)?).checked_mul(dilation)?)
+    };
+    assert!(
+        oh == 0
+            || ow == 0
+            || (last(oh, SH, KH, DH).is_some_and(|r| r < h)
+                && last(ow, SW, KW, DW).is_some_and(|c| c < w)),
+        "max_pool_inside: a window outside the input"
+    );
+    for (xp, yp) in x.chunks_exact(h * w).zip(y.chunks_exact_mut(oh * ow)) {
+        for (r, yrow) in yp.chunks_exact_mut(ow).enumerate() {
+            let top = r * SH * w;
+            for (c, out) in yrow.iter_mut().enumerate() {
+                super::rolled();
+                let at = top + c * SW;
+                let tap = |kh: usize, kw: usize| {
+                    // Safety: `r < oh`, `c < ow`, `kh < KH` and `kw < KW`, so the index is
+                    // at most `((oh - 1) * SH + (KH - 1) * DH) * w + (ow - 1) * SW +
+                    // (KW - 1) * DW`, below `h * w = xp.len()` by the assertion above.
+                    unsafe { *xp.get_unchecked(at + kh * DH * w + kw * DW) }
+                };
+                let mut m = tap(0, 0);
+                for kh in 0..KH {
+                    for kw in 0..KW {
+                        if kh + kw > 0 {
+                            m = max_nan(m, tap(kh, kw));
+                        }
+                    }
+                }
+                *out = m;
             }
         }
     }
@@ -544,6 +618,44 @@ mod tests {
             let same = (v.is_nan() && want.is_nan()) || v.to_bits() == want.to_bits();
             assert!(same, "2x2 at {i}: {v} != {want}");
         }
+    }
+
+    /// The microcontrollers' loop for windows inside the input (its unchecked reads run
+    /// under Miri): every window's max, the last window ending on the last row and
+    /// column, and a window past the input refused.
+    #[test]
+    fn windows_inside_read_only_the_input() {
+        const H: usize = 9;
+        const W: usize = 22;
+        let x: std::vec::Vec<f32> = (0..2 * H * W)
+            .map(|i| {
+                if i % 13 == 5 {
+                    f32::NAN
+                } else {
+                    (i as f32 * 0.61).sin()
+                }
+            })
+            .collect();
+        // 3x3 at stride 2: rows 0..=8 and columns 0..=21 of the last window, all inside.
+        let mut y = std::vec![0.0f32; 2 * 4 * 10];
+        super::max_pool_inside::<3, 3, 2, 2, 1, 1>(
+            (H, W - 1, 4, 10),
+            &x[..2 * H * (W - 1)],
+            &mut y,
+        );
+        let x_narrow = &x[..2 * H * (W - 1)];
+        for (i, &v) in y.iter().enumerate() {
+            let (p, oh, ow) = (i / 40, i / 10 % 4, i % 10);
+            let want = window_max(x_narrow, (H, W - 1), 3, 0, p, oh, ow);
+            let same = (v.is_nan() && want.is_nan()) || v.to_bits() == want.to_bits();
+            assert!(same, "3x3 at {i}: {v} != {want}");
+        }
+        // One output column more reaches column 22 of a 22-wide input.
+        let refused = std::panic::catch_unwind(|| {
+            let mut y = std::vec![0.0f32; 2 * 4 * 11];
+            super::max_pool_inside::<2, 2, 2, 2, 1, 1>((H, W, 4, 11 + 1), &x, &mut y);
+        });
+        assert!(refused.is_err());
     }
 
     /// 3x3 stride-2 windows over rows of several registers (outputs past 16 and 32, a
