@@ -177,7 +177,7 @@ pub fn conv2d_packed<
     // is 2-3 KB of flash (the CIFAR CNN had three), and with many channels each
     // gathered value feeds many products (a layer of eight ran 50 % slower so).
     let shared = cfg!(target_os = "none") && M / G >= super::SHARED_CHANNELS;
-    Fixed::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>.im2col(
+    im2col::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>(
         (x, w, b),
         (y, patches),
         RELU,
@@ -185,11 +185,15 @@ pub fn conv2d_packed<
     );
 }
 
-/// [`conv2d_packed`]'s im2col path with the shared gathering whatever the target and
-/// the channels, for the differential suite.
-#[cfg(test)]
+/// The im2col path of [`conv2d_packed`], tile by tile: the panels of a tile gathered by
+/// [`pack_panel`] (unrolled for these sizes) or, where `shared`, by
+/// [`pack_panel_shared`]; then the tile's products. The tiles' loop and the products'
+/// checks stay in the caller, constant sizes, and the gathering's frame is gone before
+/// the products' calls (the stack's deepest path). (The differential suite calls it
+/// with `shared` on the host.)
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn conv2d_shared<
+#[inline(always)]
+pub(crate) fn im2col<
     const N: usize,
     const C: usize,
     const H: usize,
@@ -207,151 +211,81 @@ pub(crate) fn conv2d_shared<
     const PT: usize,
     const PL: usize,
     const PB: usize,
-    const RELU: bool,
 >(
-    x: &[f32],
-    w: &[f32],
-    b: Option<&[f32]>,
-    y: &mut [f32],
-    patches: &mut [f32],
+    (x, w, b): (&[f32], &[f32], Option<&[f32]>),
+    (y, patches): (&mut [f32], &mut [f32]),
+    relu: bool,
+    shared: bool,
 ) {
-    Fixed::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>.im2col(
-        (x, w, b),
-        (y, patches),
-        RELU,
-        true,
-    );
-}
-
-/// The sizes of [`conv2d_packed`] as its const parameters.
-#[derive(Clone, Copy)]
-struct Fixed<
-    const N: usize,
-    const C: usize,
-    const H: usize,
-    const W: usize,
-    const M: usize,
-    const G: usize,
-    const KH: usize,
-    const KW: usize,
-    const OH: usize,
-    const OW: usize,
-    const SH: usize,
-    const SW: usize,
-    const DH: usize,
-    const DW: usize,
-    const PT: usize,
-    const PL: usize,
-    const PB: usize,
->;
-
-impl<
-    const N: usize,
-    const C: usize,
-    const H: usize,
-    const W: usize,
-    const M: usize,
-    const G: usize,
-    const KH: usize,
-    const KW: usize,
-    const OH: usize,
-    const OW: usize,
-    const SH: usize,
-    const SW: usize,
-    const DH: usize,
-    const DW: usize,
-    const PT: usize,
-    const PL: usize,
-    const PB: usize,
-> Fixed<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>
-{
-    /// The im2col path of [`conv2d_packed`], tile by tile: the panels of a tile gathered
-    /// by [`pack_panel`] (unrolled for these sizes) or, where `shared`, by
-    /// [`pack_panel_shared`]; then the tile's products. The tiles' loop and the
-    /// products' checks stay in the caller, constant sizes, and the gathering's frame
-    /// is gone before the products' calls (the stack's deepest path).
-    #[inline(always)]
-    fn im2col(
-        self,
-        (x, w, b): (&[f32], &[f32], Option<&[f32]>),
-        (y, patches): (&mut [f32], &mut [f32]),
-        relu: bool,
-        shared: bool,
-    ) {
-        use super::packed::{NR, Strided, gemm_packed, packed_len};
-        let cg = C / G;
-        let mg = M / G;
-        let k = cg * KH * KW;
-        let positions = OH * OW;
-        let x = &x[..N * C * H * W];
-        let w = &w[..M * k];
-        let y = &mut y[..N * M * positions];
-        let patches = &mut super::cache_aligned(patches)[..packed_len(k, PB)];
-        #[cfg(not(any(target_os = "none", test)))]
-        let _ = shared;
-        for n in 0..N {
-            for g in 0..G {
-                let bias = b.map(|b| Strided {
-                    values: &b[g * mg..(g + 1) * mg],
-                    rows: 1,
-                    cols: 0,
-                });
-                let xg = &x[(n * C + g * cg) * H * W..(n * C + (g + 1) * cg) * H * W];
-                let mut p0 = 0;
-                while p0 < positions {
-                    let pb = PB.min(positions - p0);
-                    // Where several tiles are whole panels (`positions`, `PB` and so `p0`
-                    // multiples of NR), `pb` with its low bits cleared, the same value,
-                    // through a value the optimizer cannot see through: a build whose
-                    // convolutions all say so links no code for a partial panel's
-                    // products. (LLVM proves `pb` a multiple from the loop, drops the
-                    // clearing, then loses the fact before the products' test.)
-                    let pb = if PB < positions && whole_panels(positions, PB) {
-                        core::hint::black_box(pb) & !(NR - 1)
-                    } else {
-                        pb
-                    };
-                    for (i, panel) in patches
-                        .chunks_exact_mut(k * NR)
-                        .take(pb.div_ceil(NR))
-                        .enumerate()
-                    {
-                        let first = p0 + i * NR;
-                        let width = NR.min(p0 + pb - first);
-                        #[cfg(any(target_os = "none", test))]
-                        if shared {
-                            // A constant: its address, not five stores a call.
-                            let win = &const {
-                                Window {
-                                    h: H,
-                                    w: W,
-                                    ow: OW,
-                                    pt: PT,
-                                    pl: PL,
-                                }
-                            };
-                            pack_panel_shared::<KH, KW, SH, SW, DH, DW>(
-                                win, xg, first, width, panel,
-                            );
-                            continue;
-                        }
-                        pack_panel::<H, W, KH, KW, OW, SH, SW, DH, DW, PT, PL>(
-                            xg, first, width, panel,
-                        );
+    use super::packed::{NR, Strided, gemm_packed, packed_len};
+    let cg = C / G;
+    let mg = M / G;
+    let k = cg * KH * KW;
+    let positions = OH * OW;
+    let x = &x[..N * C * H * W];
+    let w = &w[..M * k];
+    let y = &mut y[..N * M * positions];
+    let patches = &mut super::cache_aligned(patches)[..packed_len(k, PB)];
+    #[cfg(not(any(target_os = "none", test)))]
+    let _ = shared;
+    for n in 0..N {
+        for g in 0..G {
+            let bias = b.map(|b| Strided {
+                values: &b[g * mg..(g + 1) * mg],
+                rows: 1,
+                cols: 0,
+            });
+            let xg = &x[(n * C + g * cg) * H * W..(n * C + (g + 1) * cg) * H * W];
+            let mut p0 = 0;
+            while p0 < positions {
+                let pb = PB.min(positions - p0);
+                // Where several tiles are whole panels (`positions`, `PB` and so `p0`
+                // multiples of NR), `pb` with its low bits cleared, the same value,
+                // through a value the optimizer cannot see through: a build whose
+                // convolutions all say so links no code for a partial panel's
+                // products. (LLVM proves `pb` a multiple from the loop, drops the
+                // clearing, then loses the fact before the products' test.)
+                let pb = if PB < positions && whole_panels(positions, PB) {
+                    core::hint::black_box(pb) & !(NR - 1)
+                } else {
+                    pb
+                };
+                for (i, panel) in patches
+                    .chunks_exact_mut(k * NR)
+                    .take(pb.div_ceil(NR))
+                    .enumerate()
+                {
+                    let first = p0 + i * NR;
+                    let width = NR.min(p0 + pb - first);
+                    #[cfg(any(target_os = "none", test))]
+                    if shared {
+                        // A constant: its address, not five stores a call.
+                        let win = &const {
+                            Window {
+                                h: H,
+                                w: W,
+                                ow: OW,
+                                pt: PT,
+                                pl: PL,
+                            }
+                        };
+                        pack_panel_shared::<KH, KW, SH, SW, DH, DW>(win, xg, first, width, panel);
+                        continue;
                     }
-                    let out = (n * M + g * mg) * positions + p0;
-                    gemm_packed(
-                        (mg, k, pb),
-                        &w[g * mg * k..(g + 1) * mg * k],
-                        k,
-                        patches,
-                        bias,
-                        &mut y[out..],
-                        (positions, 1),
-                        relu,
-                    );
-                    p0 += pb;
+                    pack_panel::<H, W, KH, KW, OW, SH, SW, DH, DW, PT, PL>(xg, first, width, panel);
                 }
+                let out = (n * M + g * mg) * positions + p0;
+                gemm_packed(
+                    (mg, k, pb),
+                    &w[g * mg * k..(g + 1) * mg * k],
+                    k,
+                    patches,
+                    bias,
+                    &mut y[out..],
+                    (positions, 1),
+                    relu,
+                );
+                p0 += pb;
             }
         }
     }

@@ -8,8 +8,8 @@
 //! Which variant a case reaches on a path: `gemm_packed` takes the AVX-512 tiles (12,
 //! 8, 4 rows by 4 panels), the 256-bit ones (6 x 2, 4 x 2, 2 x 4, 1 x 8) or the
 //! portable blocks; `conv2d_packed` the AVX-512 direct kernel where its ring fits, else
-//! im2col into those products (and `conv2d_shared`, the microcontrollers' body with the
-//! sizes as values, on every path); `conv3x3_winograd` the 512-bit transforms and paired
+//! im2col into those products (and `im2col` with the microcontrollers' shared gathering,
+//! the sizes as values, on every path); `conv3x3_winograd` the 512-bit transforms and paired
 //! products, the 256-bit transforms, or the portable ones; `max_pool2d` the AVX-512
 //! 3x3 stride-2 kernel, the rows-first host kernel (three window rows or more) or the
 //! tap-by-tap loop (and `max_pool_inside`, the boards' loop where no window reaches
@@ -345,10 +345,10 @@ macro_rules! conv_case {
             check(&y, &want, path, &std::format!("conv2d_packed PB {} {what}", $pb));
             // The microcontrollers' shared body (sizes as values), here on the host.
             let mut y = std::vec![f32::NAN; len];
-            super::conv::conv2d_shared::<
-                $n, $c, $h, $w, $m, $g, $kh, $kw, $oh, $ow, $sh, $sw, $dh, $dw, $pt, $pl, $pb, $relu,
-            >(&x, &w, Some(&b), &mut y, &mut patches);
-            check(&y, &want, path, &std::format!("conv2d_shared PB {} {what}", $pb));
+            super::conv::im2col::<
+                $n, $c, $h, $w, $m, $g, $kh, $kw, $oh, $ow, $sh, $sw, $dh, $dw, $pt, $pl, $pb,
+            >((&x, &w, Some(&b)), (&mut y, &mut patches), $relu, true);
+            check(&y, &want, path, &std::format!("im2col shared PB {} {what}", $pb));
             #[cfg(target_arch = "x86_64")]
             if path == Path::Avx512 && tinyonnx_layout::direct::applies($g, $ow) {
                 let ring_len = tinyonnx_layout::direct::ring_len(
