@@ -239,17 +239,19 @@ pub(crate) fn im2col<
             let mut p0 = 0;
             while p0 < positions {
                 let pb = PB.min(positions - p0);
-                // Where several tiles are whole panels (`positions`, `PB` and so `p0`
-                // multiples of NR), `pb` with its low bits cleared, the same value,
-                // through a value the optimizer cannot see through: a build whose
-                // convolutions all say so links no code for a partial panel's
-                // products. (LLVM proves `pb` a multiple from the loop, drops the
-                // clearing, then loses the fact before the products' test.)
-                let pb = if PB < positions && whole_panels(positions, PB) {
-                    core::hint::black_box(pb) & !(NR - 1)
-                } else {
-                    pb
-                };
+                // On the microcontrollers, where several tiles are whole panels
+                // (`positions`, `PB` and so `p0` multiples of NR), `pb` with its low
+                // bits cleared, the same value, through a value the optimizer cannot
+                // see through: a build whose convolutions all say so links no code for
+                // a partial panel's products (2.2 KB). (LLVM proves `pb` a multiple
+                // from the loop, drops the clearing, then loses the fact before the
+                // products' test.)
+                let pb =
+                    if cfg!(target_os = "none") && PB < positions && whole_panels(positions, PB) {
+                        core::hint::black_box(pb) & !(NR - 1)
+                    } else {
+                        pb
+                    };
                 for (i, panel) in patches
                     .chunks_exact_mut(k * NR)
                     .take(pb.div_ceil(NR))
