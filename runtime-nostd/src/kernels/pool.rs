@@ -123,8 +123,8 @@ pub fn max_pool2d<
     if NC >= super::SHARED_CHANNELS
         && PT == 0
         && PL == 0
-        && (OH - 1) * SH + (KH - 1) * DH < H
-        && (OW - 1) * SW + (KW - 1) * DW < W
+        && last_inside(OH, H, (SH, KH, DH))
+        && last_inside(OW, W, (SW, KW, DW))
     {
         max_pool_inside::<KH, KW, SH, SW, DH, DW>((H, W, OH, OW), x, y);
         return;
@@ -144,6 +144,31 @@ pub fn max_pool2d<
                 row_taps::<W, KW, OW, SW, DW, PL>(yrow, xrow);
             }
         }
+    }
+}
+
+/// Whether the last of `out` windows along an axis of `len` inputs, `(stride, taps,
+/// dilation)`, ends inside it without padding: `(out - 1) * stride + (taps - 1) *
+/// dilation < len`, computed without overflow (no window: true). The test
+/// [`max_pool2d`] takes [`max_pool_inside`] on, and that function's own check.
+#[cfg(any(target_os = "none", test))]
+const fn last_inside(
+    out: usize,
+    len: usize,
+    (stride, taps, dilation): (usize, usize, usize),
+) -> bool {
+    if out == 0 {
+        return true;
+    }
+    let (Some(start), Some(span)) = (
+        (out - 1).checked_mul(stride),
+        taps.saturating_sub(1).checked_mul(dilation),
+    ) else {
+        return false;
+    };
+    match start.checked_add(span) {
+        Some(end) => end < len,
+        None => false,
     }
 }
 
@@ -170,16 +195,8 @@ pub(crate) fn max_pool_inside<
     x: &[f32],
     y: &mut [f32],
 ) {
-    // The last window's last row and column, without overflow.
-    let last = |out: usize, stride: usize, taps: usize, dilation: usize| {
-        let end = (out.checked_sub(1)?).checked_mul(stride)?;
-        end.checked_add((taps.checked_sub(1)?).checked_mul(dilation)?)
-    };
     assert!(
-        oh == 0
-            || ow == 0
-            || (last(oh, SH, KH, DH).is_some_and(|r| r < h)
-                && last(ow, SW, KW, DW).is_some_and(|c| c < w)),
+        last_inside(oh, h, (SH, KH, DH)) && last_inside(ow, w, (SW, KW, DW)),
         "max_pool_inside: a window outside the input"
     );
     for (xp, yp) in x.chunks_exact(h * w).zip(y.chunks_exact_mut(oh * ow)) {
