@@ -200,13 +200,13 @@ pub fn qemu() -> Result<()> {
             .output()
             .is_ok_and(|o| o.status.success())
     };
-    if !have("llvm-size") || !have("llvm-nm") {
-        println!("setup: installing llvm (llvm-size, llvm-nm) from Debian");
+    if !have("llvm-objdump") || !have("llvm-nm") {
+        println!("setup: installing llvm (llvm-objdump, llvm-nm) from Debian");
         run(Command::new("apt-get").args(["update", "-qq"]))?;
         run(Command::new("apt-get")
             .args(["install", "-y", "-qq", "llvm"])
             .env("DEBIAN_FRONTEND", "noninteractive"))
-        .context("llvm-size and llvm-nm are needed for the size report")?;
+        .context("llvm-objdump and llvm-nm are needed for the size report")?;
     }
     if have("qemu-system-arm") && have("qemu-system-riscv32") {
         return Ok(());
@@ -263,25 +263,27 @@ fn output(cmd: &mut Command) -> Result<String> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// `llvm-size -A` sections of an ELF: (flash, ram) in bytes.
+/// The sections of an ELF (`llvm-objdump -h`): (flash, ram) in bytes.
 fn sizes(elf: &Path) -> Result<(u64, u64)> {
-    let text = output(Command::new("llvm-size").arg("-A").arg(elf))
-        .context("llvm-size (Debian's llvm) is needed for the size report")?;
+    // Flash: every section the image carries (objdump's TEXT and DATA types), whatever its
+    // name, so a section a linker script leaves in place (RISC-V's `.eh_frame`, riscv-rt's
+    // `.init.rust`) is counted. RAM: the initialized and zeroed data, not the stack.
+    let text = output(Command::new("llvm-objdump").arg("-h").arg(elf))
+        .context("llvm-objdump (Debian's llvm) is needed for the size report")?;
     let (mut flash, mut ram) = (0, 0);
     for line in text.lines() {
         let cols: Vec<&str> = line.split_whitespace().collect();
-        let [name, size, _] = cols[..] else { continue };
-        let Ok(size) = size.parse::<u64>() else {
+        let [_, name, size, _, kind] = cols[..] else {
             continue;
         };
+        let Ok(size) = u64::from_str_radix(size, 16) else {
+            continue;
+        };
+        if kind == "TEXT" || kind == "DATA" {
+            flash += size;
+        }
         match name {
-            ".vector_table" | ".text" | ".rodata" | ".srodata" | ".init" | ".trap" | ".rwtext"
-            | ".rodata_merge" | ".flash.appdesc" => flash += size,
-            ".data" | ".sdata" => {
-                flash += size;
-                ram += size;
-            }
-            ".bss" | ".sbss" | ".uninit" => ram += size,
+            ".data" | ".sdata" | ".bss" | ".sbss" | ".uninit" => ram += size,
             _ => {}
         }
     }
