@@ -2,11 +2,15 @@
 //! M55): its FPv5 has `VSEL`, branch-free selects that make the portable form of
 //! `kernels::math::max_nan` the fast one there. rustc does not expose the FPU's version
 //! to `cfg` on these targets. Sets `tinyonnx_riscv_f` for 32-bit RISC-V with single-precision
-//! floats (see below).
+//! floats (see below), and `tinyonnx_fma_rows` where `kernels::arch` has the packed
+//! products' panel routines (`rows8`, `rows8x2`): Arm with the `fma-vfp4` feature, those
+//! RISC-V cores with the `fma-rvf` feature (both features opt in to fused
+//! multiply-adds).
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(tinyonnx_fpv5)");
     println!("cargo::rustc-check-cfg=cfg(tinyonnx_riscv_f)");
+    println!("cargo::rustc-check-cfg=cfg(tinyonnx_fma_rows)");
     let target = std::env::var("TARGET").unwrap_or_default();
     if target.starts_with("thumbv8m.main") && target.ends_with("eabihf") {
         println!("cargo::rustc-cfg=tinyonnx_fpv5");
@@ -17,7 +21,19 @@ fn main() {
         let isa = isa.split('-').next().unwrap_or_default();
         if isa.contains('f') || isa.contains('g') {
             println!("cargo::rustc-cfg=tinyonnx_riscv_f");
+            if feature("FMA_RVF") {
+                println!("cargo::rustc-cfg=tinyonnx_fma_rows");
+            }
         }
     }
+    let arm = std::env::var("CARGO_CFG_TARGET_ARCH").is_ok_and(|a| a == "arm");
+    if arm && feature("FMA_VFP4") {
+        println!("cargo::rustc-cfg=tinyonnx_fma_rows");
+    }
     println!("cargo::rerun-if-changed=build.rs");
+}
+
+/// Whether the crate is built with the feature `name` (upper case, `_` for `-`).
+fn feature(name: &str) -> bool {
+    std::env::var_os(format!("CARGO_FEATURE_{name}")).is_some()
 }

@@ -90,15 +90,12 @@ pub fn gemm_packed(
             "gemm_packed: init too short"
         );
     }
-    // On the 32-bit cores without the VFMA routines (Cortex-M3, RISC-V), the Relu flag
+    // On the 32-bit cores without the panel routines (Cortex-M3, riscv32), the Relu flag
     // opaque: a constant at every call lets LLVM specialize the shared function once per
     // layer there (five 6 KB copies of it in the Transformer's firmware on the
-    // Cortex-M3, more than its 256 KiB of flash; five on the riscv32f). On the other
+    // Cortex-M3, more than its 256 KiB of flash; five on the riscv32f before it had them). On the other
     // cores it is not specialized, and the opaque value costs stack.
-    #[cfg(all(
-        target_pointer_width = "32",
-        not(all(target_arch = "arm", feature = "fma-vfp4"))
-    ))]
+    #[cfg(all(target_pointer_width = "32", not(tinyonnx_fma_rows)))]
     let relu = core::hint::black_box(relu);
     // One init value a row (a convolution's bias), decided here where the caller's
     // init is known: where no call has one, LLVM drops that path from the shared code.
@@ -116,14 +113,14 @@ pub fn gemm_packed(
             (relu, row_init),
         )
     }
-    // On the Cortex-M cores with the routines, the columns they leave (a last partial
+    // On the cores with the panel routines, the columns they leave (a last partial
     // panel, or all of them for an output not in rows) go to the portable tile, in a
     // function of its own: decided here, where the caller's sizes are constants, a
     // model whose products all end on whole panels (the Transformer's) links none of
     // its 2 KB.
-    #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+    #[cfg(tinyonnx_fma_rows)]
     {
-        let p0 = vfma_panels(n, init, y_cs, row_init);
+        let p0 = routine_panels(n, init, y_cs, row_init);
         if p0 * NR < n {
             // Safety: the checks above, and `p0` whole panels of `n` columns.
             unsafe { gemm_tail((m, k, n), a, a_rs, bp, init, y, (y_rs, y_cs), (relu, p0)) }
@@ -145,12 +142,12 @@ unsafe fn assume_checked((m, n): (usize, usize), y_len: usize, (y_rs, y_cs): (us
     }
 }
 
-/// The whole panels of `n` columns the Cortex-M routines compute (`rows_vfma`): all of
+/// The whole panels of `n` columns the panel routines compute (`rows_fma`): all of
 /// them where each output row is a run and the init one row of values, one value a row
 /// (`row_init`) or none; none otherwise.
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[cfg(tinyonnx_fma_rows)]
 #[inline(always)]
-fn vfma_panels(n: usize, init: Option<Strided<'_>>, y_cs: usize, row_init: bool) -> usize {
+fn routine_panels(n: usize, init: Option<Strided<'_>>, y_cs: usize, row_init: bool) -> usize {
     match init {
         _ if y_cs != 1 => 0,
         None => n / NR,
@@ -164,7 +161,7 @@ fn vfma_panels(n: usize, init: Option<Strided<'_>>, y_cs: usize, row_init: bool)
 ///
 /// # Safety
 /// As [`gemm_checked`].
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[cfg(tinyonnx_fma_rows)]
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 unsafe fn gemm_tail(
@@ -209,11 +206,11 @@ unsafe fn gemm_checked(
 ) {
     // Safety: this function's contract.
     unsafe { assume_checked((m, n), y.len(), (y_rs, y_cs)) };
-    #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+    #[cfg(tinyonnx_fma_rows)]
     {
         // Safety: this function's contract.
         unsafe {
-            rows_vfma(
+            rows_fma(
                 (m, k, n),
                 (a, a_rs),
                 bp,
@@ -225,7 +222,7 @@ unsafe fn gemm_checked(
         };
         return;
     }
-    #[cfg(not(all(feature = "fma-vfp4", target_arch = "arm")))]
+    #[cfg(not(tinyonnx_fma_rows))]
     let _ = row_init;
     #[allow(unreachable_code)]
     let mut r0 = 0;
@@ -270,7 +267,7 @@ unsafe fn gemm_checked(
             r0 += 6;
         }
     }
-    // Microcontrollers without the VFMA routines (Cortex-M3, RISC-V): tiles of 16
+    // Microcontrollers without the panel routines (Cortex-M3, riscv32): tiles of 16
     // accumulators, two rows by one panel or one row by two, which few registers hold
     // and a small frame spills (the stack budget of `tinyonnx_layout::stack`).
     #[cfg(target_pointer_width = "32")]
@@ -313,10 +310,11 @@ unsafe fn gemm_checked(
 }
 
 /// Eight zeros: the start of every panel of a product without an init.
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[cfg(tinyonnx_fma_rows)]
 static ZERO_PANEL: [f32; NR] = [0.0; NR];
 
-/// [`gemm_checked`] on a core with VFPv4 (the Cortex-M4F and M33 boards): pairs of rows,
+/// [`gemm_checked`] on a core with the panel routines (`kernels::arch::rows8x2` and
+/// `rows8`: VFPv4 on the Cortex-M4F and M33 boards, F on the riscv32f): pairs of rows,
 /// then the last odd one. Where the output is row-major and the init is none, one row
 /// of values (a Gemm's bias, an LSTM's gates) or one value a row (a convolution's
 /// bias), the whole panels go through the routines that loop over panels themselves and
@@ -327,10 +325,10 @@ static ZERO_PANEL: [f32; NR] = [0.0; NR];
 ///
 /// # Safety
 /// As [`gemm_checked`].
-#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[cfg(tinyonnx_fma_rows)]
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-unsafe fn rows_vfma(
+unsafe fn rows_fma(
     (m, k, n): (usize, usize, usize),
     (a, a_rs): (&[f32], usize),
     bp: &[f32],
@@ -339,38 +337,21 @@ unsafe fn rows_vfma(
     (y_rs, y_cs): (usize, usize),
     (relu, row_init): (bool, bool),
 ) {
-    use super::arch::arm::{
-        tinyonnx_relu8, tinyonnx_relu16, tinyonnx_rows8_vfma, tinyonnx_rows8x2_vfma,
-        tinyonnx_spread8, tinyonnx_spread16,
-    };
     // The routines' start (and its step in bytes) and the panels they take: the whole
     // ones where each output row is a run and the init one row of values, one value a
     // row (a convolution's bias) or none.
     // With one init value a row (`row_init`: `gemm_packed` found `init`'s columns to
     // step 0) each row starts from its own value, which the routines spread over the
-    // panel's accumulators (`tinyonnx_spread8`, `tinyonnx_spread16`).
+    // panel's accumulators.
     // The columns after them are `gemm_tail`'s.
     let spread = row_init && y_cs == 1;
-    let p0 = vfma_panels(n, init, y_cs, row_init);
+    let p0 = routine_panels(n, init, y_cs, row_init);
     let (start, step) = match init {
         Some(c) if c.rows == 0 && c.cols == 1 => (c.values.as_ptr(), 4 * NR as u32),
         Some(c) if spread => (c.values.as_ptr(), 0),
         _ => (ZERO_PANEL.as_ptr(), 0),
     };
-    // The routines' optional steps: a helper's address, or null. Where no call asks
-    // for one, the constant propagates through `gemm_checked` and the linker drops it.
-    let helper = |on: bool, f: unsafe extern "C" fn()| {
-        if on {
-            f as *const ()
-        } else {
-            core::ptr::null()
-        }
-    };
-    let (relu8, relu16) = (helper(relu, tinyonnx_relu8), helper(relu, tinyonnx_relu16));
-    let (spread8, spread16) = (
-        helper(spread, tinyonnx_spread8),
-        helper(spread, tinyonnx_spread16),
-    );
+    let steps = super::arch::steps(relu, spread);
     let row_start = |r: usize| match init {
         // Safety: row `r < m`'s init value, `r * c.rows`, is inside `c.values`
         // (`gemm_packed` asserted the init's last index).
@@ -393,19 +374,14 @@ unsafe fn rows_vfma(
         // output rows `r0`, `r0 + 1` hold `p0 * NR <= n` values from their starts
         // (`y_cs` = 1), inside the length `gemm_packed` asserted.
         unsafe {
-            tinyonnx_rows8x2_vfma(
-                ap.add(r0 * a_rs),
-                ap.add((r0 + 1) * a_rs),
+            super::arch::rows8x2(
+                (ap.add(r0 * a_rs), ap.add((r0 + 1) * a_rs)),
                 bp.as_ptr(),
-                i0,
-                i1,
+                (i0, i1),
                 step,
-                yp.add(r0 * y_rs),
-                yp.add((r0 + 1) * y_rs),
-                k as u32,
-                p0 as u32,
-                relu16,
-                spread16,
+                (yp.add(r0 * y_rs), yp.add((r0 + 1) * y_rs)),
+                (k, p0),
+                steps,
             )
         };
         r0 += 2;
@@ -415,16 +391,14 @@ unsafe fn rows_vfma(
         let i0 = row_start(r0);
         // Safety: as above, for the one row `r0 < m`.
         unsafe {
-            tinyonnx_rows8_vfma(
+            super::arch::rows8(
                 ap.add(r0 * a_rs),
                 bp.as_ptr(),
                 i0,
                 step,
                 yp.add(r0 * y_rs),
-                k as u32,
-                p0 as u32,
-                relu8,
-                spread8,
+                (k, p0),
+                steps,
             )
         };
     }
@@ -673,7 +647,7 @@ unsafe fn tile<const R: usize, const Q: usize>(
     panels: &[f32],
     acc: &mut [[[f32; NR]; Q]; R],
 ) {
-    #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+    #[cfg(tinyonnx_fma_rows)]
     if R == 2 && Q == 1 {
         // One panel of the two-row routine, each row of `acc` its start and its
         // destination.
@@ -682,39 +656,32 @@ unsafe fn tile<const R: usize, const Q: usize>(
         // each); the routine reads `k * NR` floats of `panels` and reads and writes the
         // `2 * NR` accumulators, row 0's then row 1's, as `acc` lays them out.
         unsafe {
-            super::arch::arm::tinyonnx_rows8x2_vfma(
-                a,
-                a.add(a_rs),
+            super::arch::rows8x2(
+                (a, a.add(a_rs)),
                 panels.as_ptr(),
-                acc,
-                acc.add(NR),
+                (acc, acc.add(NR)),
                 0,
-                acc,
-                acc.add(NR),
-                k as u32,
-                1,
-                core::ptr::null(),
-                core::ptr::null(),
+                (acc, acc.add(NR)),
+                (k, 1),
+                super::arch::steps(false, false),
             )
         };
         return;
     }
-    #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+    #[cfg(tinyonnx_fma_rows)]
     if R == 1 && Q == 1 {
         let acc: *mut f32 = acc.as_mut_ptr().cast();
         // Safety: as this function's contract; the routine reads `k` floats of `a`,
         // `k * NR` of `panels`, reads and writes the `NR` accumulators.
         unsafe {
-            super::arch::arm::tinyonnx_rows8_vfma(
+            super::arch::rows8(
                 a,
                 panels.as_ptr(),
                 acc,
                 0,
                 acc,
-                k as u32,
-                1,
-                core::ptr::null(),
-                core::ptr::null(),
+                (k, 1),
+                super::arch::steps(false, false),
             )
         };
         return;

@@ -10,6 +10,13 @@ pub mod riscv32;
 #[cfg(target_arch = "x86_64")]
 pub mod x86_64;
 
+/// The packed products' panel routines, on the cores that have them (`tinyonnx_fma_rows`,
+/// set by the build script): one row or two against whole panels, in registers.
+#[cfg(all(tinyonnx_fma_rows, target_arch = "arm"))]
+pub(crate) use arm::{rows8, rows8x2, steps};
+#[cfg(all(tinyonnx_fma_rows, target_arch = "riscv32"))]
+pub(crate) use riscv32::{rows8, rows8x2, steps};
+
 /// A kernel path a test can run: the portable code, or the run-time choices allowed
 /// up to an instruction set. Every path's kernels must agree with the portable ones.
 #[cfg(test)]

@@ -134,7 +134,7 @@ core::arch::global_asm!(
 // callers uphold the pointer contract stated at each call.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 unsafe extern "C" {
-    pub(crate) fn tinyonnx_rows8_vfma(
+    fn tinyonnx_rows8_vfma(
         a: *const f32,
         panels: *const f32,
         start: *const f32,
@@ -307,7 +307,7 @@ core::arch::global_asm!(
 // callers uphold the pointer contract stated at each call.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 unsafe extern "C" {
-    pub(crate) fn tinyonnx_rows8x2_vfma(
+    fn tinyonnx_rows8x2_vfma(
         a0: *const f32,
         a1: *const f32,
         panels: *const f32,
@@ -499,10 +499,110 @@ core::arch::global_asm!(
 // `blx` (their own register contract, below, not the C one); never called from Rust.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 unsafe extern "C" {
-    pub(crate) fn tinyonnx_relu8();
-    pub(crate) fn tinyonnx_relu16();
-    pub(crate) fn tinyonnx_spread8();
-    pub(crate) fn tinyonnx_spread16();
+    fn tinyonnx_relu8();
+    fn tinyonnx_relu16();
+    fn tinyonnx_spread8();
+    fn tinyonnx_spread16();
+}
+
+/// The routines' optional steps: each helper's address when asked for, else null.
+/// Made once, before a product's loops, and inlined where the flags are constants, so
+/// that a firmware that never asks names no helper and links none.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[derive(Clone, Copy)]
+pub(crate) struct Steps {
+    relu8: *const (),
+    relu16: *const (),
+    spread8: *const (),
+    spread16: *const (),
+}
+
+/// [`Steps`] for a Relu after the products and a start spread from one value.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[inline(always)]
+pub(crate) fn steps(relu: bool, spread: bool) -> Steps {
+    let helper = |on: bool, f: unsafe extern "C" fn()| {
+        if on {
+            f as *const ()
+        } else {
+            core::ptr::null()
+        }
+    };
+    Steps {
+        relu8: helper(relu, tinyonnx_relu8),
+        relu16: helper(relu, tinyonnx_relu16),
+        spread8: helper(spread, tinyonnx_spread8),
+        spread16: helper(spread, tinyonnx_spread16),
+    }
+}
+
+/// One row of A (`k` values at `a`) against `count` whole panels: `tinyonnx_rows8_vfma`
+/// with its optional steps (a Relu, a start spread from one value) as [`steps`] made them.
+///
+/// # Safety
+/// `a` readable for `k` floats, `panels` for `count * k * 8`, `start` for what it is
+/// read as (eight values, or one when spread, `count` times, `start_step` bytes apart)
+/// and `y` writable for `count * 8` floats.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[inline(always)]
+pub(crate) unsafe fn rows8(
+    a: *const f32,
+    panels: *const f32,
+    start: *const f32,
+    start_step: u32,
+    y: *mut f32,
+    (k, count): (usize, usize),
+    steps: Steps,
+) {
+    // Safety: the caller's contract, which is the routine's.
+    unsafe {
+        tinyonnx_rows8_vfma(
+            a,
+            panels,
+            start,
+            start_step,
+            y,
+            k as u32,
+            count as u32,
+            steps.relu8,
+            steps.spread8,
+        )
+    }
+}
+
+/// [`rows8`] for two rows of A against the same panels: `tinyonnx_rows8x2_vfma`.
+///
+/// # Safety
+/// As [`rows8`], for each row.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) unsafe fn rows8x2(
+    (a0, a1): (*const f32, *const f32),
+    panels: *const f32,
+    (start0, start1): (*const f32, *const f32),
+    start_step: u32,
+    (y0, y1): (*mut f32, *mut f32),
+    (k, count): (usize, usize),
+    steps: Steps,
+) {
+    // Safety: the caller's contract, which is the routine's.
+    unsafe {
+        tinyonnx_rows8x2_vfma(
+            a0,
+            a1,
+            panels,
+            start0,
+            start1,
+            start_step,
+            y0,
+            y1,
+            k as u32,
+            count as u32,
+            steps.relu16,
+            steps.spread16,
+        )
+    }
 }
 
 // The panel routines' optional steps, out of line so that a firmware whose products
