@@ -16,60 +16,119 @@ pub fn softmax_inplace<
 ) {
     let y = &mut y[..OUTER * N * INNER];
     if INNER == 1 && !LOG && N > 0 {
-        // Contiguous rows: each row shifted by its max, then every exponential of the
-        // tensor in one loop the compiler vectorizes (rows are often shorter than a few
-        // vectors: ten keys of attention), then sums in eight independent chains.
-        // On the microcontrollers that loop is kept a loop (`exp_each`): over a
-        // constant row of ten classes LLVM inlined the exponential ten times, 1.2 KB of
-        // flash.
-        // On the microcontrollers, several rows are not unrolled either (`opaque`,
-        // `rolled`): the attention's forty rows of ten took 950 bytes. One row (a
-        // classifier's) stays as the compiler lays it out: it is small, and rolled it
-        // cost the digits MLP 6 % of its instructions.
-        let rolled = || {
-            if OUTER > 1 {
-                super::rolled();
-            }
-        };
-        let n = if OUTER > 1 { super::opaque(N) } else { N };
-        for row in y.chunks_exact_mut(n) {
-            let mut max = T::LOWEST;
-            for &v in row.iter() {
-                rolled();
-                if v > max {
-                    max = v;
-                }
-            }
+        for row in y.chunks_exact_mut(row_len::<OUTER>(N)) {
+            let max = row_max::<T, OUTER>(row);
             for v in row.iter_mut() {
-                rolled();
+                rolled::<OUTER>();
                 *v = *v - max;
             }
         }
-        exp_each(y);
-        for row in y.chunks_exact_mut(n) {
-            let mut acc = [T::ZERO; 8];
-            let chunks = row.chunks_exact(8);
-            let rest = chunks.remainder();
-            for c in chunks {
-                rolled();
-                for (a, &v) in acc.iter_mut().zip(c) {
-                    *a = *a + v;
-                }
-            }
-            let mut sum =
-                ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-            for &v in rest {
-                rolled();
-                sum = sum + v;
-            }
-            let inv = T::ONE / sum;
-            for v in row.iter_mut() {
-                rolled();
-                *v = *v * inv;
-            }
-        }
+        normalize_rows::<T, OUTER, N>(y);
         return;
     }
+    strided::<T, OUTER, N, INNER, LOG>(y);
+}
+
+/// [`softmax_inplace`] of `x` into `y`. The contiguous rows read `x` in their first pass,
+/// where a copy first took a `memcpy` call (and on RISC-V the 392 bytes of
+/// `compiler_builtins`' `memcpy`, for a classifier's ten values).
+#[inline]
+pub fn softmax<
+    T: Float,
+    const OUTER: usize,
+    const N: usize,
+    const INNER: usize,
+    const LOG: bool,
+>(
+    x: &[T],
+    y: &mut [T],
+) {
+    let (x, y) = (&x[..OUTER * N * INNER], &mut y[..OUTER * N * INNER]);
+    if INNER == 1 && !LOG && N > 0 {
+        let n = row_len::<OUTER>(N);
+        for (xr, yr) in x.chunks_exact(n).zip(y.chunks_exact_mut(n)) {
+            let max = row_max::<T, OUTER>(xr);
+            for (d, &v) in yr.iter_mut().zip(xr) {
+                rolled::<OUTER>();
+                *d = v - max;
+            }
+        }
+        normalize_rows::<T, OUTER, N>(y);
+        return;
+    }
+    y.copy_from_slice(x);
+    strided::<T, OUTER, N, INNER, LOG>(y);
+}
+
+// Contiguous rows: each row shifted by its max, then every exponential of the tensor in
+// one loop the compiler vectorizes (rows are often shorter than a few vectors: ten keys
+// of attention), then sums in eight independent chains. On the microcontrollers that
+// loop is kept a loop (`exp_each`): over a constant row of ten classes LLVM inlined the
+// exponential ten times, 1.2 KB of flash. On the microcontrollers, several rows are not
+// unrolled either (`opaque`, `rolled`): the attention's forty rows of ten took 950
+// bytes. One row (a classifier's) stays as the compiler lays it out: it is small, and
+// rolled it cost the digits MLP 6 % of its instructions.
+
+/// The row length as the loops see it: hidden from the optimizer for several rows.
+#[inline(always)]
+fn row_len<const OUTER: usize>(n: usize) -> usize {
+    if OUTER > 1 { super::opaque(n) } else { n }
+}
+
+/// A loop kept rolled when there are several rows.
+#[inline(always)]
+fn rolled<const OUTER: usize>() {
+    if OUTER > 1 {
+        super::rolled();
+    }
+}
+
+/// The largest value of a row (NaN ignored, as `>` is false for it).
+#[inline(always)]
+fn row_max<T: Float, const OUTER: usize>(row: &[T]) -> T {
+    let mut max = T::LOWEST;
+    for &v in row {
+        rolled::<OUTER>();
+        if v > max {
+            max = v;
+        }
+    }
+    max
+}
+
+/// Rows of `N` already shifted by their max: their exponentials, divided by their sum.
+#[inline(always)]
+fn normalize_rows<T: Float, const OUTER: usize, const N: usize>(y: &mut [T]) {
+    exp_each(y);
+    for row in y.chunks_exact_mut(row_len::<OUTER>(N)) {
+        let mut acc = [T::ZERO; 8];
+        let chunks = row.chunks_exact(8);
+        let rest = chunks.remainder();
+        for c in chunks {
+            rolled::<OUTER>();
+            for (a, &v) in acc.iter_mut().zip(c) {
+                *a = *a + v;
+            }
+        }
+        let mut sum =
+            ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+        for &v in rest {
+            rolled::<OUTER>();
+            sum = sum + v;
+        }
+        let inv = T::ONE / sum;
+        for v in row.iter_mut() {
+            rolled::<OUTER>();
+            *v = *v * inv;
+        }
+    }
+}
+
+/// The general case, one position of the inner axes at a time.
+#[inline(always)]
+fn strided<T: Float, const OUTER: usize, const N: usize, const INNER: usize, const LOG: bool>(
+    y: &mut [T],
+) {
     for o in 0..OUTER {
         let block = &mut y[o * N * INNER..(o + 1) * N * INNER];
         for i in 0..INNER {

@@ -71,14 +71,13 @@ fn lower(cx: &LowerCtx, log: bool) -> TokenStream {
     let (outer, n, inner) = split(cx);
     let kernels = kernels();
     let y = &cx.outputs[0].expr;
-    let copy = (!cx.inplace).then(|| {
-        let x = &cx.input(0).expr;
-        quote! { <[_]>::copy_from_slice(#y, #x); }
-    });
-    quote! {
-        #copy
-        #kernels::softmax::softmax_inplace::<_, #outer, #n, #inner, #log>(#y);
+    if cx.inplace {
+        return quote! {
+            #kernels::softmax::softmax_inplace::<_, #outer, #n, #inner, #log>(#y);
+        };
     }
+    let x = &cx.input(0).expr;
+    quote! { #kernels::softmax::softmax::<_, #outer, #n, #inner, #log>(#x, #y); }
 }
 
 fn macs(cx: &LowerCtx) -> u64 {
