@@ -93,8 +93,9 @@ pub fn gemm_packed(
     // On the 32-bit cores without the panel routines (Cortex-M3, riscv32), the Relu flag
     // opaque: a constant at every call lets LLVM specialize the shared function once per
     // layer there (five 6 KB copies of it in the Transformer's firmware on the
-    // Cortex-M3, more than its 256 KiB of flash; five on the riscv32f before it had them). On the other
-    // cores it is not specialized, and the opaque value costs stack.
+    // Cortex-M3, more than its 256 KiB of flash; five on the riscv32f before it had the
+    // routines). On the other cores it is not specialized, and the opaque value costs
+    // stack.
     #[cfg(all(target_pointer_width = "32", not(tinyonnx_fma_rows)))]
     let relu = core::hint::black_box(relu);
     // One init value a row (a convolution's bias), decided here where the caller's
