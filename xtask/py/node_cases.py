@@ -10,6 +10,7 @@ import os
 import shutil
 import sys
 
+import ml_dtypes
 import numpy as np
 import onnx
 from onnx import numpy_helper
@@ -56,7 +57,10 @@ def main(out):
                             f.write(tensor(v, infos[j].name).SerializeToString())
         rows.append(f"{case.name}\t{opset}\t{','.join(ops)}\t{int(tensors_only)}")
     with open(os.path.join(out, "index.tsv"), "w") as f:
-        f.write(f"# onnx {onnx.__version__}: case, opset, operators, tensors only\n")
+        f.write(
+            f"# onnx {onnx.__version__} ml_dtypes {ml_dtypes.__version__}: "
+            "case, opset, operators, tensors only\n"
+        )
         f.write("\n".join(rows) + "\n")
     print(f"{len(rows)} node cases in {out}")
 

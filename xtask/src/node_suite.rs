@@ -33,10 +33,15 @@ pub fn expect_file(root: &Path) -> PathBuf {
     root.join("tests/node_suite.tsv")
 }
 
-/// Writes the node cases with the venv's onnx, once per onnx version (set-up).
+/// Writes the node cases with the venv's onnx, once per onnx and ml_dtypes version
+/// (set-up): the expected outputs of the narrow integer casts come from ml_dtypes.
 pub fn generate(root: &Path, python: &Path) -> Result<()> {
     let dir = cases_dir(root);
-    let stamp = format!("# onnx {}:", crate::setup::ONNX_VERSION);
+    let stamp = format!(
+        "# onnx {} ml_dtypes {}:",
+        crate::setup::ONNX_VERSION,
+        crate::setup::ML_DTYPES_VERSION
+    );
     let index = std::fs::read_to_string(dir.join("index.tsv")).unwrap_or_default();
     if index.starts_with(&stamp) {
         return Ok(());

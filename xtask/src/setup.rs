@@ -19,6 +19,10 @@ pub const TARGETS: &[&str] = &[
 pub const ORT_VERSION: &str = "1.31.1";
 /// The onnx package used as the checker oracle.
 pub const ONNX_VERSION: &str = "1.23.2";
+/// onnx's narrow types come from ml_dtypes, which onnx does not pin: its 0.7.0 casts an
+/// out-of-range float to 0 in int4, uint4, int2 and uint2 where 0.6.0 wraps as ONNX's
+/// Cast does, and the node cases' expected outputs of 24 such casts changed with it.
+pub const ML_DTYPES_VERSION: &str = "0.6.0";
 
 /// Paths of the installed tools.
 #[derive(Debug, Clone)]
@@ -87,14 +91,15 @@ pub fn python(root: &Path) -> Result<PathBuf> {
             .context("python3 with the venv module is needed for the ONNX checker")?;
     }
     let probe = format!(
-        "import onnx, numpy, sys; sys.exit(0 if onnx.__version__ == '{ONNX_VERSION}' else 1)"
+        "import onnx, numpy, ml_dtypes, sys; sys.exit(0 if onnx.__version__ == '{ONNX_VERSION}' \
+         and ml_dtypes.__version__ == '{ML_DTYPES_VERSION}' else 1)"
     );
     let ready = Command::new(&python)
         .args(["-c", &probe])
         .output()
         .is_ok_and(|o| o.status.success());
     if !ready {
-        println!("setup: pip install onnx=={ONNX_VERSION} numpy");
+        println!("setup: pip install onnx=={ONNX_VERSION} ml_dtypes=={ML_DTYPES_VERSION} numpy");
         run(Command::new(&python).args([
             "-m",
             "pip",
@@ -102,6 +107,7 @@ pub fn python(root: &Path) -> Result<PathBuf> {
             "--quiet",
             "--disable-pip-version-check",
             &format!("onnx=={ONNX_VERSION}"),
+            &format!("ml_dtypes=={ML_DTYPES_VERSION}"),
             "numpy",
         ]))?;
     }
@@ -297,6 +303,7 @@ pub fn real_models(root: &Path, python: &Path) -> Result<()> {
                 ])
                 .args(SKLEARN)
                 .arg(format!("onnx=={ONNX_VERSION}"))
+                .arg(format!("ml_dtypes=={ML_DTYPES_VERSION}"))
                 .arg(format!("onnxruntime=={ORT_VERSION}")))?;
         }
         run(Command::new(python)
