@@ -273,7 +273,8 @@ fn sizes(elf: &Path) -> Result<(u64, u64)> {
     let (mut flash, mut ram) = (0, 0);
     for line in text.lines() {
         let cols: Vec<&str> = line.split_whitespace().collect();
-        let [_, name, size, _, kind] = cols[..] else {
+        // Idx, name, size, VMA, then the LMA where it differs (initialized data), the type.
+        let [_, name, size, _, .., kind] = cols[..] else {
             continue;
         };
         let Ok(size) = u64::from_str_radix(size, 16) else {
