@@ -554,7 +554,10 @@ pub(crate) unsafe fn rows8(
     (k, count): (usize, usize),
     steps: Steps,
 ) {
-    // Safety: the caller's contract, which is the routine's.
+    // Safety: the routine reads `k` floats at `a`, `count * k * 8` from `panels` and
+    // what `steps` says of `start`, and writes `count * 8` floats at `y`: exactly the
+    // memory this function's contract makes the caller vouch for. It touches nothing else
+    // (scratch registers only, per the declared ABI).
     unsafe {
         tinyonnx_rows8_vfma(
             a,
@@ -586,7 +589,9 @@ pub(crate) unsafe fn rows8x2(
     (k, count): (usize, usize),
     steps: Steps,
 ) {
-    // Safety: the caller's contract, which is the routine's.
+    // Safety: per row, the reads and writes of `rows8` (`k` floats of its row of A, its
+    // start, `count * 8` floats of its output), and the shared panels once: the memory
+    // this function's contract makes the caller vouch for, and nothing else.
     unsafe {
         tinyonnx_rows8x2_vfma(
             a0,
