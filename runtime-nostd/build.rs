@@ -5,28 +5,35 @@
 //! floats (see below), and `tinyonnx_fma_rows` where `kernels::arch` has the packed
 //! products' panel routines (`rows8`, `rows8x2`): Arm with the `fma-vfp4` feature, those
 //! RISC-V cores with the `fma-rvf` feature (both features opt in to fused
-//! multiply-adds).
+//! multiply-adds), and `tinyonnx_soft_float` for cores without an FPU.
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(tinyonnx_fpv5)");
     println!("cargo::rustc-check-cfg=cfg(tinyonnx_riscv_f)");
     println!("cargo::rustc-check-cfg=cfg(tinyonnx_fma_rows)");
+    println!("cargo::rustc-check-cfg=cfg(tinyonnx_soft_float)");
     let target = std::env::var("TARGET").unwrap_or_default();
     if target.starts_with("thumbv8m.main") && target.ends_with("eabihf") {
         println!("cargo::rustc-cfg=tinyonnx_fpv5");
     }
     // 32-bit RISC-V with the F extension (`riscv32imafc`, `riscv32gc`) and so a
     // float-register ABI: stable rustc does not give `target_feature = "f"` to `cfg`.
-    if let Some(isa) = target.strip_prefix("riscv32") {
+    let riscv_f = target.strip_prefix("riscv32").map(|isa| {
         let isa = isa.split('-').next().unwrap_or_default();
-        if isa.contains('f') || isa.contains('g') {
-            println!("cargo::rustc-cfg=tinyonnx_riscv_f");
-            if feature("FMA_RVF") {
-                println!("cargo::rustc-cfg=tinyonnx_fma_rows");
-            }
+        isa.contains('f') || isa.contains('g')
+    });
+    if riscv_f == Some(true) {
+        println!("cargo::rustc-cfg=tinyonnx_riscv_f");
+        if feature("FMA_RVF") {
+            println!("cargo::rustc-cfg=tinyonnx_fma_rows");
         }
     }
+    // No FPU: 32-bit RISC-V without F, Arm with the soft-float ABI (`thumbv6m`,
+    // `thumbv7m`, the `-eabi` targets).
     let arm = std::env::var("CARGO_CFG_TARGET_ARCH").is_ok_and(|a| a == "arm");
+    if riscv_f == Some(false) || (arm && !target.ends_with("eabihf")) {
+        println!("cargo::rustc-cfg=tinyonnx_soft_float");
+    }
     if arm && feature("FMA_VFP4") {
         println!("cargo::rustc-cfg=tinyonnx_fma_rows");
     }

@@ -254,8 +254,8 @@ pub mod stack {
 
     /// Every model, on every core: the frames of `run` and `forward` and of the kernel
     /// running, whose accumulator tiles live in registers or in a few panels' worth of
-    /// memory (on the cores without the VFMA routines, tiles of 16 accumulators, which
-    /// soft-float cores and RISC-V spill into small frames).
+    /// memory (on the cores with an FPU but without the panel routines, tiles of 16
+    /// accumulators, which spill into small frames; without an FPU, tiles of 8).
     pub const BASE: usize = 1024;
 
     /// Per input and output of the model: its pointer, passed to the forward pass on

@@ -107,7 +107,26 @@ pub fn sqrt(x: f32) -> f32 {
 /// one Relu of the unary kernel and of every fused epilogue.
 #[inline(always)]
 pub fn relu(x: f32) -> f32 {
-    if x < 0.0 { 0.0 } else { x }
+    if cfg!(tinyonnx_soft_float) {
+        relu_bits(x)
+    } else if x < 0.0 {
+        0.0
+    } else {
+        x
+    }
+}
+
+/// [`relu`] on the bits, for cores without an FPU, where the float compare is a library
+/// call: below zero is the sign set, neither -0 (`0x8000_0000`) nor a NaN (above -inf's
+/// `0xff80_0000`).
+#[inline(always)]
+pub(crate) fn relu_bits(x: f32) -> f32 {
+    let b = x.to_bits();
+    if b > 0x8000_0000 && b <= 0xff80_0000 {
+        0.0
+    } else {
+        x
+    }
 }
 
 /// `max(m, v)` that propagates NaN and keeps it: the max of MaxPool's windows (the ONNX
@@ -142,6 +161,27 @@ mod tests {
     /// A sweep of `count` points over `[lo, hi]`.
     fn sweep(lo: f32, hi: f32, count: usize) -> impl Iterator<Item = f32> {
         (0..=count).map(move |i| lo + (hi - lo) * i as f32 / count as f32)
+    }
+
+    #[test]
+    fn relu_on_the_bits_is_the_compare() {
+        // The bit patterns every 997 apart, and the edges: -0, the smallest negative
+        // subnormal, -inf, the NaNs either side of it, +0, +inf.
+        let edges = [
+            0x8000_0000u32,
+            0x8000_0001,
+            0xff80_0000,
+            0xff80_0001,
+            0xffc0_0000,
+            0x7f80_0000,
+            0x7fc0_0000,
+            0,
+        ];
+        for b in (0..=u32::MAX).step_by(997).chain(edges) {
+            let x = f32::from_bits(b);
+            let want = if x < 0.0 { 0.0f32 } else { x };
+            assert_eq!(relu_bits(x).to_bits(), want.to_bits(), "{b:#010x}");
+        }
     }
 
     #[test]

@@ -268,10 +268,22 @@ unsafe fn gemm_checked(
             r0 += 6;
         }
     }
-    // Microcontrollers without the panel routines (Cortex-M3, riscv32): tiles of 16
-    // accumulators, two rows by one panel or one row by two, which few registers hold
-    // and a small frame spills (the stack budget of `tinyonnx_layout::stack`).
-    #[cfg(target_pointer_width = "32")]
+    // Cores without an FPU (Cortex-M3, riscv32): each multiply-add is two library
+    // calls, next to which the loads a larger tile saves are noise, while each tile
+    // shape is one more unrolled copy (3 KB of flash for the three below). One row by
+    // one panel: its eight accumulators stay in registers.
+    #[cfg(tinyonnx_soft_float)]
+    {
+        while r0 < m {
+            rows::<1, 1>(r0, args, y, out, relu);
+            r0 += 1;
+        }
+        return;
+    }
+    // Other 32-bit cores without the panel routines (an FPU, no `fma-*` feature): tiles
+    // of 16 accumulators, two rows by one panel or one row by two, which few registers
+    // hold and a small frame spills (the stack budget of `tinyonnx_layout::stack`).
+    #[cfg(all(target_pointer_width = "32", not(tinyonnx_soft_float)))]
     {
         while r0 + 2 <= m {
             rows::<2, 1>(r0, args, y, out, relu);
@@ -715,6 +727,14 @@ unsafe fn tile<const R: usize, const Q: usize>(
     }
     let b = panels.as_ptr();
     for kk in 0..k {
+        // Without an FPU each step is 16 library calls: LLVM's Arm unroller would copy
+        // it four times over (+1.4 KB on the Cortex-M3) for nothing. An empty `asm!` is a
+        // call to it, which it does not unroll; it emits no instruction.
+        #[cfg(all(tinyonnx_soft_float, target_arch = "arm"))]
+        // Safety: an empty template: no instruction, no register or memory touched.
+        unsafe {
+            core::arch::asm!("", options(nomem, nostack, preserves_flags))
+        };
         let mut bv = [[0.0f32; NR]; Q];
         for (q, v) in bv.iter_mut().enumerate() {
             // Safety: `q < Q`, `kk < k`: inside the `Q * k * NR` values.
