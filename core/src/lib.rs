@@ -594,6 +594,45 @@ mod tests {
         assert_eq!(skips(&c), [false, false, false, false]);
     }
 
+    #[test]
+    fn a_relu_before_a_max_pool_moves_after_it() {
+        let c = super::compile(quote! {
+            model M {
+                input x: f32[1, 4, 8, 8];
+                weight w: f32[4, 4, 3, 3] = he_normal(seed = 1);
+                let h = Relu(Conv(x, w, pads = [1, 1, 1, 1]));
+                output y = MaxPool(h, kernel_shape = [2, 2], strides = [2, 2]);
+                output z = MaxPool(Relu(Neg(x)), kernel_shape = [2, 2], strides = [2, 2]);
+            }
+        })
+        .unwrap();
+        let p = &c.planned;
+        let ops: Vec<&str> = p.graph.nodes.iter().map(|n| n.op.op_type).collect();
+        assert_eq!(ops, ["Conv", "Relu", "MaxPool", "Neg", "Relu", "MaxPool"]);
+        let skips: Vec<bool> = p.steps.iter().map(|s| s.skip).collect();
+        assert_eq!(skips, [false, true, false, false, true, false]);
+        // The convolution keeps no Relu; each pool takes the one before it.
+        assert!(!p.steps[0].epilogue.relu);
+        assert!(p.steps[2].epilogue.relu && p.steps[5].epilogue.relu);
+        assert!(p.steps[1].deferred && p.steps[4].deferred);
+        // A Relu read by something else as well stays where it is.
+        let c = super::compile(quote! {
+            model M {
+                input x: f32[1, 4, 8, 8];
+                let h = Relu(Neg(x));
+                output y = MaxPool(h, kernel_shape = [2, 2], strides = [2, 2]);
+                output z = Neg(h);
+            }
+        })
+        .unwrap();
+        assert!(
+            c.planned
+                .steps
+                .iter()
+                .all(|s| !s.deferred && !s.epilogue.relu)
+        );
+    }
+
     /// The offsets of the named tensors' buffers.
     fn offset(c: &super::Compiled, name: &str) -> usize {
         let id = c

@@ -2298,7 +2298,17 @@
 
 ::tinyonnx::onnx_model! {
     /// A cross-check case of `MaxPool`.
-    pub model MaxPoolCase4 { opset = 18; input x: i8[1, 2, 6, 6]; let s = Constant(value_float = 0.05); let z = Cast(Constant(value_int = -7), to = i8); output y = QuantizeLinear(MaxPool(DequantizeLinear(x, s, z), kernel_shape = [2, 2], strides = [2, 2]), s, z); }
+    pub model MaxPoolCase4 { opset = 18; input x: f32[1, 32, 4, 6]; output y = MaxPool(Relu(Add(x, x)), kernel_shape = [2, 2], strides = [2, 2]); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `MaxPool`.
+    pub model MaxPoolCase5 { opset = 18; input x: f32[1, 2, 7, 8]; output y = MaxPool(Relu(Add(x, x)), kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `MaxPool`.
+    pub model MaxPoolCase6 { opset = 18; input x: i8[1, 2, 6, 6]; let s = Constant(value_float = 0.05); let z = Cast(Constant(value_int = -7), to = i8); output y = QuantizeLinear(MaxPool(DequantizeLinear(x, s, z), kernel_shape = [2, 2], strides = [2, 2]), s, z); }
 }
 
 ::tinyonnx::onnx_model! {
@@ -4013,6 +4023,8 @@ macro_rules! every_case {
             MaxPoolCase2,
             MaxPoolCase3,
             MaxPoolCase4,
+            MaxPoolCase5,
+            MaxPoolCase6,
             AveragePoolCase0,
             AveragePoolCase1,
             AveragePoolCase2,

@@ -467,6 +467,8 @@ pub const CASES: &[(&str, Example)] = &[
     ("MaxPool", example::<MaxPoolCase2>()),
     ("MaxPool", example::<MaxPoolCase3>()),
     ("MaxPool", example::<MaxPoolCase4>()),
+    ("MaxPool", example::<MaxPoolCase5>()),
+    ("MaxPool", example::<MaxPoolCase6>()),
     ("AveragePool", example::<AveragePoolCase0>()),
     ("AveragePool", example::<AveragePoolCase1>()),
     ("AveragePool", example::<AveragePoolCase2>()),

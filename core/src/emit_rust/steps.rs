@@ -188,8 +188,22 @@ pub(super) fn steps(p: &Planned, kernels: &Kernels, trace: bool) -> Vec<TokenStr
             // A node whose kernel also does a later node's work (a fused Relu or bias, a
             // folded BatchNormalization) leaves that node's value, reported at the later
             // (skipped) node; its own value is never materialized.
-            let fused = step.epilogue != ops::Epilogue::default()
+            // A MaxPool that took the Relu before it: its output is the ONNX MaxPool's.
+            let took_relu = graph.nodes[i]
+                .inputs
+                .first()
+                .copied()
+                .flatten()
+                .is_some_and(|x| {
+                    graph
+                        .nodes
+                        .iter()
+                        .position(|n| n.outputs.contains(&x))
+                        .is_some_and(|r| p.steps[r].deferred)
+                });
+            let fused = (step.epilogue != ops::Epilogue::default() && !took_relu)
                 || step.folded.is_some()
+                || step.deferred
                 // A skipped node followed by another skipped one (Conv, folded
                 // BatchNormalization, fused Relu): only the last value exists.
                 || (step.skip

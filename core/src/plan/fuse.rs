@@ -10,7 +10,11 @@
 //!   way becomes the product's bias;
 //! - a `Relu` that follows such a convolution (folded or not), a `Gemm`, a `MatMul`
 //!   (with or without bias) or an f32 `Add` (a residual connection) the same way becomes
-//!   that node's epilogue and emits nothing.
+//!   that node's epilogue and emits nothing;
+//! - a `Relu` read only by an f32 `MaxPool` of 1-D or 2-D windows, which it runs in place
+//!   for, moves after the pool as its epilogue: the max of the Relu'd window is the Relu
+//!   of its max (both keep NaN; only the sign of a zero max can differ), on a quarter of
+//!   the values or fewer. This comes first: the pool's output is the smaller one.
 
 use super::arena::Plan;
 use crate::ir::{Data, Graph, TensorId};
@@ -24,6 +28,9 @@ pub struct Schedule {
     pub skip: Vec<bool>,
     /// Replacement weight and bias values of a convolution with a folded BatchNormalization.
     pub folded: Vec<Option<(Data, Data)>>,
+    /// Skipped nodes whose work a later reader does on its own output (a Relu moved after
+    /// a MaxPool): their value never exists.
+    pub deferred: Vec<bool>,
 }
 
 /// The one node that reads `t`, when it is an operator that `absorbed` describes, reads
@@ -66,7 +73,15 @@ pub fn fuse(graph: &Graph, plan: &Plan) -> Schedule {
         epilogue: vec![Epilogue::default(); n],
         skip: vec![false; n],
         folded: vec![None; n],
+        deferred: vec![false; n],
     };
+    for p in 0..n {
+        if let Some(r) = relu_before_pool(graph, &readers, p, plan) {
+            s.epilogue[p].relu = true;
+            s.skip[r] = true;
+            s.deferred[r] = true;
+        }
+    }
     for i in 0..n {
         // What the operator's kernel can take over, from its schema: a bias, then a
         // folded BatchNormalization, then a Relu on whatever those leave.
@@ -95,12 +110,36 @@ pub fn fuse(graph: &Graph, plan: &Plan) -> Schedule {
             .relu
             .contains(&graph.tensors[node.outputs[0]].ty.dtype)
             && let Some(r) = only_consumer((graph, &readers), out, Absorbed::Relu, plan)
+            && !s.skip[r]
         {
             s.epilogue[i].relu = true;
             s.skip[r] = true;
         }
     }
     s
+}
+
+/// The `Relu` node that node `p` reads, when `p` is an f32 `MaxPool` of 1-D or 2-D
+/// windows (the kernel that takes a Relu epilogue), it is the Relu's only reader, and
+/// the Relu runs in place (so skipping it leaves the pool reading the Relu's input).
+fn relu_before_pool(graph: &Graph, readers: &[Vec<usize>], p: usize, plan: &Plan) -> Option<usize> {
+    let pool = &graph.nodes[p];
+    let x = pool.inputs.first().copied().flatten()?;
+    let is_pool = pool.custom.is_none()
+        && pool.control.is_none()
+        && pool.op.op_type == "MaxPool"
+        && graph.tensors[x].ty.dtype == crate::types::DType::F32
+        && graph.device_shape(x).len() <= 4;
+    if !is_pool || readers[x].as_slice() != [p] {
+        return None;
+    }
+    let r = graph.nodes.iter().position(|n| n.outputs.contains(&x))?;
+    let relu = &graph.nodes[r];
+    (relu.custom.is_none()
+        && relu.control.is_none()
+        && relu.op.absorbed == Some(Absorbed::Relu)
+        && plan.inplace[r])
+        .then_some(r)
 }
 
 fn fold_bn(graph: &Graph, conv: usize, bn: usize) -> Option<(Data, Data)> {

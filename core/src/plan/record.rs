@@ -29,6 +29,9 @@ pub struct Step {
     pub epilogue: Epilogue,
     /// A convolution with a folded BatchNormalization: its replacement weight and bias.
     pub folded: Option<(Data, Data)>,
+    /// A skipped node whose work a later reader does on its own output (a Relu moved
+    /// after a MaxPool): its value never exists.
+    pub deferred: bool,
     /// A control-flow node's bodies, each planned inside this node's scratch region
     /// (offsets absolute, the outer tensors it reads at their outer offsets).
     pub bodies: Vec<Planned>,
@@ -74,13 +77,15 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
         epilogue,
         skip,
         folded,
+        deferred,
     } = fused;
     let steps = epilogue
         .into_iter()
         .zip(skip)
         .zip(folded)
+        .zip(deferred)
         .enumerate()
-        .map(|(i, ((epilogue, skip), folded))| Step {
+        .map(|(i, (((epilogue, skip), folded), deferred))| Step {
             skip,
             inplace: arena.inplace[i],
             scratch: arena.scratch[i],
@@ -89,6 +94,7 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
             winograd: winograd[i],
             epilogue,
             folded,
+            deferred,
             bodies: match &graph.nodes[i].control {
                 Some(c) => placed_bodies(&graph, &arena, arena.scratch[i], c),
                 None => Vec::new(),
@@ -152,6 +158,7 @@ pub fn placed_bodies(
                 epilogue: vec![Epilogue::default(); n],
                 skip: vec![false; n],
                 folded: vec![None; n],
+                deferred: vec![false; n],
             };
             assemble(g, p, &vec![0; n], unfused)
         })

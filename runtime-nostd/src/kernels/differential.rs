@@ -496,20 +496,27 @@ macro_rules! pool_case {
                 }
             }
         }
+        // With the Relu the plan moves after a pool: max(v, 0), NaN kept.
+        let want_relu: Vec<f64> = want.iter().map(|&v| if v < 0.0 { 0.0 } else { v }).collect();
         on_every_path(|path| {
             let mut y = std::vec![f32::NAN; want.len()];
-            max_pool2d::<$nc, $h, $w, $kh, $kw, $oh, $ow, $sh, $sw, $dh, $dw, $pt, $pl>(&x, &mut y);
-            let mut kernels = std::vec![("max_pool2d", y)];
+            max_pool2d::<$nc, $h, $w, $kh, $kw, $oh, $ow, $sh, $sw, $dh, $dw, $pt, $pl, false>(&x, &mut y);
+            let mut kernels = std::vec![("max_pool2d", y, &want)];
+            let mut y = std::vec![f32::NAN; want.len()];
+            max_pool2d::<$nc, $h, $w, $kh, $kw, $oh, $ow, $sh, $sw, $dh, $dw, $pt, $pl, true>(&x, &mut y);
+            kernels.push(("max_pool2d with Relu", y, &want_relu));
             // The microcontrollers' loop where every window lies inside, here on the host.
             if $pt == 0 && $pl == 0 && ($oh - 1) * $sh + ($kh - 1) * $dh < $h
                 && ($ow - 1) * $sw + ($kw - 1) * $dw < $w
             {
-                let mut y = std::vec![f32::NAN; want.len()];
-                super::pool::max_pool_inside::<$kh, $kw, $sh, $sw, $dh, $dw>(($h, $w, $oh, $ow), &x, &mut y);
-                kernels.push(("max_pool_inside", y));
+                for (relu, want) in [(false, &want), (true, &want_relu)] {
+                    let mut y = std::vec![f32::NAN; want.len()];
+                    super::pool::max_pool_inside::<$kh, $kw, $sh, $sw, $dh, $dw>(($h, $w, $oh, $ow), &x, &mut y, relu);
+                    kernels.push((if relu { "max_pool_inside with Relu" } else { "max_pool_inside" }, y, want));
+                }
             }
-            for (kernel, y) in kernels {
-                for (i, (&g, &w)) in y.iter().zip(&want).enumerate() {
+            for (kernel, y, want) in kernels {
+                for (i, (&g, &w)) in y.iter().zip(want).enumerate() {
                     let same = (g.is_nan() && w.is_nan()) || f64::from(g) == w;
                     assert!(same, "{kernel} {}x{} over {}x{} on {path:?}, element {i}: {g} != {w}", $kh, $kw, $h, $w);
                 }

@@ -83,6 +83,7 @@ pub fn max_pool2d<
     const DW: usize,
     const PT: usize,
     const PL: usize,
+    const RELU: bool,
 >(
     x: &[f32],
     y: &mut [f32],
@@ -91,7 +92,20 @@ pub fn max_pool2d<
     let y = &mut y[..NC * OH * OW];
     if H * W == 0 || OW == 0 {
         // No input (every window is empty) or no output.
-        y.fill(f32::NEG_INFINITY);
+        y.fill(if RELU { 0.0 } else { f32::NEG_INFINITY });
+        return;
+    }
+    // On the microcontrollers, layers of many channels whose windows all lie inside the
+    // input (the usual 2x2 stride-2 MaxPool) go to one function for every layer with
+    // the same window (`SHARED_CHANNELS`), which applies a Relu as it stores.
+    #[cfg(target_os = "none")]
+    if NC >= super::SHARED_CHANNELS
+        && PT == 0
+        && PL == 0
+        && last_inside(OH, H, (SH, KH, DH))
+        && last_inside(OW, W, (SW, KW, DW))
+    {
+        max_pool_inside::<KH, KW, SH, SW, DH, DW>((H, W, OH, OW), x, y, RELU);
         return;
     }
     #[cfg(target_arch = "x86_64")]
@@ -109,32 +123,24 @@ pub fn max_pool2d<
         unsafe {
             super::arch::x86_64::pool::max_pool_3x3s2_avx512::<NC, H, W, OH, OW, PT, PL>(x, y)
         };
+        relu_after::<RELU>(y);
         return;
     }
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     if KH > 2 && W <= MAX_ROW {
         max_pool_rows_first::<NC, H, W, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL>(x, y);
-        return;
-    }
-    // On the microcontrollers, layers of many channels whose windows all lie inside the
-    // input (the usual 2x2 stride-2 MaxPool) go to one function for every layer with
-    // the same window (`SHARED_CHANNELS`).
-    #[cfg(target_os = "none")]
-    if NC >= super::SHARED_CHANNELS
-        && PT == 0
-        && PL == 0
-        && last_inside(OH, H, (SH, KH, DH))
-        && last_inside(OW, W, (SW, KW, DW))
-    {
-        max_pool_inside::<KH, KW, SH, SW, DH, DW>((H, W, OH, OW), x, y);
+        relu_after::<RELU>(y);
         return;
     }
     // Output rows are accumulated window tap by window tap: each tap is one pass over
     // the row's outputs whose input falls inside, with no chain between outputs (a
-    // running max per window would be a serial chain of dependent compares).
+    // running max per window would be a serial chain of dependent compares). With the
+    // Relu every window starts from +0: the max of +0 and the window is the Relu of its
+    // max (NaN still wins; only a max of -0 comes out +0).
+    let start = if RELU { 0.0 } else { f32::NEG_INFINITY };
     for (xp, yp) in x.chunks_exact(H * W).zip(y.chunks_exact_mut(OH * OW)) {
         for (oh, yrow) in yp.chunks_exact_mut(OW).enumerate() {
-            yrow.fill(f32::NEG_INFINITY);
+            yrow.fill(start);
             for kh in 0..KH {
                 let ih = (oh * SH + kh * DH) as isize - PT as isize;
                 if ih < 0 || ih >= H as isize {
@@ -144,6 +150,15 @@ pub fn max_pool2d<
                 row_taps::<W, KW, OW, SW, DW, PL>(yrow, xrow);
             }
         }
+    }
+}
+
+/// The Relu that the plan moved from a pool's input to its output, on the output.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[inline(always)]
+fn relu_after<const RELU: bool>(y: &mut [f32]) {
+    if RELU {
+        y.iter_mut().for_each(|v| *v = super::math::relu(*v));
     }
 }
 
@@ -194,6 +209,7 @@ pub(crate) fn max_pool_inside<
     (h, w, oh, ow): (usize, usize, usize, usize),
     x: &[f32],
     y: &mut [f32],
+    relu: bool,
 ) {
     assert!(
         last_inside(oh, h, (SH, KH, DH)) && last_inside(ow, w, (SW, KW, DW)),
@@ -219,7 +235,7 @@ pub(crate) fn max_pool_inside<
                         }
                     }
                 }
-                *out = m;
+                *out = if relu { super::math::relu(m) } else { m };
             }
         }
     }
@@ -600,7 +616,7 @@ mod tests {
     ) {
         let run = || {
             let mut y = std::vec![0.0f32; NC * OH * OW];
-            max_pool2d::<NC, H, W, 3, 3, OH, OW, 2, 2, 1, 1, P, P>(x, &mut y);
+            max_pool2d::<NC, H, W, 3, 3, OH, OW, 2, 2, 1, 1, P, P, false>(x, &mut y);
             for (i, &v) in y.iter().enumerate() {
                 let (p, oh, ow) = (i / (OH * OW), i / OW % OH, i % OW);
                 let want = window_max(x, (H, W), 3, P, p, oh, ow);
@@ -628,7 +644,7 @@ mod tests {
         // No padding: the last input row and column in no window.
         three_by_three::<2, H, W, 4, 10, 0>(&x);
         let mut y = [0.0f32; 2 * 4 * 11];
-        max_pool2d::<2, H, W, 2, 2, 4, 11, 2, 2, 1, 1, 0, 0>(&x, &mut y);
+        max_pool2d::<2, H, W, 2, 2, 4, 11, 2, 2, 1, 1, 0, 0, false>(&x, &mut y);
         for (i, &v) in y.iter().enumerate() {
             let (p, oh, ow) = (i / 44, i / 11 % 4, i % 11);
             let want = window_max(&x, (H, W), 2, 0, p, oh, ow);
@@ -659,6 +675,7 @@ mod tests {
             (H, W - 1, 4, 10),
             &x[..2 * H * (W - 1)],
             &mut y,
+            false,
         );
         let x_narrow = &x[..2 * H * (W - 1)];
         for (i, &v) in y.iter().enumerate() {
@@ -670,7 +687,7 @@ mod tests {
         // One output column more reaches column 22 of a 22-wide input.
         let refused = std::panic::catch_unwind(|| {
             let mut y = std::vec![0.0f32; 2 * 4 * 11];
-            super::max_pool_inside::<2, 2, 2, 2, 1, 1>((H, W, 4, 11 + 1), &x, &mut y);
+            super::max_pool_inside::<2, 2, 2, 2, 1, 1>((H, W, 4, 11 + 1), &x, &mut y, false);
         });
         assert!(refused.is_err());
     }

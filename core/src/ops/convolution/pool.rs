@@ -24,6 +24,10 @@ pub static MAX_POOL: OpSchema = OpSchema {
             "input x: f32[2, 2, 9]; output y = MaxPool(x, kernel_shape = [3], strides = [2], auto_pad = \"SAME_UPPER\"); output z = MaxPool(x, kernel_shape = [2], dilations = [3]);",
             "input x: f32[1, 2, 5, 6, 7]; output y = MaxPool(x, kernel_shape = [2, 3, 2], strides = [2, 1, 2], pads = [1, 0, 1, 0, 1, 1]); output z = MaxPool(x, kernel_shape = [2, 2, 2], dilations = [2, 1, 2], ceil_mode = 1, strides = [2, 2, 2]);",
             "input x: i8[1, 3, 7, 8]; input u: u8[2, 2, 9]; output y = MaxPool(x, kernel_shape = [2, 2]); output z = MaxPool(x, kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1], dilations = [1, 2]); output w = MaxPool(u, kernel_shape = [3], strides = [2], auto_pad = \"SAME_UPPER\", ceil_mode = 0);",
+            // A Relu the plan moves after the pool: windows inside the input over 32
+            // channels (the boards' shared loop), and padded 3x3 windows.
+            "input x: f32[1, 32, 4, 6]; output y = MaxPool(Relu(Add(x, x)), kernel_shape = [2, 2], strides = [2, 2]);",
+            "input x: f32[1, 2, 7, 8]; output y = MaxPool(Relu(Add(x, x)), kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]);",
             // A QDQ pooling of one scale, which the plan runs on the 8-bit values.
             "input x: i8[1, 2, 6, 6]; let s = Constant(value_float = 0.05); let z = Cast(Constant(value_int = -7), to = i8); output y = QuantizeLinear(MaxPool(DequantizeLinear(x, s, z), kernel_shape = [2, 2], strides = [2, 2]), s, z);",
         ])
@@ -281,7 +285,9 @@ fn lower_max(cx: &LowerCtx) -> TokenStream {
     if cx.input(0).dtype != DType::F32 {
         return quote! { #kernels::pool::max_pool2d_int::<_, #(#a),*>(#x, #y); };
     }
-    quote! { #kernels::pool::max_pool2d::<#(#a),*>(#x, #y); }
+    // The plan moves a Relu before an f32 pool of 1-D or 2-D windows after it.
+    let relu = cx.epilogue.relu;
+    quote! { #kernels::pool::max_pool2d::<#(#a),*, #relu>(#x, #y); }
 }
 
 fn lower_avg(cx: &LowerCtx) -> TokenStream {
