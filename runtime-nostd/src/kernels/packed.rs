@@ -728,13 +728,9 @@ unsafe fn tile<const R: usize, const Q: usize>(
     let b = panels.as_ptr();
     for kk in 0..k {
         // Without an FPU each step is 16 library calls: LLVM's Arm unroller would copy
-        // it four times over (+1.4 KB on the Cortex-M3) for nothing. An empty `asm!` is a
-        // call to it, which it does not unroll; it emits no instruction.
+        // it four times over (+1.4 KB on the Cortex-M3) for nothing.
         #[cfg(all(tinyonnx_soft_float, target_arch = "arm"))]
-        // Safety: an empty template: no instruction, no register or memory touched.
-        unsafe {
-            core::arch::asm!("", options(nomem, nostack, preserves_flags))
-        };
+        super::rolled();
         let mut bv = [[0.0f32; NR]; Q];
         for (q, v) in bv.iter_mut().enumerate() {
             // Safety: `q < Q`, `kk < k`: inside the `Q * k * NR` values.
