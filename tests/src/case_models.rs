@@ -1883,7 +1883,12 @@
 
 ::tinyonnx::onnx_model! {
     /// A cross-check case of `Gemm`.
-    pub model GemmCase4 { opset = 18; input a: f32[3, 7]; weight b: f32[2, 7] = glorot_uniform(seed = 6); weight c: f32[3, 1] = uniform(low = -0.5, high = 0.5, seed = 7); weight d: f32[7, 1] = glorot_uniform(seed = 8); output y = Gemm(a, b, c, transB = 1, alpha = 0.5, beta = 2.0); output z = Relu(Gemm(a, d)); output w = Gemm(a, d, c); }
+    pub model GemmCase4 { opset = 18; input a: f32[3, 20]; weight b: f32[20, 16] = glorot_uniform(seed = 9); weight c: f32[16] = uniform(low = -0.5, high = 0.5, seed = 10); output y = Relu(Gemm(a, b, c)); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `Gemm`.
+    pub model GemmCase5 { opset = 18; input a: f32[3, 7]; weight b: f32[2, 7] = glorot_uniform(seed = 6); weight c: f32[3, 1] = uniform(low = -0.5, high = 0.5, seed = 7); weight d: f32[7, 1] = glorot_uniform(seed = 8); output y = Gemm(a, b, c, transB = 1, alpha = 0.5, beta = 2.0); output z = Relu(Gemm(a, d)); output w = Gemm(a, d, c); }
 }
 
 ::tinyonnx::onnx_model! {
@@ -3940,6 +3945,7 @@ macro_rules! every_case {
             GemmCase2,
             GemmCase3,
             GemmCase4,
+            GemmCase5,
             MatMulCase0,
             MatMulCase1,
             MatMulCase2,

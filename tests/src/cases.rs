@@ -384,6 +384,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("Gemm", example::<GemmCase2>()),
     ("Gemm", example::<GemmCase3>()),
     ("Gemm", example::<GemmCase4>()),
+    ("Gemm", example::<GemmCase5>()),
     ("MatMul", example::<MatMulCase0>()),
     ("MatMul", example::<MatMulCase1>()),
     ("MatMul", example::<MatMulCase2>()),

@@ -14,6 +14,9 @@ pub static GEMM: OpSchema = OpSchema {
             "input a: f32[5, 3]; weight b: f32[4, 5] = glorot_uniform(seed = 3); weight c: f32[1] = [0.5]; output y = Gemm(a, b, c, transA = 1, transB = 1, alpha = 0.5, beta = 2.0);",
             "input a: f32[2, 6]; input b: f32[6, 3]; input c: f32[2, 1]; output y = Gemm(a, b, c, beta = -1.0);",
             "input a: f32[1, 20]; weight b: f32[20, 17] = glorot_uniform(seed = 4); weight c: f32[17] = uniform(low = -0.5, high = 0.5, seed = 5); output y = Relu(Gemm(a, b, c));",
+            // Two rows and one through the boards' panel routines, whose Relu meets NaN
+            // and infinities in the NaN check.
+            "input a: f32[3, 20]; weight b: f32[20, 16] = glorot_uniform(seed = 9); weight c: f32[16] = uniform(low = -0.5, high = 0.5, seed = 10); output y = Relu(Gemm(a, b, c));",
             "input a: f32[3, 7]; weight b: f32[2, 7] = glorot_uniform(seed = 6); weight c: f32[3, 1] = uniform(low = -0.5, high = 0.5, seed = 7); weight d: f32[7, 1] = glorot_uniform(seed = 8); output y = Gemm(a, b, c, transB = 1, alpha = 0.5, beta = 2.0); output z = Relu(Gemm(a, d)); output w = Gemm(a, d, c);",
         ])
     },
