@@ -229,6 +229,11 @@ impl Graph {
             .sum()
     }
 
+    /// The node that writes `t` (none for an input or a constant).
+    pub fn producer(&self, t: TensorId) -> Option<usize> {
+        self.nodes.iter().position(|n| n.outputs.contains(&t))
+    }
+
     /// [`Graph::consumers`] of every tensor at once, indexed by tensor: for passes that
     /// ask for many (asking one tensor at a time scans every node each time).
     pub fn all_consumers(&self) -> Vec<Vec<usize>> {

@@ -194,13 +194,8 @@ pub(super) fn steps(p: &Planned, kernels: &Kernels, trace: bool) -> Vec<TokenStr
                 .first()
                 .copied()
                 .flatten()
-                .is_some_and(|x| {
-                    graph
-                        .nodes
-                        .iter()
-                        .position(|n| n.outputs.contains(&x))
-                        .is_some_and(|r| p.steps[r].deferred)
-                });
+                .and_then(|x| graph.producer(x))
+                .is_some_and(|r| p.steps[r].deferred);
             let fused = (step.epilogue != ops::Epilogue::default() && !took_relu)
                 || step.folded.is_some()
                 || step.deferred

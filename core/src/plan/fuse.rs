@@ -133,7 +133,7 @@ fn relu_before_pool(graph: &Graph, readers: &[Vec<usize>], p: usize, plan: &Plan
     if !is_pool || readers[x].as_slice() != [p] {
         return None;
     }
-    let r = graph.nodes.iter().position(|n| n.outputs.contains(&x))?;
+    let r = graph.producer(x)?;
     let relu = &graph.nodes[r];
     (relu.custom.is_none()
         && relu.control.is_none()

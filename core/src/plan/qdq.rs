@@ -23,11 +23,6 @@ use crate::ops::quant::integer::{QGEMM, QLINEAR_MATMUL};
 use crate::ops::schema::{AttrValue, Attrs};
 use crate::types::DType;
 
-/// The node that writes `t`.
-fn producer(graph: &Graph, t: TensorId) -> Option<usize> {
-    graph.nodes.iter().position(|n| n.outputs.contains(&t))
-}
-
 fn is(node: &Node, op_type: &str) -> bool {
     node.custom.is_none() && node.control.is_none() && node.op.op_type == op_type
 }
@@ -89,7 +84,7 @@ fn int32_sums(
     sb: TensorId,
     n: Option<usize>,
 ) -> Option<(TensorId, usize)> {
-    let ci = producer(graph, cf)?;
+    let ci = graph.producer(cf)?;
     let dc = &graph.nodes[ci];
     let (ct, cs, cz) = match dc.inputs.as_slice() {
         [Some(t), Some(s), z] if is(dc, "DequantizeLinear") => (*t, *s, *z),
@@ -124,7 +119,7 @@ fn group(graph: &Graph, readers: &[Vec<usize>], qi: usize) -> Option<(usize, Gro
         return None;
     }
     let [x, sy, zy] = linear(graph, q, None)?;
-    let mi = producer(graph, x)?;
+    let mi = graph.producer(x)?;
     let m = &graph.nodes[mi];
     if is(m, "Add") {
         if !only(x, qi) {
@@ -138,7 +133,7 @@ fn group(graph: &Graph, readers: &[Vec<usize>], qi: usize) -> Option<(usize, Gro
         return None;
     }
     let (af, bf) = (m.inputs[0]?, m.inputs[1]?);
-    let (ai, bi) = (producer(graph, af)?, producer(graph, bf)?);
+    let (ai, bi) = (graph.producer(af)?, graph.producer(bf)?);
     let (da, db) = (&graph.nodes[ai], &graph.nodes[bi]);
     if !is(da, "DequantizeLinear") || !is(db, "DequantizeLinear") {
         return None;
@@ -241,7 +236,7 @@ fn add_group(
 ) -> Option<(usize, Group, Vec<usize>)> {
     let m = &graph.nodes[mi];
     let (af, bf) = (m.inputs.first().copied()??, m.inputs.get(1).copied()??);
-    let (ai, bi) = (producer(graph, af)?, producer(graph, bf)?);
+    let (ai, bi) = (graph.producer(af)?, graph.producer(bf)?);
     let (da, db) = (&graph.nodes[ai], &graph.nodes[bi]);
     if !is(da, "DequantizeLinear") || !is(db, "DequantizeLinear") {
         return None;
@@ -354,7 +349,7 @@ fn pass_through(
         return None;
     }
     let [t, sy, zy] = linear(graph, q, None)?;
-    let oi = producer(graph, t)?;
+    let oi = graph.producer(t)?;
     let op = &graph.nodes[oi];
     if !PASS_THROUGH.iter().any(|name| is(op, name)) || op.outputs.len() != 1 || !only(t, qi) {
         return None;
@@ -364,7 +359,7 @@ fn pass_through(
         return None;
     }
     let d = op.inputs.first().copied().flatten()?;
-    let di = producer(graph, d)?;
+    let di = graph.producer(d)?;
     if !is(&graph.nodes[di], "DequantizeLinear") {
         return None;
     }
@@ -465,7 +460,7 @@ pub fn fold_constants(graph: &mut Graph) -> usize {
                 continue;
             }
             graph.weights.retain(|w| w != t);
-            if let Some(p) = producer(graph, *t)
+            if let Some(p) = graph.producer(*t)
                 && graph.nodes[p].op.fold.is_some()
                 && graph.nodes[p]
                     .outputs
