@@ -101,18 +101,43 @@ pub fn gemm_packed(
     // One init value a row (a convolution's bias), decided here where the caller's
     // init is known: where no call has one, LLVM drops that path from the shared code.
     let row_init = init.is_some_and(|c| c.cols == 0);
-    // Safety: the checks above are the function's contract.
-    unsafe {
-        gemm_checked(
-            (m, k, n),
-            a,
-            a_rs,
-            bp,
-            init,
-            y,
-            (y_rs, y_cs),
-            (relu, row_init),
-        )
+    // One row (a batch-1 layer) on the cores with the panel routines: the routine is
+    // called from here, with the caller's constants. Through the shared function its
+    // arguments and dispatch took about 100 instructions a product, a tenth of the
+    // digits MLP.
+    #[cfg(tinyonnx_fma_rows)]
+    let direct = m == 1;
+    #[cfg(not(tinyonnx_fma_rows))]
+    let direct = false;
+    if direct {
+        #[cfg(tinyonnx_fma_rows)]
+        // Safety: the checks above are the contract of `gemm_checked`, which `rows_fma`
+        // shares.
+        unsafe {
+            rows_fma(
+                (m, k, n),
+                (a, a_rs),
+                bp,
+                init,
+                y,
+                (y_rs, y_cs),
+                (relu, row_init),
+            )
+        };
+    } else {
+        // Safety: the checks above are the function's contract.
+        unsafe {
+            gemm_checked(
+                (m, k, n),
+                a,
+                a_rs,
+                bp,
+                init,
+                y,
+                (y_rs, y_cs),
+                (relu, row_init),
+            )
+        }
     }
     // On the cores with the panel routines, the columns they leave (a last partial
     // panel, or all of them for an output not in rows) go to the portable tile, in a
