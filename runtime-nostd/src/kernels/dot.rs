@@ -67,7 +67,11 @@ pub fn gemm_dot<const K: usize>(
 ///
 /// # Panics
 /// When a slice is shorter than the sizes need (a bug in generated code).
-#[inline(never)]
+///
+/// The checks are inlined into the caller, where generated code's constant sizes fold
+/// them away (out of line with the loop they took about a hundred instructions a call,
+/// more than the digits MLP's two-column product itself).
+#[inline(always)]
 pub fn gemm_narrow<const R: usize>(
     (m, k, n, j0): (usize, usize, usize, usize),
     a: &[f32],
@@ -96,43 +100,40 @@ pub fn gemm_narrow<const R: usize>(
             "gemm_narrow: init too short"
         );
     }
+    // One row (a batch-1 layer) on the Arm FPU cores: the routine called from here.
+    #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+    if m == 1 && R <= 4 {
+        narrow_row::<R>((k, n, j0), a, b, init, y, relu, 0);
+        return;
+    }
+    narrow_rows::<R>((m, k, n, j0), a, b, init, y, relu);
+}
+
+/// [`gemm_narrow`]'s rows after its checks, out of line.
+#[inline(never)]
+fn narrow_rows<const R: usize>(
+    (m, k, n, j0): (usize, usize, usize, usize),
+    a: &[f32],
+    b: &[f32],
+    init: Option<Strided<'_>>,
+    y: &mut [f32],
+    relu: bool,
+) {
     for r in 0..m {
+        #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+        if R <= 4 {
+            narrow_row::<R>((k, n, j0), a, b, init, y, relu, r);
+            continue;
+        }
         let mut acc = [0.0f32; R];
         if let Some(c) = init {
             for (j, v) in acc.iter_mut().enumerate() {
-                // Not beyond the last index checked above (`j0 + j < n`).
+                // Not beyond the last index `gemm_narrow` checked (`j0 + j < n`).
                 *v = c.values[r * c.rows + (j0 + j) * c.cols];
             }
         }
-        // `k` values of row `r` (checked above) against the block's rows.
+        // `k` values of row `r` (checked by `gemm_narrow`) against the block's rows.
         let row = &a[r * k..r * k + k];
-        #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-        if R <= 4 {
-            use super::arch::arm::{
-                tinyonnx_narrow1_vfma, tinyonnx_narrow2_vfma, tinyonnx_narrow3_vfma,
-                tinyonnx_narrow4_vfma,
-            };
-            let routine = match R {
-                1 => tinyonnx_narrow1_vfma,
-                2 => tinyonnx_narrow2_vfma,
-                3 => tinyonnx_narrow3_vfma,
-                _ => tinyonnx_narrow4_vfma,
-            };
-            let out = &mut y[r * n + j0..r * n + j0 + R];
-            // Safety: the routine reads the `k` values of `row`, the first `k * R` of `b`
-            // (checked above) and the `R` of `acc`, and writes the `R` of `out`.
-            unsafe {
-                routine(
-                    row.as_ptr(),
-                    b.as_ptr(),
-                    acc.as_ptr(),
-                    out.as_mut_ptr(),
-                    k as u32,
-                    u32::from(relu),
-                )
-            };
-            continue;
-        }
         for (&x, brow) in row.iter().zip(b.chunks_exact(R)) {
             for (v, &w) in acc.iter_mut().zip(brow) {
                 *v += x * w;
@@ -143,6 +144,57 @@ pub fn gemm_narrow<const R: usize>(
             *o = if relu { super::math::relu(v) } else { v };
         }
     }
+}
+
+/// Row `r` of [`gemm_narrow`] through the Arm routine for `R` (at most 4) columns: its
+/// accumulators start from the init's values, read in place when they are a run.
+#[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn narrow_row<const R: usize>(
+    (k, n, j0): (usize, usize, usize),
+    a: &[f32],
+    b: &[f32],
+    init: Option<Strided<'_>>,
+    y: &mut [f32],
+    relu: bool,
+    r: usize,
+) {
+    use super::arch::arm::{
+        tinyonnx_narrow1_vfma, tinyonnx_narrow2_vfma, tinyonnx_narrow3_vfma, tinyonnx_narrow4_vfma,
+    };
+    let routine = match R {
+        1 => tinyonnx_narrow1_vfma,
+        2 => tinyonnx_narrow2_vfma,
+        3 => tinyonnx_narrow3_vfma,
+        _ => tinyonnx_narrow4_vfma,
+    };
+    let mut acc = [0.0f32; R];
+    let start = match init {
+        Some(c) if c.cols == 1 => &c.values[r * c.rows + j0..r * c.rows + j0 + R],
+        Some(c) => {
+            for (j, v) in acc.iter_mut().enumerate() {
+                *v = c.values[r * c.rows + (j0 + j) * c.cols];
+            }
+            &acc[..]
+        }
+        None => &acc[..],
+    };
+    let row = &a[r * k..r * k + k];
+    let cols = &b[..k * R];
+    let out = &mut y[r * n + j0..r * n + j0 + R];
+    // Safety: the routine reads the `k` values of `row`, the `k * R` of `cols` and the
+    // `R` of `start` (each sliced above, so in bounds), and writes the `R` of `out`.
+    unsafe {
+        routine(
+            row.as_ptr(),
+            cols.as_ptr(),
+            start.as_ptr(),
+            out.as_mut_ptr(),
+            k as u32,
+            u32::from(relu),
+        )
+    };
 }
 
 #[cfg(test)]
