@@ -105,6 +105,10 @@ macro_rules! float_fns {
             /// `e^x` as the normalizations use it: the vectorizable approximation for f32
             /// (about 1 ulp, [`super::math::exp`]), libm's for f64.
             fn exp_fast(self) -> Self;
+            /// [`Float::exp_fast`] of a value at most 0 or NaN (a softmax's values less
+            /// their maximum): for f32 without the upper clamp
+            /// ([`super::math::exp_nonpositive`]).
+            fn exp_nonpositive(self) -> Self;
             /// Square root, correctly rounded (for f32 the FPU's where the core has one,
             /// [`super::math::sqrt`]).
             fn sqrt(self) -> Self;
@@ -118,6 +122,10 @@ macro_rules! float_fns {
                 super::math::exp(self)
             }
             #[inline(always)]
+            fn exp_nonpositive(self) -> Self {
+                super::math::exp_nonpositive(self)
+            }
+            #[inline(always)]
             fn sqrt(self) -> Self {
                 super::math::sqrt(self)
             }
@@ -128,6 +136,10 @@ macro_rules! float_fns {
             const NAN: Self = f64::NAN;
             #[inline(always)]
             fn exp_fast(self) -> Self {
+                libm::exp(self)
+            }
+            #[inline(always)]
+            fn exp_nonpositive(self) -> Self {
                 libm::exp(self)
             }
             #[inline(always)]

@@ -83,11 +83,14 @@ fn rolled<const OUTER: usize>() {
     }
 }
 
-/// The largest value of a row (NaN ignored, as `>` is false for it).
+/// The largest value of a non-empty row, starting from its first (NaN, as `>` is
+/// false for it, is passed over, or kept when first: either way its row comes out NaN,
+/// as `v - max` or the sum is NaN).
 #[inline(always)]
 fn row_max<T: Float, const OUTER: usize>(row: &[T]) -> T {
-    let mut max = T::LOWEST;
-    for &v in row {
+    let (&first, rest) = row.split_first().unwrap_or((&T::LOWEST, &[]));
+    let mut max = first;
+    for &v in rest {
         rolled::<OUTER>();
         if v > max {
             max = v;
@@ -141,7 +144,7 @@ fn strided<T: Float, const OUTER: usize, const N: usize, const INNER: usize, con
             }
             let mut sum = T::ZERO;
             for n in 0..N {
-                let e = (block[n * INNER + i] - max).exp_fast();
+                let e = (block[n * INNER + i] - max).exp_nonpositive();
                 if !LOG {
                     block[n * INNER + i] = e;
                 }
@@ -162,16 +165,16 @@ fn strided<T: Float, const OUTER: usize, const N: usize, const INNER: usize, con
     }
 }
 
-/// `e^x` of every value. On the microcontrollers out of line and not unrolled: the
-/// opaque use of each result is an inline `asm` statement, which LLVM's Arm and RISC-V
-/// unrolling preferences treat as a call (no partial or runtime unrolling), and a
-/// constant length is not unrolled fully either.
+/// `e^x` of every value, each at most 0 or NaN (shifted by its row's maximum). On the
+/// microcontrollers out of line and not unrolled: the opaque use of each result is an
+/// inline `asm` statement, which LLVM's Arm and RISC-V unrolling preferences treat as a
+/// call (no partial or runtime unrolling), and a constant length is not unrolled fully
+/// either.
 #[cfg_attr(target_pointer_width = "32", inline(never))]
 #[cfg_attr(not(target_pointer_width = "32"), inline(always))]
 fn exp_each<T: Float>(y: &mut [T]) {
     for v in y.iter_mut() {
-        *v = v.exp_fast();
-        #[cfg(target_pointer_width = "32")]
-        core::hint::black_box(v);
+        super::rolled();
+        *v = v.exp_nonpositive();
     }
 }
