@@ -48,8 +48,9 @@ macro_rules! spread {
 }
 
 /// Assembly lines that put each of the float registers `$regs` through
-/// `crate::kernels::math::relu`, `$zero` holding +0: a value below zero becomes +0, NaN
-/// (unordered: the MI condition fails) and -0 stay; four instructions a register.
+/// `crate::kernels::math::relu`, the core register `$zero` holding 0 (the bits of +0): a
+/// value below zero becomes +0, NaN (unordered: the MI condition fails) and -0 stay;
+/// four instructions a register.
 #[allow(unused_macros)]
 macro_rules! relu8 {
     ($regs:literal, $zero:literal) => {
@@ -60,7 +61,7 @@ macro_rules! relu8 {
             "    vcmp.f32 \\reg, #0\n",
             "    vmrs APSR_nzcv, fpscr\n",
             "    it mi\n",
-            "    vmovmi.f32 \\reg, ",
+            "    vmovmi \\reg, ",
             $zero,
             "\n",
             "    .endr",
@@ -175,24 +176,28 @@ core::arch::global_asm!(
     "    push {{r4-r9, lr}}",
     "    vpush {{s16-s31}}",
     // 28 bytes of core registers and 64 of float ones above the arguments.
+    // k in r8, count in r9, relu in r6 and spread in r7: low registers, which `cbz`
+    // and `cbnz` test.
     "    ldr r5, [sp, #92]",
-    "    ldr r6, [sp, #96]",
-    "    ldr r7, [sp, #100]",
-    "    ldr r8, [sp, #104]",
-    "    ldr r9, [sp, #108]",
+    "    ldr r8, [sp, #96]",
+    "    ldr r9, [sp, #100]",
+    "    ldr r6, [sp, #104]",
+    "    ldr r7, [sp, #108]",
     "    mov r4, r0",
-    "    cmp r7, #0",
-    "    beq 9f",
-    // The helpers' calls are out of line (after the return): two instructions a panel
-    // for each when it is not asked for.
-    "5:",
     "    cmp r9, #0",
-    "    bne 7f",
+    "    beq 9f",
+    // Each optional step costs one instruction a panel when it is not asked for.
+    "5:",
+    "    cbz r7, 11f",
+    "    vldr s0, [r2]",
+    "    blx r7",
+    "    b 8f",
+    "11:",
     "    vldmia r2, {{s0-s7}}",
     "8:",
     "    add r2, r3",
     "    mov r0, r4",
-    "    subs r12, r6, #8",
+    "    subs r12, r8, #8",
     "    blo 3f",
     "1:",
     "    vldmia r0!, {{s8-s15}}",
@@ -283,21 +288,16 @@ core::arch::global_asm!(
     "    subs r12, #1",
     "    bne 4b",
     "2:",
-    "    cmp r8, #0",
-    "    bne 10f",
+    "    cbnz r6, 10f",
     "6:",
     "    vstmia r5!, {{s0-s7}}",
-    "    subs r7, #1",
+    "    subs r9, #1",
     "    bne 5b",
     "9:",
     "    vpop {{s16-s31}}",
     "    pop {{r4-r9, pc}}",
-    "7:",
-    "    vldr s0, [r2]",
-    "    blx r9",
-    "    b 8b",
     "10:",
-    "    blx r8",
+    "    blx r6",
     "    b 6b",
     ".size tinyonnx_rows8_vfma, . - tinyonnx_rows8_vfma",
 );
@@ -351,8 +351,8 @@ core::arch::global_asm!(
     "    push {{r4-r11, lr}}",
     "    vpush {{s16-s31}}",
     // 36 bytes of core registers and 64 of float ones above the arguments; the
-    // helpers' calls out of line as in `tinyonnx_rows8_vfma`. The rows of A are
-    // rewound by k after each panel, which leaves r4 and r5 for the helpers.
+    // optional steps as in `tinyonnx_rows8_vfma`. The rows of A are rewound by k after
+    // each panel, which leaves r4 and r5 (low registers) for the helpers.
     "    ldr r11, [sp, #100]",
     "    ldr r10, [sp, #104]",
     "    ldr r6, [sp, #108]",
@@ -364,8 +364,12 @@ core::arch::global_asm!(
     "    cmp r9, #0",
     "    beq 9f",
     "5:",
-    "    cmp r5, #0",
-    "    bne 7f",
+    "    cbz r5, 11f",
+    "    vldr s0, [r3]",
+    "    vldr s8, [r11]",
+    "    blx r5",
+    "    b 8f",
+    "11:",
     "    vldmia r3, {{s0-s7}}",
     "    vldmia r11, {{s8-s15}}",
     "8:",
@@ -474,8 +478,7 @@ core::arch::global_asm!(
     "2:",
     "    sub.w r0, r0, r8, lsl #2",
     "    sub.w r1, r1, r8, lsl #2",
-    "    cmp r4, #0",
-    "    bne 10f",
+    "    cbnz r4, 10f",
     "6:",
     "    vstmia r6!, {{s0-s7}}",
     "    vstmia r7!, {{s8-s15}}",
@@ -484,11 +487,6 @@ core::arch::global_asm!(
     "9:",
     "    vpop {{s16-s31}}",
     "    pop {{r4-r11, pc}}",
-    "7:",
-    "    vldr s0, [r3]",
-    "    vldr s8, [r11]",
-    "    blx r5",
-    "    b 8b",
     "10:",
     "    blx r4",
     "    b 6b",
@@ -615,7 +613,8 @@ pub(crate) unsafe fn rows8x2(
 // routines take their addresses as arguments (null: not asked for), and the linker
 // keeps them only where Rust code names them.
 // `tinyonnx_relu16`: s8-s15, then s0-s7 through `math::relu` (`relu8!`); `tinyonnx_relu8`
-// s0-s7 only. They clobber r12 and s16 (+0), which the routines do not hold there.
+// s0-s7 only. Both take +0 from r12, which holds 0 where the routines call them: it
+// counted the last steps of k down to 0.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 core::arch::global_asm!(
     ".syntax unified",
@@ -626,18 +625,12 @@ core::arch::global_asm!(
     ".type tinyonnx_relu16,%function",
     ".thumb_func",
     "tinyonnx_relu16:",
-    "    movs r12, #0",
-    "    vmov s16, r12",
-    relu8!("s8, s9, s10, s11, s12, s13, s14, s15", "s16"),
-    "    b 1f",
+    relu8!("s8, s9, s10, s11, s12, s13, s14, s15", "r12"),
     ".global tinyonnx_relu8",
     ".type tinyonnx_relu8,%function",
     ".thumb_func",
     "tinyonnx_relu8:",
-    "    movs r12, #0",
-    "    vmov s16, r12",
-    "1:",
-    relu8!("s0, s1, s2, s3, s4, s5, s6, s7", "s16"),
+    relu8!("s0, s1, s2, s3, s4, s5, s6, s7", "r12"),
     "    bx lr",
 );
 
@@ -704,11 +697,11 @@ unsafe extern "C" {
 // One row of A against a narrow block of R = 1 to 4 columns (`[k][R]`, the last columns
 // of a constant B that has no whole panel for them, `kernels::dot::gemm_narrow`): the R
 // accumulators in s0-s3 start from the R values at `start` and end as a run of R at `y`,
-// through `math::relu` when `relu` is not 0 (`relu8!`). Four steps of k a pass: four
-// values of A in s4-s7 with one load, the block's 4R values in s8-s15 with one or two,
-// 4R fused multiply-adds and the loop (12 instructions for 8 multiply-accumulates with
-// R = 2, where LLVM's loop took 25). Only caller-saved registers, so nothing is pushed.
-// r0 = a, r1 = b, r2 = start, r3 = y; on the stack k, relu.
+// through `math::relu` when `relu` is not 0 (`relu8!`). R = 1, 3, 4: four steps of k a
+// pass, four values of A in s4-s7 with one load, the block's 4R values in s8-s15 with
+// one or two, 4R fused multiply-adds and the loop; only caller-saved registers, so
+// nothing is pushed. R = 2: eight steps a pass (below). r0 = a, r1 = b, r2 = start,
+// r3 = y; on the stack k, relu.
 
 /// `tinyonnx_narrow<R>_vfma` (see above) from what differs with R: the accumulators'
 /// register list, the lines of a pass of four steps of k (loads of the block's values
@@ -737,13 +730,12 @@ macro_rules! narrow_fn {
             $($step,)*
             "    subs r2, #1",
             "    bne 4b",
+            // r2, the count of k's last steps, is 0 here: the Relu's +0.
             "2:",
-            "    ldr r2, [sp, #4]",
-            "    cmp r2, #0",
+            "    ldr r12, [sp, #4]",
+            "    cmp r12, #0",
             "    beq 6f",
-            "    movs r2, #0",
-            "    vmov s15, r2",
-            relu8!($relu, "s15"),
+            relu8!($relu, "r2"),
             "6:",
             concat!("    vstmia r3, {{", $acc, "}}"),
             "    bx lr",
@@ -767,24 +759,58 @@ narrow_fn!(
     "s0"
 );
 
+// R = 2 (a ten-class layer's last columns) takes eight steps of k a pass: eight values
+// of A in s2-s9 and sixteen of the block in s10-s25 with one load each, 16 fused
+// multiply-adds and the loop, 20 instructions for 16 multiply-accumulates where passes
+// of four took 24; s16-s25 are callee-saved, so pushed around the passes.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-narrow_fn!(
+thumb_fn!(
     "tinyonnx_narrow2_vfma",
-    "s0-s1",
-    [
-        "    vldmia r1!, {{s8-s15}}",
-        "    vfma.f32 s0, s4, s8",
-        "    vfma.f32 s1, s4, s9",
-        "    vfma.f32 s0, s5, s10",
-        "    vfma.f32 s1, s5, s11",
-        "    vfma.f32 s0, s6, s12",
-        "    vfma.f32 s1, s6, s13",
-        "    vfma.f32 s0, s7, s14",
-        "    vfma.f32 s1, s7, s15",
-    ],
-    "s8-s9",
-    ["    vfma.f32 s0, s4, s8", "    vfma.f32 s1, s4, s9"],
-    "s0, s1"
+    "    vldmia r2, {{s0-s1}}",
+    "    ldr r2, [sp]",
+    "    subs r2, #8",
+    "    blo 3f",
+    "    vpush {{s16-s25}}",
+    "1:",
+    "    vldmia r0!, {{s2-s9}}",
+    "    vldmia r1!, {{s10-s25}}",
+    "    vfma.f32 s0, s2, s10",
+    "    vfma.f32 s1, s2, s11",
+    "    vfma.f32 s0, s3, s12",
+    "    vfma.f32 s1, s3, s13",
+    "    vfma.f32 s0, s4, s14",
+    "    vfma.f32 s1, s4, s15",
+    "    vfma.f32 s0, s5, s16",
+    "    vfma.f32 s1, s5, s17",
+    "    vfma.f32 s0, s6, s18",
+    "    vfma.f32 s1, s6, s19",
+    "    vfma.f32 s0, s7, s20",
+    "    vfma.f32 s1, s7, s21",
+    "    vfma.f32 s0, s8, s22",
+    "    vfma.f32 s1, s8, s23",
+    "    vfma.f32 s0, s9, s24",
+    "    vfma.f32 s1, s9, s25",
+    "    subs r2, #8",
+    "    bhs 1b",
+    "    vpop {{s16-s25}}",
+    "3:",
+    "    adds r2, #8",
+    "    beq 2f",
+    "4:",
+    "    vldmia r0!, {{s4}}",
+    "    vldmia r1!, {{s8-s9}}",
+    "    vfma.f32 s0, s4, s8",
+    "    vfma.f32 s1, s4, s9",
+    "    subs r2, #1",
+    "    bne 4b",
+    "2:",
+    "    ldr r12, [sp, #4]",
+    "    cmp r12, #0",
+    "    beq 6f",
+    relu8!("s0, s1", "r2"),
+    "6:",
+    "    vstmia r3, {{s0-s1}}",
+    "    bx lr",
 );
 
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
