@@ -58,9 +58,10 @@ fn requantize<Q: Quant>(v: f32, zp: i32) -> Q {
 /// clamp on the right side (at most 65,535 from 0); a sum below 0 (`v <= -1.5 * 2^23`)
 /// has its sign bit set, a negative i32 that the saturating addition keeps below.
 ///
-/// Used on Arm only ([`CLAMP_AFTER`]): on RISC-V the float clamp is cheaper (with the F
-/// extension `fmin`/`fmax`; measured 21 % more instructions on the int8 CNN otherwise),
-/// on x86-64 the VNNI path's time is elsewhere.
+/// Used on Arm and on the cores without an FPU ([`CLAMP_AFTER`]; there each float
+/// compare is a library call): on RISC-V with the F extension the float clamp is cheaper
+/// (`fmin`/`fmax`; measured 21 % more instructions on the int8 CNN otherwise), on x86-64
+/// the VNNI path's time is elsewhere.
 #[inline(always)]
 fn requantize_finite<Q: Quant>(v: f32, zp: i32) -> Q {
     let r = ((v + MAGIC).to_bits() as i32).saturating_add(magic_offset(zp));
@@ -114,7 +115,7 @@ fn saturate<Q: Quant>(v: i32) -> i32 {
 
 /// Whether the 8-bit products requantize with [`requantize_finite`] (when their
 /// multipliers are finite).
-const CLAMP_AFTER: bool = cfg!(target_arch = "arm");
+const CLAMP_AFTER: bool = cfg!(any(target_arch = "arm", tinyonnx_soft_float));
 
 /// `v` rounded to the nearest integer, ties to even, for `|v| < 2^22` (every clamped
 /// value above: at most 65,535 from 0): adding 1.5 * 2^23 leaves a float whose unit is
