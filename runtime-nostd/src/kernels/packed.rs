@@ -109,34 +109,13 @@ pub fn gemm_packed(
     let direct = m == 1;
     #[cfg(not(tinyonnx_fma_rows))]
     let direct = false;
-    if direct {
-        #[cfg(tinyonnx_fma_rows)]
-        // Safety: the checks above are the contract of `gemm_checked`, which `rows_fma`
-        // shares.
-        unsafe {
-            rows_fma(
-                (m, k, n),
-                (a, a_rs),
-                bp,
-                init,
-                y,
-                (y_rs, y_cs),
-                (relu, row_init),
-            )
-        };
-    } else {
-        // Safety: the checks above are the function's contract.
-        unsafe {
-            gemm_checked(
-                (m, k, n),
-                a,
-                a_rs,
-                bp,
-                init,
-                y,
-                (y_rs, y_cs),
-                (relu, row_init),
-            )
+    let (mkn, out, flags) = ((m, k, n), (y_rs, y_cs), (relu, row_init));
+    // Safety: the checks above are the contract of both.
+    unsafe {
+        if direct {
+            gemm_rows(mkn, a, a_rs, bp, init, y, out, flags)
+        } else {
+            gemm_checked(mkn, a, a_rs, bp, init, y, out, flags)
         }
     }
     // On the cores with the panel routines, the columns they leave (a last partial
@@ -186,7 +165,7 @@ fn routine_panels(n: usize, init: Option<Strided<'_>>, y_cs: usize, row_init: bo
 /// then one.
 ///
 /// # Safety
-/// As [`gemm_checked`].
+/// As [`gemm_rows`].
 #[cfg(tinyonnx_fma_rows)]
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
@@ -213,14 +192,35 @@ unsafe fn gemm_tail(
     }
 }
 
-/// [`gemm_packed`] after its checks.
+/// [`gemm_packed`] after its checks: [`gemm_rows`] out of line, the product every call
+/// of a firmware shares.
+///
+/// # Safety
+/// As [`gemm_rows`].
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+unsafe fn gemm_checked(
+    mkn: (usize, usize, usize),
+    a: &[f32],
+    a_rs: usize,
+    bp: &[f32],
+    init: Option<Strided<'_>>,
+    y: &mut [f32],
+    out: (usize, usize),
+    flags: (bool, bool),
+) {
+    // Safety: this function's contract.
+    unsafe { gemm_rows(mkn, a, a_rs, bp, init, y, out, flags) }
+}
+
+/// The product after [`gemm_packed`]'s checks, by row blocks.
 ///
 /// # Safety
 /// `m`, `n` > 0 and the slices hold what [`gemm_packed`] checks (computed without
 /// overflow).
 #[allow(clippy::too_many_arguments)]
-#[inline(never)]
-unsafe fn gemm_checked(
+#[inline(always)]
+unsafe fn gemm_rows(
     (m, k, n): (usize, usize, usize),
     a: &[f32],
     a_rs: usize,
@@ -351,7 +351,7 @@ unsafe fn gemm_checked(
 #[cfg(tinyonnx_fma_rows)]
 static ZERO_PANEL: [f32; NR] = [0.0; NR];
 
-/// [`gemm_checked`] on a core with the panel routines (`kernels::arch::rows8x2` and
+/// [`gemm_rows`] on a core with the panel routines (`kernels::arch::rows8x2` and
 /// `rows8`: VFPv4 on the Cortex-M4F and M33 boards, F on the riscv32f): pairs of rows,
 /// then the last odd one. Where the output is row-major and the init is none, one row
 /// of values (a Gemm's bias, an LSTM's gates) or one value a row (a convolution's
@@ -362,7 +362,7 @@ static ZERO_PANEL: [f32; NR] = [0.0; NR];
 /// through [`rows`].
 ///
 /// # Safety
-/// As [`gemm_checked`].
+/// As [`gemm_rows`].
 #[cfg(tinyonnx_fma_rows)]
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]

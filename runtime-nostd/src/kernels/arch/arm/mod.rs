@@ -704,25 +704,28 @@ unsafe extern "C" {
 // r3 = y; on the stack k, relu.
 
 /// `tinyonnx_narrow<R>_vfma` (see above) from what differs with R: the accumulators'
-/// register list, the lines of a pass of four steps of k (loads of the block's values
-/// into s8-s15 and the products), the block's register list for one step, that step's
-/// products, and the accumulators for the Relu.
+/// register list; a pass's steps of k, the registers its values of A load into and the
+/// lines that save and restore callee-saved registers around the passes (or empty); the
+/// lines of a pass (loads of the block's values and the products); the block's register
+/// list for one step, that step's products, and the accumulators for the Relu.
 #[allow(unused_macros)]
 macro_rules! narrow_fn {
-    ($name:literal, $acc:literal, [$($pass:literal),* $(,)?], $step_b:literal, [$($step:literal),* $(,)?], $relu:literal $(,)?) => {
+    ($name:literal, $acc:literal, ($steps:literal, $a:literal, $save:literal, $restore:literal), [$($pass:literal),* $(,)?], $step_b:literal, [$($step:literal),* $(,)?], $relu:literal $(,)?) => {
         thumb_fn!(
             $name,
             concat!("    vldmia r2, {{", $acc, "}}"),
             "    ldr r2, [sp]",
-            "    subs r2, #4",
+            concat!("    subs r2, #", $steps),
             "    blo 3f",
+            $save,
             "1:",
-            "    vldmia r0!, {{s4-s7}}",
+            concat!("    vldmia r0!, {{", $a, "}}"),
             $($pass,)*
-            "    subs r2, #4",
+            concat!("    subs r2, #", $steps),
             "    bhs 1b",
+            $restore,
             "3:",
-            "    adds r2, #4",
+            concat!("    adds r2, #", $steps),
             "    beq 2f",
             "4:",
             "    vldmia r0!, {{s4}}",
@@ -747,6 +750,7 @@ macro_rules! narrow_fn {
 narrow_fn!(
     "tinyonnx_narrow1_vfma",
     "s0",
+    ("4", "s4-s7", "", ""),
     [
         "    vldmia r1!, {{s8-s11}}",
         "    vfma.f32 s0, s4, s8",
@@ -764,59 +768,44 @@ narrow_fn!(
 // multiply-adds and the loop, 20 instructions for 16 multiply-accumulates where passes
 // of four took 24; s16-s25 are callee-saved, so pushed around the passes.
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-thumb_fn!(
+narrow_fn!(
     "tinyonnx_narrow2_vfma",
-    "    vldmia r2, {{s0-s1}}",
-    "    ldr r2, [sp]",
-    "    subs r2, #8",
-    "    blo 3f",
-    "    vpush {{s16-s25}}",
-    "1:",
-    "    vldmia r0!, {{s2-s9}}",
-    "    vldmia r1!, {{s10-s25}}",
-    "    vfma.f32 s0, s2, s10",
-    "    vfma.f32 s1, s2, s11",
-    "    vfma.f32 s0, s3, s12",
-    "    vfma.f32 s1, s3, s13",
-    "    vfma.f32 s0, s4, s14",
-    "    vfma.f32 s1, s4, s15",
-    "    vfma.f32 s0, s5, s16",
-    "    vfma.f32 s1, s5, s17",
-    "    vfma.f32 s0, s6, s18",
-    "    vfma.f32 s1, s6, s19",
-    "    vfma.f32 s0, s7, s20",
-    "    vfma.f32 s1, s7, s21",
-    "    vfma.f32 s0, s8, s22",
-    "    vfma.f32 s1, s8, s23",
-    "    vfma.f32 s0, s9, s24",
-    "    vfma.f32 s1, s9, s25",
-    "    subs r2, #8",
-    "    bhs 1b",
-    "    vpop {{s16-s25}}",
-    "3:",
-    "    adds r2, #8",
-    "    beq 2f",
-    "4:",
-    "    vldmia r0!, {{s4}}",
-    "    vldmia r1!, {{s8-s9}}",
-    "    vfma.f32 s0, s4, s8",
-    "    vfma.f32 s1, s4, s9",
-    "    subs r2, #1",
-    "    bne 4b",
-    "2:",
-    "    ldr r12, [sp, #4]",
-    "    cmp r12, #0",
-    "    beq 6f",
-    relu8!("s0, s1", "r2"),
-    "6:",
-    "    vstmia r3, {{s0-s1}}",
-    "    bx lr",
+    "s0-s1",
+    (
+        "8",
+        "s2-s9",
+        "    vpush {{s16-s25}}",
+        "    vpop {{s16-s25}}"
+    ),
+    [
+        "    vldmia r1!, {{s10-s25}}",
+        "    vfma.f32 s0, s2, s10",
+        "    vfma.f32 s1, s2, s11",
+        "    vfma.f32 s0, s3, s12",
+        "    vfma.f32 s1, s3, s13",
+        "    vfma.f32 s0, s4, s14",
+        "    vfma.f32 s1, s4, s15",
+        "    vfma.f32 s0, s5, s16",
+        "    vfma.f32 s1, s5, s17",
+        "    vfma.f32 s0, s6, s18",
+        "    vfma.f32 s1, s6, s19",
+        "    vfma.f32 s0, s7, s20",
+        "    vfma.f32 s1, s7, s21",
+        "    vfma.f32 s0, s8, s22",
+        "    vfma.f32 s1, s8, s23",
+        "    vfma.f32 s0, s9, s24",
+        "    vfma.f32 s1, s9, s25",
+    ],
+    "s8-s9",
+    ["    vfma.f32 s0, s4, s8", "    vfma.f32 s1, s4, s9"],
+    "s0, s1"
 );
 
 #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
 narrow_fn!(
     "tinyonnx_narrow3_vfma",
     "s0-s2",
+    ("4", "s4-s7", "", ""),
     [
         "    vldmia r1!, {{s8-s15}}",
         "    vfma.f32 s0, s4, s8",
@@ -846,6 +835,7 @@ narrow_fn!(
 narrow_fn!(
     "tinyonnx_narrow4_vfma",
     "s0-s3",
+    ("4", "s4-s7", "", ""),
     [
         "    vldmia r1!, {{s8-s15}}",
         "    vfma.f32 s0, s4, s8",
