@@ -125,13 +125,7 @@ fn narrow_rows<const R: usize>(
             narrow_row::<R>((k, n, j0), a, b, init, y, relu, r);
             continue;
         }
-        let mut acc = [0.0f32; R];
-        if let Some(c) = init {
-            for (j, v) in acc.iter_mut().enumerate() {
-                // Not beyond the last index `gemm_narrow` checked (`j0 + j < n`).
-                *v = c.values[r * c.rows + (j0 + j) * c.cols];
-            }
-        }
+        let mut acc = start_values::<R>(init, r, j0);
         // `k` values of row `r` (checked by `gemm_narrow`) against the block's rows.
         let row = &a[r * k..r * k + k];
         for (&x, brow) in row.iter().zip(b.chunks_exact(R)) {
@@ -144,6 +138,19 @@ fn narrow_rows<const R: usize>(
             *o = if relu { super::math::relu(v) } else { v };
         }
     }
+}
+
+/// The init's values of row `r`, columns `j0..j0 + R` (zeros without one); inside the
+/// init by `gemm_narrow`'s check of its last index (`j0 + j < n`).
+#[inline(always)]
+fn start_values<const R: usize>(init: Option<Strided<'_>>, r: usize, j0: usize) -> [f32; R] {
+    let mut acc = [0.0f32; R];
+    if let Some(c) = init {
+        for (j, v) in acc.iter_mut().enumerate() {
+            *v = c.values[r * c.rows + (j0 + j) * c.cols];
+        }
+    }
+    acc
 }
 
 /// Row `r` of [`gemm_narrow`] through the Arm routine for `R` (at most 4) columns: its
@@ -169,16 +176,13 @@ fn narrow_row<const R: usize>(
         3 => tinyonnx_narrow3_vfma,
         _ => tinyonnx_narrow4_vfma,
     };
-    let mut acc = [0.0f32; R];
+    let acc;
     let start = match init {
         Some(c) if c.cols == 1 => &c.values[r * c.rows + j0..r * c.rows + j0 + R],
-        Some(c) => {
-            for (j, v) in acc.iter_mut().enumerate() {
-                *v = c.values[r * c.rows + (j0 + j) * c.cols];
-            }
+        _ => {
+            acc = start_values::<R>(init, r, j0);
             &acc[..]
         }
-        None => &acc[..],
     };
     let row = &a[r * k..r * k + k];
     let cols = &b[..k * R];
