@@ -2313,7 +2313,12 @@
 
 ::tinyonnx::onnx_model! {
     /// A cross-check case of `MaxPool`.
-    pub model MaxPoolCase6 { opset = 18; input x: i8[1, 2, 6, 6]; let s = Constant(value_float = 0.05); let z = Cast(Constant(value_int = -7), to = i8); output y = QuantizeLinear(MaxPool(DequantizeLinear(x, s, z), kernel_shape = [2, 2], strides = [2, 2]), s, z); }
+    pub model MaxPoolCase6 { opset = 18; input x: f32[1, 2, 6, 10]; input u: f32[1, 3, 7, 11]; output y = MaxPool(x, kernel_shape = [2, 2], strides = [2, 2]); output z = MaxPool(Relu(x), kernel_shape = [2, 2], strides = [2, 2]); output v = MaxPool(u, kernel_shape = [2, 2], strides = [2, 2]); output w = MaxPool(Relu(u), kernel_shape = [2, 2], strides = [2, 2]); }
+}
+
+::tinyonnx::onnx_model! {
+    /// A cross-check case of `MaxPool`.
+    pub model MaxPoolCase7 { opset = 18; input x: i8[1, 2, 6, 6]; let s = Constant(value_float = 0.05); let z = Cast(Constant(value_int = -7), to = i8); output y = QuantizeLinear(MaxPool(DequantizeLinear(x, s, z), kernel_shape = [2, 2], strides = [2, 2]), s, z); }
 }
 
 ::tinyonnx::onnx_model! {
@@ -4031,6 +4036,7 @@ macro_rules! every_case {
             MaxPoolCase4,
             MaxPoolCase5,
             MaxPoolCase6,
+            MaxPoolCase7,
             AveragePoolCase0,
             AveragePoolCase1,
             AveragePoolCase2,

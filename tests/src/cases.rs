@@ -470,6 +470,7 @@ pub const CASES: &[(&str, Example)] = &[
     ("MaxPool", example::<MaxPoolCase4>()),
     ("MaxPool", example::<MaxPoolCase5>()),
     ("MaxPool", example::<MaxPoolCase6>()),
+    ("MaxPool", example::<MaxPoolCase7>()),
     ("AveragePool", example::<AveragePoolCase0>()),
     ("AveragePool", example::<AveragePoolCase1>()),
     ("AveragePool", example::<AveragePoolCase2>()),

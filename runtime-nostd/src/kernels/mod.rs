@@ -187,10 +187,15 @@ pub(crate) fn opaque(n: usize) -> usize {
 }
 
 /// `sum f(v)` over `values` in eight interleaved partial sums (independent add chains
-/// the compiler turns into one vector register), then added pairwise.
+/// the compiler turns into one vector register), then added pairwise. The partial sums
+/// start from -0, which adding leaves exact (`-0 + v = v` for every `v`, where `+0 + -0`
+/// is `+0`), so that the compiler drops the first adds; an empty sum is +0.
 #[inline(always)]
 pub(crate) fn lane_sum(values: &[f32], f: impl Fn(f32) -> f32) -> f32 {
-    let mut acc = [0.0f32; 8];
+    if values.is_empty() {
+        return 0.0;
+    }
+    let mut acc = [-0.0f32; 8];
     let chunks = values.chunks_exact(8);
     let rest = chunks.remainder();
     for c in chunks {

@@ -95,6 +95,23 @@ pub fn max_pool2d<
         y.fill(if RELU { 0.0 } else { f32::NEG_INFINITY });
         return;
     }
+    // The 2x2 stride-2 window on the Arm FPU cores: three compares a window in
+    // assembly; a NaN among the values leaves the layer to the code below.
+    #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
+    if KH == 2
+        && KW == 2
+        && SH == 2
+        && SW == 2
+        && DH == 1
+        && DW == 1
+        && PT == 0
+        && PL == 0
+        && 2 * OH <= H
+        && 2 * OW <= W
+        && super::arch::arm::pool::max_pool_2x2((NC, H, W, OH, OW), x, y, RELU)
+    {
+        return;
+    }
     // On the microcontrollers, layers of many channels whose windows all lie inside the
     // input (the usual 2x2 stride-2 MaxPool) go to one function for every layer with
     // the same window (`SHARED_CHANNELS`), which applies a Relu as it stores.

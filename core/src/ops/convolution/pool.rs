@@ -28,6 +28,10 @@ pub static MAX_POOL: OpSchema = OpSchema {
             // channels (the boards' shared loop), and padded 3x3 windows.
             "input x: f32[1, 32, 4, 6]; output y = MaxPool(Relu(Add(x, x)), kernel_shape = [2, 2], strides = [2, 2]);",
             "input x: f32[1, 2, 7, 8]; output y = MaxPool(Relu(Add(x, x)), kernel_shape = [3, 3], strides = [2, 2], pads = [1, 1, 1, 1]);",
+            // The 2x2 stride-2 window with and without a Relu (the Arm FPU boards'
+            // routine): planes of an even and of an odd number of rows, an odd last
+            // window a row.
+            "input x: f32[1, 2, 6, 10]; input u: f32[1, 3, 7, 11]; output y = MaxPool(x, kernel_shape = [2, 2], strides = [2, 2]); output z = MaxPool(Relu(x), kernel_shape = [2, 2], strides = [2, 2]); output v = MaxPool(u, kernel_shape = [2, 2], strides = [2, 2]); output w = MaxPool(Relu(u), kernel_shape = [2, 2], strides = [2, 2]);",
             // A QDQ pooling of one scale, which the plan runs on the 8-bit values.
             "input x: i8[1, 2, 6, 6]; let s = Constant(value_float = 0.05); let z = Cast(Constant(value_int = -7), to = i8); output y = QuantizeLinear(MaxPool(DequantizeLinear(x, s, z), kernel_shape = [2, 2], strides = [2, 2]), s, z);",
         ])

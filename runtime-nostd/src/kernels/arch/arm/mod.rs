@@ -28,6 +28,8 @@ macro_rules! thumb_fn {
 
 #[cfg(feature = "dsp")]
 pub(crate) mod dsp;
+#[cfg(feature = "fma-vfp4")]
+pub(crate) mod pool;
 
 /// Assembly lines that copy the float register `$from` into each of `$regs`: one
 /// value of a row's init (a convolution's bias) spread over the row's eight
