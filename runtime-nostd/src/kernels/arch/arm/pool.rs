@@ -86,6 +86,9 @@ unsafe extern "C" {
 // `math::relu` as integers (`bic` of the sign: below zero and -0 become +0), which is
 // exact because the result is only used when no NaN was compared. FPSCR is restored
 // on return; r0 = 1 when a compare met a NaN (the output is then to be recomputed).
+// An interrupt handler cannot hide the flag: exception entry stacks FPSCR and the return
+// restores it (lazy FP state preservation, the reset default); where a user turned that
+// off, a handler that raised the flag only costs the recomputation.
 // r0 = x, r1 = y, r2 = rows, r3 = ow; on the stack w, relu.
 thumb_fn!(
     "tinyonnx_max_pool2x2_vfp",
