@@ -18,7 +18,7 @@ pub fn transpose<T: Copy, const R: usize>(
         super::for_rows2(shape, strides, &zeros, |row, ix, _| {
             let out = &mut y[row * n..(row + 1) * n];
             if s == 1 {
-                out.copy_from_slice(&x[ix..ix + n]);
+                super::copy_run(out, &x[ix..ix + n]);
             } else {
                 for (j, o) in out.iter_mut().enumerate() {
                     *o = x[ix + j * s];

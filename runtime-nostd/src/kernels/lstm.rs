@@ -132,8 +132,8 @@ fn run<
                 GateWeights::Packed { wr, bias } if PACKED => {
                     let xh = &mut xh[..BATCH * xh_len];
                     for (bt, row) in xh.chunks_exact_mut(xh_len).enumerate() {
-                        row[..INPUT].copy_from_slice(&xt[bt * INPUT..(bt + 1) * INPUT]);
-                        row[INPUT..].copy_from_slice(&h[bt * HIDDEN..(bt + 1) * HIDDEN]);
+                        super::copy_run(&mut row[..INPUT], &xt[bt * INPUT..(bt + 1) * INPUT]);
+                        super::copy_run(&mut row[INPUT..], &h[bt * HIDDEN..(bt + 1) * HIDDEN]);
                     }
                     super::packed::gemm_packed(
                         (BATCH, xh_len, g4),

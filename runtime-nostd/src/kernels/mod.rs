@@ -129,8 +129,38 @@ pub enum GateWeights<'a> {
 #[inline]
 pub(crate) fn init_state(state: &mut [f32], init: Option<&[f32]>, n: usize) {
     match init {
-        Some(init) => state[..n].copy_from_slice(&init[..n]),
-        None => state[..n].fill(0.0),
+        Some(init) => copy_run(&mut state[..n], &init[..n]),
+        None => fill_run(&mut state[..n], 0.0),
+    }
+}
+
+/// `dst.copy_from_slice(src)` for the short runs of the recurrent kernels and the
+/// transpose (slices of equal length): on the cores without an FPU a loop kept rolled,
+/// where `memcpy` would cost about 400 bytes of flash for runs of a few dozen values
+/// (the batch-first LSTM on the riscv32 went over its 8 KB for it); elsewhere the copy.
+#[inline(always)]
+pub(crate) fn copy_run<T: Copy>(dst: &mut [T], src: &[T]) {
+    if cfg!(tinyonnx_soft_float) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            rolled();
+            *d = s;
+        }
+    } else {
+        dst.copy_from_slice(src);
+    }
+}
+
+/// `dst.fill(v)`, as [`copy_run`]: a rolled loop on the cores without an FPU (no
+/// `memset`).
+#[inline(always)]
+pub(crate) fn fill_run<T: Copy>(dst: &mut [T], v: T) {
+    if cfg!(tinyonnx_soft_float) {
+        for d in dst {
+            rolled();
+            *d = v;
+        }
+    } else {
+        dst.fill(v);
     }
 }
 

@@ -140,8 +140,8 @@ fn gru_packed<
             let t = if backwards { SEQ - 1 - step } else { step };
             let xt = &x[t * BATCH * INPUT..(t + 1) * BATCH * INPUT];
             for (bt, row) in xh.chunks_exact_mut(xh_len).enumerate() {
-                row[..INPUT].copy_from_slice(&xt[bt * INPUT..(bt + 1) * INPUT]);
-                row[INPUT..].copy_from_slice(&h[bt * HIDDEN..(bt + 1) * HIDDEN]);
+                super::copy_run(&mut row[..INPUT], &xt[bt * INPUT..(bt + 1) * INPUT]);
+                super::copy_run(&mut row[INPUT..], &h[bt * HIDDEN..(bt + 1) * HIDDEN]);
             }
             let b_zr = bias_at(0, g2);
             gemm_packed(
@@ -325,9 +325,9 @@ fn gru_plain<
                     let z = gx[j];
                     new[j] = (1.0 - z) * cand + z * hp[j];
                 }
-                h[bt * HIDDEN..(bt + 1) * HIDDEN].copy_from_slice(new);
+                super::copy_run(&mut h[bt * HIDDEN..(bt + 1) * HIDDEN], new);
                 let out = ((t * DIRS + d) * BATCH + bt) * HIDDEN;
-                y[out..out + HIDDEN].copy_from_slice(new);
+                super::copy_run(&mut y[out..out + HIDDEN], new);
             }
         }
     }
@@ -379,9 +379,9 @@ pub fn rnn<
                         + dot(&rd[j * HIDDEN..(j + 1) * HIDDEN], hp);
                     *v = F::apply(pre.clamp(-opts.clip, opts.clip));
                 }
-                h[bt * HIDDEN..(bt + 1) * HIDDEN].copy_from_slice(new);
+                super::copy_run(&mut h[bt * HIDDEN..(bt + 1) * HIDDEN], new);
                 let out = ((t * DIRS + d) * BATCH + bt) * HIDDEN;
-                y[out..out + HIDDEN].copy_from_slice(new);
+                super::copy_run(&mut y[out..out + HIDDEN], new);
             }
         }
     }
