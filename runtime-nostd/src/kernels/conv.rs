@@ -332,7 +332,10 @@ fn pack_panel_shared<
 ) {
     use super::packed::NR;
     let (oh0, ow0) = (first / win.ow, first % win.ow);
-    if width == NR && ow0 + NR <= win.ow {
+    // On the cores without an FPU the loop below takes this case too: the second copy
+    // of the gathering was about 1 KB of flash there, next to products that are
+    // library calls.
+    if !cfg!(tinyonnx_soft_float) && width == NR && ow0 + NR <= win.ow {
         // All positions in one output row (a constant run length: vector copies).
         pack_run::<KH, KW, SH, SW, DH, DW>(win, xg, (oh0, ow0), (0, NR), panel);
         return;
