@@ -25,6 +25,38 @@ pub fn max_pool2d_int<
     x: &[T],
     y: &mut [T],
 ) {
+    // The 2x2 stride-2 window of bytes on the cores with the DSP extension: four byte
+    // maxima in two instructions, two windows from a word of each input row.
+    #[cfg(all(feature = "dsp", target_arch = "arm"))]
+    if (T::SIGNED_BYTE || T::UNSIGNED_BYTE)
+        && size_of::<T>() == 1
+        && KH == 2
+        && KW == 2
+        && SH == 2
+        && SW == 2
+        && DH == 1
+        && DW == 1
+        && PT == 0
+        && PL == 0
+        && 2 * OH <= H
+        && 2 * OW <= W
+        && OW >= 2
+    {
+        let (nx, ny) = (x.len().min(NC * H * W), y.len().min(NC * OH * OW));
+        // Safety: `T` is one byte (checked above) of the `Quant` types, `i8` or `u8`,
+        // whose every value is a valid `u8` and back; the views cover the slices' own
+        // first `nx` and `ny` elements, and `y`'s view is the only access to it while
+        // it lives.
+        let (xb, yb) = unsafe {
+            (
+                core::slice::from_raw_parts(x.as_ptr().cast::<u8>(), nx),
+                core::slice::from_raw_parts_mut(y.as_mut_ptr().cast::<u8>(), ny),
+            )
+        };
+        if super::arch::arm::dsp::max_pool_2x2_bytes(T::SIGNED_BYTE, (NC, H, W, OH, OW), xb, yb) {
+            return;
+        }
+    }
     // Window tap by window tap over each output row, as the float kernel: per tap one
     // pass over the outputs whose input falls inside (no per-output window walk).
     for (xp, yp) in x

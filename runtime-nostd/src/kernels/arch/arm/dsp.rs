@@ -15,6 +15,9 @@
 //! instructions for 18 multiply-accumulates, no state carried between pairs; each sum
 //! is then requantized into its byte in eight more (the float multiply and rounding of
 //! `requantize_finite`, `QADD` of the zero point, `SSAT`/`USAT`, `STRB`).
+//!
+//! The 2x2 stride-2 MaxPool of bytes takes four byte maxima in two instructions
+//! (`SSUB8`/`USUB8`, `SEL`), two windows from a word of each input row.
 
 // Safety: the declarations match the routines this file assembles below (arguments in
 // r0-r3 as named there, nothing returned); callers uphold the pointer contract stated at
@@ -323,3 +326,79 @@ thumb_fn!(
     "2:",
     "    bx lr",
 );
+
+/// `kernels::pool::max_pool2d_int`'s 2x2 stride-2 window over bytes (`signed`: `i8`, else `u8`) on
+/// the DSP cores, every layer's sizes `(nc, h, w, oh, ow)` as values (`2 oh <= h`,
+/// `2 ow <= w`): per pair of windows one word of each input row, the rows' byte maxima
+/// (`SSUB8`/`USUB8` set a flag per byte where the first is not below the second, `SEL`
+/// takes those bytes from it), then those of each byte and its right neighbour; an odd
+/// last window from the row's last word. False (nothing written) when the sizes do not
+/// fit or a row has one window only.
+#[inline(never)]
+pub(crate) fn max_pool_2x2_bytes(
+    signed: bool,
+    (nc, h, w, oh, ow): (usize, usize, usize, usize, usize),
+    x: &[u8],
+    y: &mut [u8],
+) -> bool {
+    // The instructions by their encodings, with fixed registers (a in r2, b in r3, the
+    // result in r12): the Armv8-M Mainline target (M33) takes DSP mnemonics only in
+    // global assembly that names another architecture (as above).
+    // `ssub8`/`usub8 r12, r2, r3`, then `sel r12, r2, r3`.
+    let max4 = |a: u32, b: u32| -> u32 {
+        let m: u32;
+        // Safety: register operations only (the GE flags, which `SEL` reads right
+        // after the subtraction sets them, are no state any Rust code keeps).
+        unsafe {
+            if signed {
+                core::arch::asm!(".inst.w 0xfac2fc03", ".inst.w 0xfaa2fc83", in("r2") a, in("r3") b, out("r12") m, options(pure, nomem, nostack));
+            } else {
+                core::arch::asm!(".inst.w 0xfac2fc43", ".inst.w 0xfaa2fc83", in("r2") a, in("r3") b, out("r12") m, options(pure, nomem, nostack));
+            }
+        }
+        m
+    };
+    let size = |a: usize, b: usize, c: usize| a.checked_mul(b).and_then(|ab| ab.checked_mul(c));
+    let (Some(total_in), Some(total_out)) = (size(nc, h, w), size(nc, oh, ow)) else {
+        return false;
+    };
+    if ow < 2 || 2 * oh > h || 2 * ow > w || x.len() < total_in || y.len() < total_out {
+        return false;
+    }
+    let (xp, yp) = (x.as_ptr(), y.as_mut_ptr());
+    let word = |at: usize| {
+        // Safety: every `at` below starts four bytes inside `x`: a pair of windows
+        // `j, j + 1 < ow` of output row `r < oh` of plane `p < nc` reads bytes
+        // `2 j..2 j + 4 <= 2 ow <= w` of input rows `2 r` and `2 r + 1 < h`, so at most
+        // `p h w + (2 r + 1) w + w <= nc h w = total_in <= x.len()`; the odd last
+        // window reads the row's word at `2 ow - 4 >= 0` (`ow >= 2`, checked).
+        // (`read_unaligned`: the cores load words at any address.)
+        unsafe { xp.add(at).cast::<u32>().read_unaligned() }
+    };
+    let mut out = 0;
+    for p in 0..nc {
+        for r in 0..oh {
+            let top = (p * h + 2 * r) * w;
+            let mut j = 0;
+            while j + 2 <= ow {
+                let v = max4(word(top + 2 * j), word(top + w + 2 * j));
+                let m = max4(v, v >> 8);
+                // Safety: `out + j + 1 < (p oh + r) ow + ow <= total_out <= y.len()`.
+                unsafe {
+                    *yp.add(out + j) = m as u8;
+                    *yp.add(out + j + 1) = (m >> 16) as u8;
+                }
+                j += 2;
+            }
+            if j < ow {
+                // The odd last window: bytes 2 and 3 of the word ending at its columns.
+                let v = max4(word(top + 2 * j - 2), word(top + w + 2 * j - 2));
+                let m = max4(v, v >> 8) >> 16;
+                // Safety: `out + j < total_out`, as above.
+                unsafe { *yp.add(out + j) = m as u8 };
+            }
+            out += ow;
+        }
+    }
+    true
+}
