@@ -43,8 +43,8 @@ pub fn max_pool2d_int<
         && OW >= 2
     {
         let (nx, ny) = (x.len().min(NC * H * W), y.len().min(NC * OH * OW));
-        // Safety: `T` is one byte (checked above) of the `Quant` types, `i8` or `u8`,
-        // whose every value is a valid `u8` and back; the views cover the slices' own
+        // Safety: `T` is one of the sealed `Quant` types of one byte (checked above),
+        // `i8` or `u8`, whose every value is a valid `u8` and back; the views cover the slices' own
         // first `nx` and `ny` elements, and `y`'s view is the only access to it while
         // it lives.
         let (xb, yb) = unsafe {

@@ -6,8 +6,9 @@
 
 use tinyonnx_layout::q8;
 
-/// An integer type values are quantized to.
-pub trait Quant: Copy {
+/// An integer type values are quantized to: `i8`, `u8`, `i16` or `u16`, and no other
+/// (sealed), so that the kernels may take a one-byte `Quant` for the byte it is.
+pub trait Quant: Copy + sealed::Sealed {
     /// The smallest value.
     const LOW: i32;
     /// The largest value.
@@ -22,8 +23,14 @@ pub trait Quant: Copy {
     const UNSIGNED_BYTE: bool = Self::LOW == 0 && Self::HIGH == 255;
 }
 
+/// The seal of [`Quant`]: a trait outside crates cannot name.
+mod sealed {
+    pub trait Sealed {}
+}
+
 macro_rules! quant {
     ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
         impl Quant for $t {
             const LOW: i32 = <$t>::MIN as i32;
             const HIGH: i32 = <$t>::MAX as i32;
