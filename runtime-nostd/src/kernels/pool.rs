@@ -30,16 +30,7 @@ pub fn max_pool2d_int<
     #[cfg(all(feature = "dsp", target_arch = "arm"))]
     if (T::SIGNED_BYTE || T::UNSIGNED_BYTE)
         && size_of::<T>() == 1
-        && KH == 2
-        && KW == 2
-        && SH == 2
-        && SW == 2
-        && DH == 1
-        && DW == 1
-        && PT == 0
-        && PL == 0
-        && 2 * OH <= H
-        && 2 * OW <= W
+        && plain_2x2([KH, KW, SH, SW, DH, DW, PT, PL], (H, W, OH, OW))
         && OW >= 2
     {
         let (nx, ny) = (x.len().min(NC * H * W), y.len().min(NC * OH * OW));
@@ -98,6 +89,26 @@ pub fn max_pool2d_int<
     }
 }
 
+/// Whether a window `[kh, kw, sh, sw, dh, dw, pt, pl]` (taps, strides, dilations, top
+/// and left padding) is the 2x2 stride-2 one without padding or dilation, every window
+/// of `(h, w) -> (oh, ow)` inside the input: the case of the Arm pooling routines.
+#[cfg(all(target_arch = "arm", any(feature = "fma-vfp4", feature = "dsp")))]
+const fn plain_2x2(
+    [kh, kw, sh, sw, dh, dw, pt, pl]: [usize; 8],
+    (h, w, oh, ow): (usize, usize, usize, usize),
+) -> bool {
+    kh == 2
+        && kw == 2
+        && sh == 2
+        && sw == 2
+        && dh == 1
+        && dw == 1
+        && pt == 0
+        && pl == 0
+        && oh <= h / 2
+        && ow <= w / 2
+}
+
 /// Max over each window; padding never wins, NaN does.
 #[allow(clippy::too_many_arguments)]
 #[inline]
@@ -130,16 +141,7 @@ pub fn max_pool2d<
     // The 2x2 stride-2 window on the Arm FPU cores: three compares a window in
     // assembly; a NaN among the values leaves the layer to the code below.
     #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
-    if KH == 2
-        && KW == 2
-        && SH == 2
-        && SW == 2
-        && DH == 1
-        && DW == 1
-        && PT == 0
-        && PL == 0
-        && 2 * OH <= H
-        && 2 * OW <= W
+    if plain_2x2([KH, KW, SH, SW, DH, DW, PT, PL], (H, W, OH, OW))
         && super::arch::arm::pool::max_pool_2x2((NC, H, W, OH, OW), x, y, RELU)
     {
         return;
