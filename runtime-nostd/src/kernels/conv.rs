@@ -355,15 +355,11 @@ fn pack_panel_shared<
     }
 }
 
-/// `dst` filled with zeros by a loop: not a call to `memset` for a run of a few values
-/// (nor the 174 B of its code where nothing else needs it).
+/// `dst` filled with zeros by a rolled loop ([`super::fill_rolled`]).
 #[cfg(any(target_os = "none", test))]
 #[inline(always)]
 fn zero(dst: &mut [f32]) {
-    for v in dst {
-        super::rolled();
-        *v = 0.0;
-    }
+    super::fill_rolled(dst, 0.0);
 }
 
 /// Columns `j0..j0 + len` of a panel's tap rows: input value `kk` of the windows of

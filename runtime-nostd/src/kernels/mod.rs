@@ -155,12 +155,19 @@ pub(crate) fn copy_run<T: Copy>(dst: &mut [T], src: &[T]) {
 #[inline(always)]
 pub(crate) fn fill_run<T: Copy>(dst: &mut [T], v: T) {
     if cfg!(tinyonnx_soft_float) {
-        for d in dst {
-            rolled();
-            *d = v;
-        }
+        fill_rolled(dst, v);
     } else {
         dst.fill(v);
+    }
+}
+
+/// `dst` filled with `v` by a loop kept rolled: not a call to `memset` for a run of a
+/// few values (nor the 174 B of its code where nothing else needs it).
+#[inline(always)]
+pub(crate) fn fill_rolled<T: Copy>(dst: &mut [T], v: T) {
+    for d in dst {
+        rolled();
+        *d = v;
     }
 }
 
