@@ -51,6 +51,16 @@ quant!(i8, u8, i16, u16);
 /// to the low end), round half to even, add `zp`.
 #[inline(always)]
 fn requantize<Q: Quant>(v: f32, zp: i32) -> Q {
+    // On the cores without an FPU, where each float compare is a library call: NaN
+    // found from its bits, and every other value through `requantize_finite`, exact
+    // for it.
+    if cfg!(tinyonnx_soft_float) {
+        return if v.to_bits() & 0x7fff_ffff > 0x7f80_0000 {
+            Q::narrow(Q::LOW)
+        } else {
+            requantize_finite(v, zp)
+        };
+    }
     let (lo, hi) = ((Q::LOW - zp) as f32, (Q::HIGH - zp) as f32);
     let v = if v > lo { v } else { lo };
     let v = if v < hi { v } else { hi };
@@ -451,6 +461,49 @@ fn panel_sums<A: Quant, B: Quant>(row: &[A], panel: &[B]) -> [i32; q8::PANEL] {
         row.get(done * 4..).unwrap_or_default(),
         panel.get(done * 4 * q8::PANEL..).unwrap_or_default(),
     );
+    // On the cores without an FPU (and without the DSP routine) one copy of the portable
+    // sums for every product of these types: inlined, each layer had its own sixteen
+    // unrolled lanes (the int8 digits CNN's two, 1.3 KB on the Cortex-M3).
+    #[cfg(tinyonnx_soft_float)]
+    portable_sums_shared(x, w, &mut acc);
+    #[cfg(not(tinyonnx_soft_float))]
+    portable_sums(x, w, &mut acc);
+    acc
+}
+
+/// The portable sums of [`panel_sums`] on the cores without an FPU: out of line, and
+/// with four sums, one a column (the sixteen lanes of `portable_sums` spilled from
+/// these cores' registers and took 1.2 KB).
+#[cfg(any(tinyonnx_soft_float, test))]
+#[inline(never)]
+fn portable_sums_shared<A: Quant, B: Quant>(x: &[A], w: &[B], acc: &mut [i32; q8::PANEL]) {
+    let groups = x.chunks_exact(4);
+    let (tail, whole) = (groups.remainder(), x.len() / 4);
+    for (xg, wg) in groups.zip(w.chunks_exact(4 * q8::PANEL)) {
+        let xs = [xg[0].widen(), xg[1].widen(), xg[2].widen(), xg[3].widen()];
+        for (a, wc) in acc.iter_mut().zip(wg.chunks_exact(4)) {
+            let mut s = *a;
+            for (&v, wv) in xs.iter().zip(wc) {
+                s = s.wrapping_add(v.wrapping_mul(wv.widen()));
+            }
+            *a = s;
+        }
+    }
+    // The last rows when K is not a multiple of 4 (their weights padded with zeros).
+    if let Some(wg) = w.get(whole * 4 * q8::PANEL..) {
+        for (a, wc) in acc.iter_mut().zip(wg.chunks_exact(4)) {
+            for (&v, wv) in tail.iter().zip(wc) {
+                *a = a.wrapping_add(v.widen().wrapping_mul(wv.widen()));
+            }
+        }
+    }
+}
+
+/// The sums of [`panel_sums`] without the DSP routine: activations `x` times the
+/// panel's rows `w`, added into `acc`.
+#[cfg(any(not(tinyonnx_soft_float), test))]
+#[inline(always)]
+fn portable_sums<A: Quant, B: Quant>(x: &[A], w: &[B], acc: &mut [i32; q8::PANEL]) {
     // Whole groups as sixteen independent lanes (column c, row q at lane 4c + q), which
     // the compiler turns into vector multiply-adds; the lanes of a column summed after.
     let mut lanes = [0i32; 4 * q8::PANEL];
@@ -476,7 +529,6 @@ fn panel_sums<A: Quant, B: Quant>(row: &[A], panel: &[B]) -> [i32; q8::PANEL] {
             }
         }
     }
-    acc
 }
 
 /// The whole groups of four rows the DSP routine sums into `acc`, when the core has it
@@ -620,12 +672,29 @@ fn requantize_sum<B, Q: Quant>(p: &Q8Product<'_, B>, j: usize, v: i32, finite: b
 /// is finite).
 #[inline(always)]
 fn requantize_with<Q: Quant>(v: i32, m: f32, zp: i32, finite: bool) -> Q {
+    // On the RISC-V cores without an FPU one copy, not one for each column of each
+    // layer: without conditional moves each clamp there is branches (the int8 digits
+    // CNN's copies were 1.3 KB), and the float product is a library call anyway. (On the
+    // Cortex-M3 the copies inlined took less flash.)
+    #[cfg(all(tinyonnx_soft_float, target_arch = "riscv32"))]
+    return {
+        let _ = finite;
+        requantize_scaled(v, m, zp)
+    };
+    #[allow(unreachable_code)]
     let v = v as f32 * m;
     if CLAMP_AFTER && finite {
         requantize_finite(v, zp)
     } else {
         requantize(v, zp)
     }
+}
+
+/// `requantize(v * m, zp)` out of line (`requantize` tests for NaN by its bits there).
+#[cfg(all(tinyonnx_soft_float, target_arch = "riscv32"))]
+#[inline(never)]
+fn requantize_scaled<Q: Quant>(v: i32, m: f32, zp: i32) -> Q {
+    requantize(v as f32 * m, zp)
 }
 
 /// The sum of column `j` of `p` from its raw sum `v` (of a row whose values add up to
@@ -2188,8 +2257,37 @@ mod tests {
         }
     }
 
-    /// The blocked sums against the definition, over widths that leave a partial block,
-    /// zero points per column and per tensor, shared and batched B.
+    /// The column-by-column sums of the cores without an FPU equal the sixteen lanes',
+    /// over row counts that leave a short last group (its weights padded with zeros)
+    /// and full-range values of both byte types.
+    #[test]
+    fn column_sums_equal_lane_sums() {
+        for k in 0..=13usize {
+            let groups = k.div_ceil(4);
+            let x: std::vec::Vec<i8> = (0..k).map(|i| (i as i32 * 77 - 128) as i8).collect();
+            let xu: std::vec::Vec<u8> = (0..k).map(|i| (255 + i * 37) as u8).collect();
+            // Rows past `k` in the last group are zeros, as the packing pads them.
+            let w: std::vec::Vec<i8> = (0..groups * 4 * q8::PANEL)
+                .map(|i| {
+                    if i / 16 * 4 + i % 4 < k {
+                        (i as i32 * 53 - 100) as i8
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            let start = [7, -1_000_000, i32::MAX - 5, 3];
+            let (mut lanes, mut columns) = (start, start);
+            portable_sums(&x, &w, &mut lanes);
+            portable_sums_shared(&x, &w, &mut columns);
+            assert_eq!(lanes, columns, "i8, k {k}");
+            let (mut lanes, mut columns) = (start, start);
+            portable_sums(&xu, &w, &mut lanes);
+            portable_sums_shared(&xu, &w, &mut columns);
+            assert_eq!(lanes, columns, "u8, k {k}");
+        }
+    }
+
     /// The magic-number rounding against libm's `rintf` over the clamped range, ties
     /// and values near them included.
     #[test]
