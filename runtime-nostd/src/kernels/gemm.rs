@@ -34,7 +34,7 @@ pub fn gemm<const M: usize, const K: usize, const N: usize, const TA: bool, cons
                 *out = s;
             }
         } else {
-            row.fill(0.0);
+            super::fill_run(row, 0.0);
             for k in 0..K {
                 let aik = a_at(k);
                 let brow = &b[k * N..(k + 1) * N];
