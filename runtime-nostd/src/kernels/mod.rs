@@ -257,21 +257,46 @@ pub(crate) fn lane_sum(values: &[f32], f: impl Fn(f32) -> f32) -> f32 {
     if values.is_empty() {
         return 0.0;
     }
-    let mut acc = [-0.0f32; 8];
-    let chunks = values.chunks_exact(8);
-    let rest = chunks.remainder();
-    for c in chunks {
-        rolled();
-        for (a, &v) in acc.iter_mut().zip(c) {
-            *a += f(v);
-        }
-    }
+    let rest = values.chunks_exact(8).remainder();
+    let whole = &values[..values.len() - rest.len()];
+    let acc = if cfg!(tinyonnx_soft_float) {
+        lanes_stepwise(whole, &f)
+    } else {
+        lanes(whole, &f)
+    };
     let mut s = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
     for &v in rest {
         rolled();
         s += f(v);
     }
     s
+}
+
+/// The eight partial sums of [`lane_sum`] over `values` (whole groups of eight): value
+/// `i` into lane `i % 8`.
+#[inline(always)]
+fn lanes(values: &[f32], f: impl Fn(f32) -> f32) -> [f32; 8] {
+    let mut acc = [-0.0f32; 8];
+    for c in values.chunks_exact(8) {
+        rolled();
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a += f(v);
+        }
+    }
+    acc
+}
+
+/// [`lanes`] one value a step, on the cores without an FPU: each add is a library
+/// call there, and the eight unrolled were flash for nothing. The same sums in the same
+/// order.
+#[inline(always)]
+fn lanes_stepwise(values: &[f32], f: impl Fn(f32) -> f32) -> [f32; 8] {
+    let mut acc = [-0.0f32; 8];
+    for (i, &v) in values.iter().enumerate() {
+        rolled();
+        acc[i % 8] += f(v);
+    }
+    acc
 }
 
 /// Walks the rows of a row-major tensor of `shape` (`R >= 1`, no empty axis): calls
@@ -318,5 +343,65 @@ pub(crate) fn step2<const R: usize>(
         *ia -= sa[d] * shape[d];
         *ib -= sb[d] * shape[d];
         idx[d] = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::vec::Vec;
+
+    /// Values of every kind: signs, zeros of both signs, tiny and huge, NaN, infinities.
+    fn values(n: usize) -> Vec<f32> {
+        let special = [
+            0.0,
+            -0.0,
+            1e-40,
+            -3.0e38,
+            f32::INFINITY,
+            f32::NAN,
+            1.0e7,
+            -2.5,
+        ];
+        (0..n)
+            .map(|i| {
+                if i % 11 == 7 {
+                    special[i % special.len()]
+                } else {
+                    ((i * 37 % 101) as f32 - 50.0) * 0.173
+                }
+            })
+            .collect()
+    }
+
+    /// The soft-float cores' stepwise partial sums equal the grouped ones bit for bit.
+    #[test]
+    fn stepwise_lanes_equal_grouped_lanes() {
+        for n in [0, 8, 16, 40, 88] {
+            let v = values(n);
+            for f in [|x: f32| x, |x: f32| (x - 0.3) * (x - 0.3)] {
+                let (a, b) = (super::lanes(&v, f), super::lanes_stepwise(&v, f));
+                assert_eq!(a.map(f32::to_bits), b.map(f32::to_bits), "n {n}");
+            }
+        }
+    }
+
+    /// The soft-float cores' out-of-line rows of `gemm` equal the product it computes on
+    /// the host, bit for bit, with A as it is and transposed.
+    #[test]
+    fn accumulated_rows_equal_gemm() {
+        const M: usize = 3;
+        const K: usize = 5;
+        const N: usize = 4;
+        let a = values(M * K);
+        let b: Vec<f32> = values(K * N + 3).into_iter().skip(3).collect();
+        let mut want = [0.0f32; M * N];
+        super::gemm::gemm::<M, K, N, false, false>(&a, &b, None, 1.0, 1.0, &mut want);
+        let mut got = [f32::NAN; M * N];
+        super::gemm::accumulate_rows(&mut got, &a, (K, 1), &b, N);
+        assert_eq!(want.map(f32::to_bits), got.map(f32::to_bits));
+        super::gemm::gemm::<M, K, N, true, false>(&a, &b, None, 1.0, 1.0, &mut want);
+        super::gemm::accumulate_rows(&mut got, &a, (1, M), &b, N);
+        assert_eq!(want.map(f32::to_bits), got.map(f32::to_bits));
     }
 }
