@@ -69,16 +69,26 @@ pub fn softmax<
 // bytes. One row (a classifier's) stays as the compiler lays it out: it is small, and
 // rolled it cost the digits MLP 6 % of its instructions.
 
-/// The row length as the loops see it: hidden from the optimizer for several rows.
+/// The row length as the loops see it: hidden from the optimizer for several rows, or
+/// on the RISC-V cores without an FPU (see [`rolled`]).
 #[inline(always)]
 fn row_len<const OUTER: usize>(n: usize) -> usize {
-    if OUTER > 1 { super::opaque(n) } else { n }
+    if OUTER > 1 || ROLL_ONE_ROW {
+        super::opaque(n)
+    } else {
+        n
+    }
 }
 
-/// A loop kept rolled when there are several rows.
+/// Whether one row is kept rolled too: on the RISC-V cores without an FPU, where each
+/// step is library calls anyway (a classifier's row of ten unrolled was 660 B there; on
+/// the Cortex-M3 rolled took more flash: the digits pipeline +384 B).
+const ROLL_ONE_ROW: bool = cfg!(all(tinyonnx_soft_float, target_arch = "riscv32"));
+
+/// A loop kept rolled when there are several rows (or [`ROLL_ONE_ROW`]).
 #[inline(always)]
 fn rolled<const OUTER: usize>() {
-    if OUTER > 1 {
+    if OUTER > 1 || ROLL_ONE_ROW {
         super::rolled();
     }
 }
