@@ -40,9 +40,8 @@ pub fn gemm<const M: usize, const K: usize, const N: usize, const TA: bool, cons
                 }
                 *out = s;
             }
-        } else if by_rows {
-            // Done above.
-        } else {
+        } else if !by_rows {
+            // (With `by_rows` the products are done above.)
             super::fill_run(row, 0.0);
             for k in 0..K {
                 let aik = a_at(k);

@@ -187,7 +187,8 @@ pub(crate) fn fill_rolled<T: Copy>(dst: &mut [T], v: T) {
         // constant-length fill a `memset` call (174 B, the Transformer's on the
         // Cortex-M3).
         #[cfg(all(target_os = "none", tinyonnx_soft_float))]
-        // Safety: an empty assembly statement: no instructions, no registers touched.
+        // Safety: an empty assembly statement executes nothing and touches no register;
+        // declaring that it may read and write memory only keeps the stores before it.
         unsafe {
             core::arch::asm!("", options(nostack, preserves_flags))
         };

@@ -676,12 +676,9 @@ fn requantize_with<Q: Quant>(v: i32, m: f32, zp: i32, finite: bool) -> Q {
     // layer: without conditional moves each clamp there is branches (the int8 digits
     // CNN's copies were 1.3 KB), and the float product is a library call anyway. (On the
     // Cortex-M3 the copies inlined took less flash.)
-    #[cfg(all(tinyonnx_soft_float, target_arch = "riscv32"))]
-    return {
-        let _ = finite;
-        requantize_scaled(v, m, zp)
-    };
-    #[allow(unreachable_code)]
+    if cfg!(all(tinyonnx_soft_float, target_arch = "riscv32")) {
+        return requantize_scaled(v, m, zp);
+    }
     let v = v as f32 * m;
     if CLAMP_AFTER && finite {
         requantize_finite(v, zp)
@@ -691,7 +688,6 @@ fn requantize_with<Q: Quant>(v: i32, m: f32, zp: i32, finite: bool) -> Q {
 }
 
 /// `requantize(v * m, zp)` out of line (`requantize` tests for NaN by its bits there).
-#[cfg(all(tinyonnx_soft_float, target_arch = "riscv32"))]
 #[inline(never)]
 fn requantize_scaled<Q: Quant>(v: i32, m: f32, zp: i32) -> Q {
     requantize(v as f32 * m, zp)
