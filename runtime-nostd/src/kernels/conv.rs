@@ -386,7 +386,13 @@ fn pack_run<
     use super::packed::NR;
     let &Window { h, w, pt, pl, .. } = win;
     let taps = KH * KW;
-    for kh in 0..KH {
+    // On the cores without an FPU not unrolled over the window's rows either.
+    let taps_h = if cfg!(tinyonnx_soft_float) {
+        super::opaque(KH)
+    } else {
+        KH
+    };
+    for kh in 0..taps_h {
         // Not unrolled over the window's columns: one copy of the cases below (the
         // CIFAR CNN's flash 412 B less, its instructions 0.1 % more).
         let taps_w = super::opaque(KW);
@@ -406,7 +412,13 @@ fn pack_run<
             }
             let iw0 = (ow0 * SW + kw * DW) as isize - pl as isize;
             let row = ih * w;
-            if len == NR && SW == 1 && iw0 >= 0 && iw0 as usize + NR <= w {
+            // On the cores without an FPU only the general gathering: next to products
+            // that are library calls, the copies below save little time and take flash.
+            if cfg!(tinyonnx_soft_float) {
+                for (plane, block) in channels {
+                    gather(&mut block[at..at + len], &plane[row..row + w], iw0, SW);
+                }
+            } else if len == NR && SW == 1 && iw0 >= 0 && iw0 as usize + NR <= w {
                 let from = row + iw0 as usize;
                 for (plane, block) in channels {
                     super::rolled();
