@@ -49,15 +49,23 @@ pub fn layer_norm_inplace<const OUTER: usize, const INNER: usize, const RMS: boo
     y: &mut [f32],
 ) {
     let y = &mut y[..OUTER * INNER];
+    // The row length as a float constant: converted at run time, a library routine on
+    // the cores without an FPU.
+    let n = const { INNER as f32 };
     for row in y.chunks_exact_mut(super::opaque(INNER)) {
-        normalize_row::<RMS>(row, scale, b, eps);
+        normalize_row::<RMS>(row, n, scale, b, eps);
     }
 }
 
 /// With `RMS` (`RMSNormalization`) the mean is taken as 0: the row is divided by its
-/// root mean square.
-fn normalize_row<const RMS: bool>(row: &mut [f32], scale: &[f32], b: Option<&[f32]>, eps: f32) {
-    let n = row.len() as f32;
+/// root mean square. `n` is `row.len()` as a float.
+fn normalize_row<const RMS: bool>(
+    row: &mut [f32],
+    n: f32,
+    scale: &[f32],
+    b: Option<&[f32]>,
+    eps: f32,
+) {
     let mean = if RMS {
         0.0
     } else {
