@@ -24,7 +24,7 @@ pub fn exp(x: f32) -> f32 {
 /// Cortex-M4F.
 #[inline(always)]
 pub fn exp_nonpositive(x: f32) -> f32 {
-    exp_clamped(if x < -87.3 { -87.3 } else { x })
+    exp_clamped(if gt(-87.3, x) { -87.3 } else { x })
 }
 
 /// [`exp`] of an `x` in `[-87.3, 88.3]` or NaN.
@@ -146,6 +146,46 @@ pub(crate) fn relu_bits(x: f32) -> f32 {
     }
 }
 
+/// Whether [`gt`] and the shared MaxPool compare on the bits: on the RISC-V cores without
+/// an FPU, where a float compare is a library routine and these are what keeps two of
+/// them linked (the CIFAR CNN's flash 152 B less). On the Cortex-M3 the compares inline
+/// took more flash than the calls (the digits pipeline +232 B), and where every compare
+/// is a few integer instructions LLVM unrolled the other pooling loops (+2.2 KB).
+pub(crate) const COMPARE_ON_BITS: bool = cfg!(all(tinyonnx_soft_float, target_arch = "riscv32"));
+
+/// `a > b`, on the bits where [`COMPARE_ON_BITS`].
+#[inline(always)]
+pub fn gt(a: f32, b: f32) -> bool {
+    if COMPARE_ON_BITS {
+        gt_bits(a, b)
+    } else {
+        a > b
+    }
+}
+
+/// [`gt`] on the bits: neither NaN, not both zeros (-0 equals +0), and `a` after `b`
+/// in the integer order of [`ordered`].
+#[inline(always)]
+fn gt_bits(a: f32, b: f32) -> bool {
+    let (x, y) = (a.to_bits(), b.to_bits());
+    !is_nan_bits(a) && !is_nan_bits(b) && (x | y) << 1 != 0 && ordered(x) > ordered(y)
+}
+
+/// NaN from the bits: an exponent of all ones and a fraction not zero.
+#[inline(always)]
+fn is_nan_bits(x: f32) -> bool {
+    x.to_bits() & 0x7fff_ffff > 0x7f80_0000
+}
+
+/// A number's bits as an integer in the numbers' order: a magnitude `m` with the sign
+/// set becomes `-1 - m` (its bits below the sign flipped), so that -0 comes just before
+/// +0 and the larger magnitude first among negatives.
+#[inline(always)]
+fn ordered(bits: u32) -> i32 {
+    let x = bits as i32;
+    x ^ ((x >> 31) & i32::MAX)
+}
+
 /// `max(m, v)` that propagates NaN and keeps it: the max of MaxPool's windows (the ONNX
 /// reference's max; ONNX Runtime's MaxPool gives NaN or not depending on where it is in
 /// the window).
@@ -167,6 +207,17 @@ pub fn max_nan(m: f32, v: f32) -> f32 {
     };
     #[allow(unreachable_code)]
     if v > m || v.is_nan() { v } else { m }
+}
+
+/// [`max_nan`] on the bits, for the shared MaxPool where [`COMPARE_ON_BITS`].
+#[cfg(any(target_os = "none", test))]
+#[inline(always)]
+pub(crate) fn max_nan_bits(m: f32, v: f32) -> f32 {
+    if is_nan_bits(v) || gt_bits(v, m) {
+        v
+    } else {
+        m
+    }
 }
 
 #[cfg(test)]
@@ -198,6 +249,51 @@ mod tests {
             let x = f32::from_bits(b);
             let want = if x < 0.0 { 0.0f32 } else { x };
             assert_eq!(relu_bits(x).to_bits(), want.to_bits(), "{b:#010x}");
+        }
+    }
+
+    /// The bit patterns every `step` apart and the edges: zeros of both signs, the
+    /// smallest subnormals, the largest numbers, the infinities, the NaNs next to them.
+    fn bit_patterns(step: usize) -> impl Iterator<Item = f32> {
+        let edges = [
+            0u32,
+            0x8000_0000,
+            1,
+            0x8000_0001,
+            0x7f7f_ffff,
+            0xff7f_ffff,
+            0x7f80_0000,
+            0xff80_0000,
+            0x7f80_0001,
+            0xff80_0001,
+            0x7fc0_0000,
+            0xffff_ffff,
+        ];
+        (0..=u32::MAX)
+            .step_by(step)
+            .chain(edges)
+            .map(f32::from_bits)
+    }
+
+    #[test]
+    fn compares_on_the_bits_are_the_float_compares() {
+        // Pairs from two sweeps of different steps, so that near and far values, equal
+        // magnitudes of both signs and every NaN case meet.
+        let a: std::vec::Vec<f32> = bit_patterns(9_973_331).collect();
+        let b: std::vec::Vec<f32> = bit_patterns(7_368_787).chain(a.iter().copied()).collect();
+        for &x in &a {
+            for &y in &b {
+                let (xb, yb) = (x.to_bits(), y.to_bits());
+                assert_eq!(gt_bits(x, y), x > y, "{xb:#010x} > {yb:#010x}");
+                assert_eq!(is_nan_bits(x), x.is_nan(), "{xb:#010x}");
+                let want = if y > x || y.is_nan() { y } else { x };
+                let got = max_nan_bits(x, y);
+                assert_eq!(
+                    got.to_bits(),
+                    want.to_bits(),
+                    "max_nan({xb:#010x}, {yb:#010x})"
+                );
+            }
         }
     }
 

@@ -229,8 +229,9 @@ pub(crate) const SHARED_CHANNELS: usize = 32;
 
 /// Called in a loop's body: on the microcontrollers (bare-metal targets), keeps LLVM
 /// from unrolling the loop by a runtime count (an assembly statement counts as a call
-/// for the Arm unroller), with [`opaque`] the flash a loop's copies take where speed
-/// gains little (a row-wise pass of LayerNorm or Softmax).
+/// for the Arm and RISC-V unrollers), with [`opaque`] the flash a loop's copies take
+/// where speed gains little (a row-wise pass of LayerNorm or Softmax). A constant trip
+/// count the RISC-V unroller still unrolls whole: there only [`opaque`] keeps the loop.
 #[inline(always)]
 pub(crate) fn rolled() {
     #[cfg(target_os = "none")]

@@ -112,6 +112,9 @@ macro_rules! float_fns {
             /// Square root, correctly rounded (for f32 the FPU's where the core has one,
             /// [`super::math::sqrt`]).
             fn sqrt(self) -> Self;
+            /// `self > other` (for f32 on the bits on the cores without an FPU,
+            /// [`super::math::gt`]).
+            fn greater(self, other: Self) -> bool;
             $(#[doc = $doc] fn $m(self) -> Self;)*
         }
 
@@ -129,6 +132,10 @@ macro_rules! float_fns {
             fn sqrt(self) -> Self {
                 super::math::sqrt(self)
             }
+            #[inline(always)]
+            fn greater(self, other: Self) -> bool {
+                super::math::gt(self, other)
+            }
             $(#[inline(always)] fn $m(self) -> Self { libm::$f32(self) })*
         }
 
@@ -145,6 +152,10 @@ macro_rules! float_fns {
             #[inline(always)]
             fn sqrt(self) -> Self {
                 libm::sqrt(self)
+            }
+            #[inline(always)]
+            fn greater(self, other: Self) -> bool {
+                self > other
             }
             $(#[inline(always)] fn $m(self) -> Self { libm::$f64(self) })*
         }

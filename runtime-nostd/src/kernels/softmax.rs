@@ -102,7 +102,7 @@ fn row_max<T: Float, const OUTER: usize>(row: &[T]) -> T {
     let mut max = first;
     for &v in rest {
         rolled::<OUTER>();
-        if v > max {
+        if v.greater(max) {
             max = v;
         }
     }
@@ -148,7 +148,7 @@ fn strided<T: Float, const OUTER: usize, const N: usize, const INNER: usize, con
             let mut max = T::LOWEST;
             for n in 0..N {
                 let v = block[n * INNER + i];
-                if v > max {
+                if v.greater(max) {
                     max = v;
                 }
             }
