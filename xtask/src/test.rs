@@ -2,6 +2,7 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::Mutex;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
@@ -17,6 +18,10 @@ fn gpu_present() -> bool {
             .is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
 }
 
+/// Each step run so far: its name, seconds and whether it passed, for the summary at the
+/// end of the run (the 90-minute budget is watched from it).
+static TIMES: Mutex<Vec<(String, f32, bool)>> = Mutex::new(Vec::new());
+
 fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
     println!("\n=== {name}");
     let t = Instant::now();
@@ -26,7 +31,25 @@ fn step(name: &str, f: impl FnOnce() -> Result<()>) -> Result<()> {
         Ok(()) => println!("=== {name}: ok ({secs:.1} s)"),
         Err(e) => println!("=== {name}: FAILED ({secs:.1} s): {e:#}"),
     }
+    if let Ok(mut times) = TIMES.lock() {
+        times.push((name.to_string(), secs, r.is_ok()));
+    }
     r.with_context(|| format!("step `{name}` failed"))
+}
+
+/// The steps' times, slowest first, and their total.
+fn print_times() {
+    let Ok(mut times) = TIMES.lock() else {
+        return;
+    };
+    times.sort_by(|a, b| b.1.total_cmp(&a.1));
+    println!("\n=== step times");
+    for (name, secs, ok) in times.iter() {
+        let state = if *ok { "ok" } else { "FAILED" };
+        println!("{secs:>8.1} s  {state:<6}  {name}");
+    }
+    let total: f32 = times.iter().map(|t| t.1).sum();
+    println!("{total:>8.1} s  total");
 }
 
 /// `cargo fmt --check` and `cargo clippy -D warnings` of a crate outside the workspace
@@ -64,8 +87,15 @@ pub fn check_dtypes(root: &Path, python: &Path) -> Result<()> {
         .arg(&json))
 }
 
-/// Runs every check; `cuda` runs the ONNX Runtime cross-check on the CUDA provider.
+/// Runs every check; `cuda` runs the ONNX Runtime cross-check on the CUDA provider. Ends
+/// with the steps' times, whether the run passed or not.
 pub fn run_all(root: &Path, cuda: bool) -> Result<()> {
+    let r = run_steps(root, cuda);
+    print_times();
+    r
+}
+
+fn run_steps(root: &Path, cuda: bool) -> Result<()> {
     if cuda && !gpu_present() {
         bail!(
             "--cuda needs an NVIDIA GPU, and this machine has none (no /dev/nvidiactl, \
