@@ -232,6 +232,23 @@ pub mod q8 {
         (col / PANEL) * groups(k) * 4 * PANEL + (row / 4) * 4 * PANEL + (col % PANEL) * 4 + row % 4
     }
 
+    /// Bytes of one group's weights `B[k, n]` of a convolution: with `depthwise` (the
+    /// depthwise 3x3 routine, [`depthwise3x3`], which widens a group's nine taps once)
+    /// the values column by column without padding, otherwise the panels of
+    /// [`packed_len`] (whose padding would be 39 of a depthwise group's 48 bytes).
+    pub const fn group_len(k: usize, n: usize, depthwise: bool) -> usize {
+        if depthwise { k * n } else { packed_len(k, n) }
+    }
+
+    /// Where element `(row, col)` of a group's `B[k, ..]` goes (see [`group_len`]).
+    pub const fn group_index(k: usize, row: usize, col: usize, depthwise: bool) -> usize {
+        if depthwise {
+            col * k + row
+        } else {
+            index(k, row, col)
+        }
+    }
+
     /// Whether an 8-bit convolution (`c` input and `m` output channels in `g` groups, a
     /// `kh x kw` kernel, dilations `dh`, `dw`) runs the depthwise 3x3 routine: one input
     /// and one output channel a group, 3x3, unit dilations. It needs no patch scratch.
@@ -291,6 +308,16 @@ mod tests {
         }
         // Column 5, rows 4..8: second panel, second group, second column of the panel.
         assert_eq!(q8::index(k, 4, 5), 32 + 16 + 4);
+    }
+
+    #[test]
+    fn a_depthwise_group_is_its_taps_in_order() {
+        assert_eq!(q8::group_len(9, 1, true), 9);
+        assert_eq!(q8::group_len(9, 1, false), q8::packed_len(9, 1));
+        for t in 0..9 {
+            assert_eq!(q8::group_index(9, t, 0, true), t);
+            assert_eq!(q8::group_index(9, t, 0, false), q8::index(9, t, 0));
+        }
     }
 
     #[test]

@@ -1090,7 +1090,7 @@ fn depthwise_groups<A: Quant, B: Quant, const ROWSUM: bool>(
         "depthwise_groups: not a depthwise 3x3 convolution"
     );
     let (g, plane) = (geo.g.max(1), geo.h * geo.w);
-    let (panels, positions) = (q8::packed_len(9, 1), geo.oh * geo.ow);
+    let (panels, positions) = (q8::group_len(9, 1, true), geo.oh * geo.ow);
     let pad = A::narrow(p.a_zp.clamp(A::LOW, A::HIGH));
     for gi in 0..g {
         let part = group_part(p, gi, (panels, 1));
@@ -1212,7 +1212,10 @@ fn depthwise3x3<A: Quant, B: Quant, const ROWSUM: bool>(
 ) {
     let mut wt = [0i32; 9];
     for (t, v) in wt.iter_mut().enumerate() {
-        *v = part.packed.get(q8::index(9, t, 0)).map_or(0, |b| b.widen());
+        *v = part
+            .packed
+            .get(q8::group_index(9, t, 0, true))
+            .map_or(0, |b| b.widen());
     }
     // The zero points' and the bias's terms, once: `sum + base - zb * rowsum`.
     let (Some(base), zb) = (finish_sum(part, 0, 0, 0), zero_at(part.b_zp, 0)) else {
@@ -2508,6 +2511,15 @@ mod tests {
             // The depthwise routine the compiler picks for these shapes, against the
             // same definition.
             let depthwise = q8::depthwise3x3((geo.c, geo.m, geo.g), (geo.kh, geo.kw), (1, 1));
+            // Its weights in their own layout, a group's taps in order.
+            let dlen = q8::group_len(k, mg, true);
+            let mut dp = std::vec![0i8; geo.g * dlen];
+            for oc in 0..geo.m {
+                for t in 0..k {
+                    dp[(oc / mg) * dlen + q8::group_index(k, t, oc % mg, true)] = w[oc * k + t];
+                }
+            }
+            let p = Q8Product { packed: &dp, ..p };
             // Every host path: the vector strips (on x86-64 compiled for AVX2 where the
             // CPU has it, and without: level 0) and the portable one the boards without
             // the DSP extension take.
@@ -2548,6 +2560,7 @@ mod tests {
                 "a constant output tests little"
             );
             let q = Q8Product {
+                packed: &bp,
                 bias: &[],
                 multiplier: &[],
                 ..p

@@ -234,9 +234,14 @@ fn packed_weights(cx: &LowerCtx, wi: usize) -> Option<(TokenStream, Vec<i32>, us
     let w = &cx.input(wi).shape;
     let g = cx.attrs.int("group").max(1) as usize;
     let (mg, k) = (w[0] / g, w[1..].iter().product::<usize>());
-    let (decls, colsum) = q8_statics(cx.input(wi).dtype, &values, [k, mg, g], |gi, t, j| {
-        (gi * mg + j) * k + t
-    })?;
+    let depthwise = depthwise3x3(&cx.input(0).shape, w, cx.attrs);
+    let (decls, colsum) = q8_statics(
+        cx.input(wi).dtype,
+        &values,
+        [k, mg, g],
+        depthwise,
+        |gi, t, j| (gi * mg + j) * k + t,
+    )?;
     Some((decls, colsum, k))
 }
 

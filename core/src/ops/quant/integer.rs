@@ -314,7 +314,7 @@ fn packed_b(cx: &LowerCtx, trans_b: bool) -> Option<(TokenStream, Vec<i32>)> {
         return None;
     };
     let (k, n) = if trans_b { (n, k) } else { (k, n) };
-    q8_statics(b.dtype, &values, [k, n, 1], |_, row, col| {
+    q8_statics(b.dtype, &values, [k, n, 1], false, |_, row, col| {
         if trans_b {
             col * k + row
         } else {
@@ -331,28 +331,30 @@ pub(super) fn byte_type(dtype: DType) -> TokenStream {
     }
 }
 
-/// `groups` constant 8-bit operands `[k, n]` in the order of `tinyonnx_layout::q8`, one
-/// after another, as the static `__BQ8` (aligned for the DSP routine's word loads), and
-/// the sum of each of their columns as `__COLSUM`; element `(row, col)` of group `g` is
+/// `groups` constant 8-bit operands `[k, n]` in the order of `tinyonnx_layout::q8`
+/// (`group_index`; `depthwise` for the depthwise 3x3 routine's), one after another, as
+/// the static `__BQ8` (aligned for the DSP routine's word loads), and the sum of each of
+/// their columns as `__COLSUM`; element `(row, col)` of group `g` is
 /// `values[at(g, row, col)]`. Returns the declarations and the sums; `None` unless the
 /// element type is i8 or u8.
 pub(super) fn q8_statics(
     dtype: DType,
     values: &[f64],
     [k, n, groups]: [usize; 3],
+    depthwise: bool,
     at: impl Fn(usize, usize, usize) -> usize,
 ) -> Option<(TokenStream, Vec<i32>)> {
     if !BYTES.contains(&dtype) {
         return None;
     }
-    let plen = tinyonnx_layout::q8::packed_len(k, n);
+    let plen = tinyonnx_layout::q8::group_len(k, n, depthwise);
     let mut packed = vec![0i32; groups * plen];
     let mut colsum = vec![0i32; groups * n];
     for g in 0..groups {
         for row in 0..k {
             for col in 0..n {
                 let v = values.get(at(g, row, col)).copied().unwrap_or(0.0) as i32;
-                packed[g * plen + tinyonnx_layout::q8::index(k, row, col)] = v;
+                packed[g * plen + tinyonnx_layout::q8::group_index(k, row, col, depthwise)] = v;
                 colsum[g * n + col] += v;
             }
         }
@@ -372,7 +374,9 @@ pub(super) fn q8_statics(
         struct __Q8([#elem; #len]);
         static __BQ8: __Q8 = __Q8([#(#lits),*]);
         static __COLSUM: [i32; #sums] = [#(#colsum),*];
-        const _: () = assert!(#len == #groups * ::tinyonnx::layout::q8::packed_len(#k, #n));
+        const _: () = assert!(
+            #len == #groups * ::tinyonnx::layout::q8::group_len(#k, #n, #depthwise)
+        );
     };
     Some((decls, colsum))
 }
