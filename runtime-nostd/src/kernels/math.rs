@@ -171,9 +171,10 @@ fn gt_bits(a: f32, b: f32) -> bool {
     !is_nan_bits(a) && !is_nan_bits(b) && (x | y) << 1 != 0 && ordered(x) > ordered(y)
 }
 
-/// NaN from the bits: an exponent of all ones and a fraction not zero.
+/// NaN from the bits: an exponent of all ones and a fraction not zero (no float compare,
+/// a library call on the cores without an FPU).
 #[inline(always)]
-fn is_nan_bits(x: f32) -> bool {
+pub(crate) fn is_nan_bits(x: f32) -> bool {
     x.to_bits() & 0x7fff_ffff > 0x7f80_0000
 }
 

@@ -281,10 +281,13 @@ pub(crate) fn max_pool_inside<
                 let mut m = tap(0, 0);
                 for kh in 0..KH {
                     for kw in 0..KW {
-                        if kh + kw > 0 && super::math::COMPARE_ON_BITS {
-                            m = super::math::max_nan_bits(m, tap(kh, kw));
-                        } else if kh + kw > 0 {
-                            m = max_nan(m, tap(kh, kw));
+                        if kh + kw > 0 {
+                            let v = tap(kh, kw);
+                            m = if super::math::COMPARE_ON_BITS {
+                                super::math::max_nan_bits(m, v)
+                            } else {
+                                max_nan(m, v)
+                            };
                         }
                     }
                 }

@@ -55,7 +55,7 @@ fn requantize<Q: Quant>(v: f32, zp: i32) -> Q {
     // found from its bits, and every other value through `requantize_finite`, exact
     // for it.
     if cfg!(tinyonnx_soft_float) {
-        return if v.to_bits() & 0x7fff_ffff > 0x7f80_0000 {
+        return if super::math::is_nan_bits(v) {
             Q::narrow(Q::LOW)
         } else {
             requantize_finite(v, zp)
