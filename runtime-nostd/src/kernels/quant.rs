@@ -891,12 +891,17 @@ trait PatchOut<A, B> {
     /// The finished sums (zero points and bias in) `sums` of `part`'s first column, for
     /// the outputs from index `at` on.
     fn run(&mut self, part: &Q8Product<'_, B>, at: usize, sums: &[i32], finite: bool);
-    /// The outputs as requantized bytes, with `part`'s first column's multiplier and
-    /// zero point, when they are one-byte values and the multipliers finite (`finite`);
-    /// else `None`.
+    /// The outputs are requantized one-byte values ([`PatchOut::bytes`] gives them).
     #[cfg(all(feature = "dsp", target_arch = "arm"))]
-    fn bytes(&mut self, part: &Q8Product<'_, B>, finite: bool) -> Option<DwBytes<'_>> {
-        let _ = (part, finite);
+    const BYTES: bool = false;
+    /// With [`PatchOut::BYTES`]: the bytes are signed.
+    #[cfg(all(feature = "dsp", target_arch = "arm"))]
+    const SIGNED: bool = false;
+    /// The outputs as requantized bytes, with `part`'s first column's multiplier and
+    /// zero point, when they are one-byte values ([`PatchOut::BYTES`]); else `None`.
+    #[cfg(all(feature = "dsp", target_arch = "arm"))]
+    fn bytes(&mut self, part: &Q8Product<'_, B>) -> Option<DwBytes<'_>> {
+        let _ = part;
         None
     }
     /// Column `j`'s finished sums (zero points and bias in) of the sixteen positions
@@ -913,14 +918,17 @@ struct Requantized<'y, Q> {
 
 impl<A: Quant, B: Quant, Q: Quant> PatchOut<A, B> for Requantized<'_, Q> {
     #[cfg(all(feature = "dsp", target_arch = "arm"))]
+    const BYTES: bool = Q::SIGNED_BYTE || Q::UNSIGNED_BYTE;
+    #[cfg(all(feature = "dsp", target_arch = "arm"))]
+    const SIGNED: bool = Q::SIGNED_BYTE;
+    #[cfg(all(feature = "dsp", target_arch = "arm"))]
     #[inline(always)]
-    fn bytes(&mut self, part: &Q8Product<'_, B>, finite: bool) -> Option<DwBytes<'_>> {
-        (finite && (Q::SIGNED_BYTE || Q::UNSIGNED_BYTE)).then(|| DwBytes {
+    fn bytes(&mut self, part: &Q8Product<'_, B>) -> Option<DwBytes<'_>> {
+        <Self as PatchOut<A, B>>::BYTES.then(|| DwBytes {
             y: self.y.as_mut_ptr().cast::<u8>(),
             len: self.y.len(),
             multiplier: multiplier_at(part, 0),
             zp: part.y_zp,
-            signed: Q::SIGNED_BYTE,
             _y: core::marker::PhantomData,
         })
     }
@@ -1065,28 +1073,33 @@ fn conv_depthwise<A: Quant, B: Quant>(
     p: &Q8Product<'_, B>,
     out: &mut impl PatchOut<A, B>,
 ) {
-    if p.b_zp.is_empty() {
-        depthwise_groups::<A, B, false>(x, geo, p, out);
-    } else {
-        depthwise_groups::<A, B, true>(x, geo, p, out);
+    // The geometry is the generated code's constant here, so only the instances its
+    // steps and zero points need are compiled.
+    match (p.b_zp.is_empty(), geo.sw == 1) {
+        (true, true) => depthwise_groups::<A, B, false, true>(x, geo, p, out),
+        (true, false) => depthwise_groups::<A, B, false, false>(x, geo, p, out),
+        (false, true) => depthwise_groups::<A, B, true, true>(x, geo, p, out),
+        (false, false) => depthwise_groups::<A, B, true, false>(x, geo, p, out),
     }
 }
 
 /// The groups of a depthwise 3x3 convolution, one by one through [`depthwise3x3`];
 /// `ROWSUM`: the weights have zero points (`p.b_zp` not empty), so the windows' sums
-/// are needed.
+/// are needed; `UNIT`: unit horizontal steps.
 ///
 /// # Panics
-/// When `geo` is not such a convolution (a bug in generated code).
+/// When `geo` is not such a convolution or its steps are not `UNIT`'s (a bug in
+/// generated code).
 #[inline(never)]
-fn depthwise_groups<A: Quant, B: Quant, const ROWSUM: bool>(
+fn depthwise_groups<A: Quant, B: Quant, const ROWSUM: bool, const UNIT: bool>(
     x: &[A],
     geo: &ConvGeometry,
     p: &Q8Product<'_, B>,
     out: &mut impl PatchOut<A, B>,
 ) {
     assert!(
-        q8::depthwise3x3((geo.c, geo.m, geo.g), (geo.kh, geo.kw), (geo.dh, geo.dw)),
+        q8::depthwise3x3((geo.c, geo.m, geo.g), (geo.kh, geo.kw), (geo.dh, geo.dw))
+            && UNIT == (geo.sw == 1),
         "depthwise_groups: not a depthwise 3x3 convolution"
     );
     let (g, plane) = (geo.g.max(1), geo.h * geo.w);
@@ -1098,7 +1111,7 @@ fn depthwise_groups<A: Quant, B: Quant, const ROWSUM: bool>(
         for img in 0..geo.n {
             let x = x.get((img * g + gi) * plane..).unwrap_or_default();
             let first = (img * g + gi) * positions;
-            depthwise3x3::<A, B, ROWSUM>(x, geo, &part, pad, out, (first, finite));
+            depthwise3x3::<A, B, ROWSUM, UNIT>(x, geo, &part, pad, out, (first, finite));
         }
     }
 }
@@ -1202,7 +1215,7 @@ fn column_products<const ROWSUM: bool>(c: [i32; 3], wt: &[i32; 9]) -> ([i32; 3],
 /// Cortex-M4F). Windows reaching into the padding are gathered as there. The finished
 /// sums go to `put(first position, sums)` in runs of up to [`RUN`] along a row.
 #[inline(always)]
-fn depthwise3x3<A: Quant, B: Quant, const ROWSUM: bool>(
+fn depthwise3x3<A: Quant, B: Quant, const ROWSUM: bool, const UNIT: bool>(
     plane: &[A],
     geo: &ConvGeometry,
     part: &Q8Product<'_, B>,
@@ -1222,8 +1235,17 @@ fn depthwise3x3<A: Quant, B: Quant, const ROWSUM: bool>(
         return;
     };
     let plane = plane.get(..geo.h * geo.w).unwrap_or_default();
-    // The cores with a path of their own over padded strip rows (DSP, x86-64).
-    if !portable_only()
+    // The cores with a path of their own over padded strip rows (DSP, x86-64). On
+    // the DSP cores it takes every group it can, known from the types alone, so that
+    // the rows below are not compiled as its fallback.
+    #[cfg(all(feature = "dsp", target_arch = "arm"))]
+    if UNIT && takes_strips::<A, B, ROWSUM>(out) {
+        depthwise_strips(plane, geo, part, (&wt, base), pad, out, (first, finite));
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if UNIT
+        && !portable_only()
         && depthwise_strips::<A, B, ROWSUM>(
             plane,
             geo,
@@ -1236,21 +1258,44 @@ fn depthwise3x3<A: Quant, B: Quant, const ROWSUM: bool>(
     {
         return;
     }
-    depthwise_rows::<A, ROWSUM>(
+    depthwise_rows::<A, ROWSUM, UNIT>(
         plane,
         geo,
         (&wt, base, if ROWSUM { zb } else { 0 }),
         pad,
-        |pos, sums| out.run(part, first + pos, sums, finite),
+        |pos, sums| {
+            if UNIT {
+                out.run(part, first + pos, sums, finite);
+            } else {
+                hand_over(out, part, first + pos, sums, finite);
+            }
+        },
     );
 }
 
+/// `out.run(..)` out of line, for strided rows: [`depthwise_rows`] hands over their runs
+/// from four places, and each inlined copy of the requantizing loop took about 1.3 KB on
+/// the Cortex-M4F; a call per run of up to [`RUN`] outputs costs little. (Unit steps
+/// hand over from one place, inlined: the call cost 1 % of the instructions and 80 bytes
+/// of stack on the riscv32.)
+#[inline(never)]
+fn hand_over<A: Quant, B: Quant>(
+    out: &mut impl PatchOut<A, B>,
+    part: &Q8Product<'_, B>,
+    at: usize,
+    sums: &[i32],
+    finite: bool,
+) {
+    out.run(part, at, sums, finite);
+}
+
 /// The rows of [`depthwise3x3`]: weights `wt`, finished sums `v + base - zb * rowsum`
-/// (the window's sum only if `ROWSUM`). Apart from [`depthwise_groups`] on cores with
+/// (the window's sum only if `ROWSUM`); `UNIT`: unit horizontal steps (`geo.sw == 1`,
+/// [`depthwise_groups`] checks). Apart from [`depthwise_groups`] on cores with
 /// the DSP extension, so that the stack holds its frame or [`depthwise_strips`]'s, not both.
 #[cfg_attr(all(feature = "dsp", target_arch = "arm"), inline(never))]
 #[cfg_attr(not(all(feature = "dsp", target_arch = "arm")), inline(always))]
-fn depthwise_rows<A: Quant, const ROWSUM: bool>(
+fn depthwise_rows<A: Quant, const ROWSUM: bool, const UNIT: bool>(
     plane: &[A],
     geo: &ConvGeometry,
     (wt, base, zb): (&[i32; 9], i32, i32),
@@ -1261,7 +1306,7 @@ fn depthwise_rows<A: Quant, const ROWSUM: bool>(
     if plane.len() < h * w {
         return;
     }
-    if sw == 1 {
+    if UNIT {
         depthwise_unit::<A, ROWSUM>(plane, geo, (wt, base, zb), pad, put);
         return;
     }
@@ -1503,7 +1548,8 @@ std::thread_local! {
 }
 
 /// Whether the depthwise routine must take the portable path (the differential test's
-/// [`PORTABLE`] on x86-64; never outside the tests).
+/// [`PORTABLE`]; never outside the tests).
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn portable_only() -> bool {
     #[cfg(all(test, target_arch = "x86_64"))]
@@ -1689,107 +1735,112 @@ unsafe fn depthwise_strips_avx2<A: Quant, B: Quant>(
 
 /// One-byte requantized outputs that [`depthwise_strips`] writes itself (on cores with the
 /// DSP extension and a floating-point unit): the output tensor as bytes, its
-/// multiplier and zero point, and whether its values are signed.
+/// multiplier and zero point.
 #[cfg(all(feature = "dsp", target_arch = "arm"))]
 struct DwBytes<'y> {
     y: *mut u8,
     len: usize,
     multiplier: f32,
     zp: i32,
-    signed: bool,
     _y: core::marker::PhantomData<&'y mut [u8]>,
 }
 
-/// A depthwise 3x3 convolution with one-byte values and outputs through [`strips`] on
-/// cores with the DSP extension and a floating-point unit: two outputs at a time from
-/// `dsp::tinyonnx_dw3x3_*`, requantized there. Returns whether it applied (byte values
-/// in and out, finite multipliers, weights within `i16`, unit steps; the caller leaves
-/// out weight zero points).
+/// Whether [`depthwise_strips`] takes a unit-step depthwise group on this core with
+/// the DSP extension: a floating-point unit, one-byte values, weights and outputs, and
+/// no weight zero points (`ROWSUM` false).
+#[cfg(all(feature = "dsp", target_arch = "arm"))]
+#[inline(always)]
+fn takes_strips<A: Quant, B: Quant, const ROWSUM: bool>(out: &impl PatchOut<A, B>) -> bool {
+    fn bytes<A: Quant, B: Quant, O: PatchOut<A, B>>(_: &O) -> bool {
+        O::BYTES
+    }
+    cfg!(target_abi = "eabihf")
+        && !ROWSUM
+        && (A::SIGNED_BYTE || A::UNSIGNED_BYTE)
+        && (B::SIGNED_BYTE || B::UNSIGNED_BYTE)
+        && bytes(out)
+}
+
+/// A depthwise 3x3 convolution group with unit steps through [`strips`] on cores with
+/// the DSP extension, for what [`takes_strips`] admits: two outputs at a time from
+/// `dsp::tinyonnx_dw3x3_*`, requantized there; with a multiplier that is not finite
+/// (which the routines' rounding does not handle) every output in Rust, slowly.
 #[cfg(all(feature = "dsp", target_arch = "arm"))]
 #[inline(never)]
-fn depthwise_strips<A: Quant, B: Quant, const ROWSUM: bool>(
+fn depthwise_strips<A: Quant, B: Quant, O: PatchOut<A, B>>(
     plane: &[A],
     geo: &ConvGeometry,
     part: &Q8Product<'_, B>,
     (wt, base): (&[i32; 9], i32),
     pad: A,
-    out: &mut impl PatchOut<A, B>,
+    out: &mut O,
     (first, finite): (usize, bool),
-) -> bool {
+) {
     use super::arch::arm::dsp;
-    if ROWSUM {
-        return false;
-    }
-    let bytes = if cfg!(target_abi = "eabihf") {
-        out.bytes(part, finite)
-    } else {
-        None
+    // `takes_strips` holds: the outputs are bytes, and the weights, bytes too, lie
+    // within `i16` as `Dw3Args` needs.
+    let Some(b) = out.bytes(part) else {
+        return;
     };
-    let Some(b) = bytes else {
-        return false;
-    };
-    if !(A::SIGNED_BYTE || A::UNSIGNED_BYTE)
-        || wt.iter().any(|&v| i16::try_from(v).is_err())
-        || b.len < first + geo.oh * geo.ow
-    {
-        return false;
+    if b.len < first + geo.oh * geo.ow {
+        // A bug in generated code; the portable rows would skip such outputs too.
+        return;
     }
     let requant = (b.multiplier, MAGIC, magic_offset(b.zp));
     let mut args = dsp::Dw3Args::new(wt, base, requant);
-    // The requantized last output of a row of odd length, from its strip rows (apart:
-    // rare, and its frame would add to every row's).
+    // Output `i` of a strip requantized here (apart: rare, and its frame would add to
+    // every row's): the last of a row of odd length, or every one when the multiplier
+    // is not finite (`FINITE` false, `requantize` then). The instances for the output
+    // type (`SIGNED`) only.
     #[cold]
     #[inline(never)]
-    fn last<A: Quant>(
+    fn by_value<A: Quant, const SIGNED: bool, const FINITE: bool>(
+        (wt, base, (m, zp)): (&[i32; 9], i32, (f32, i32)),
         rows: &[&[A; STRIP]; 3],
         i: usize,
-        (wt, base): (&[i32; 9], i32),
-        b: &DwBytes<'_>,
     ) -> u8 {
         let cols = [0, 1, 2].map(|k| rows.map(|r| r.get(i + k).map_or(0, |x| x.widen())));
         let v = window_sums::<false>(cols, wt).0.wrapping_add(base);
-        if b.signed {
-            requantize_with::<i8>(v, b.multiplier, b.zp, true) as u8
+        if SIGNED {
+            requantize_with::<i8>(v, m, zp, FINITE) as u8
         } else {
-            requantize_with::<u8>(v, b.multiplier, b.zp, true)
+            requantize_with::<u8>(v, m, zp, FINITE)
         }
     }
+    let ctx = (wt, base, (b.multiplier, b.zp));
+    let value = |rows: &[&[A; STRIP]; 3], i: usize, finite: bool| match (O::SIGNED, finite) {
+        (true, true) => by_value::<A, true, true>(ctx, rows, i),
+        (true, false) => by_value::<A, true, false>(ctx, rows, i),
+        (false, true) => by_value::<A, false, true>(ctx, rows, i),
+        (false, false) => by_value::<A, false, false>(ctx, rows, i),
+    };
     strips(plane, geo, pad, |rows, at, n| {
         args.rows = rows.map(|r| r.as_ptr().cast::<u8>());
         // Safety: each strip row holds `STRIP >= n + 2` bytes, all the routine reads for
         // `n / 2` pairs; the output has at least `first + oh * ow >= first + at + n`
         // bytes (checked above), the routine writing `n / 2 * 2` from `first + at` and
-        // the odd one after them written here; `A` is a one-byte integer (checked
-        // above), as are the outputs (`PatchOut::bytes`).
+        // `by_value` the odd one after them, or `by_value` all `n`; `A` is a one-byte
+        // integer (`takes_strips`), as are the outputs (`PatchOut::bytes`).
         unsafe {
             let y = b.y.add(first + at);
+            if !finite {
+                for i in 0..n {
+                    y.add(i).write(value(rows, i, false));
+                }
+                return;
+            }
             let pairs = (n / 2) as u32;
-            match (A::SIGNED_BYTE, b.signed) {
+            match (A::SIGNED_BYTE, O::SIGNED) {
                 (true, true) => dsp::tinyonnx_dw3x3_s8_s8(&args, y, pairs),
                 (true, false) => dsp::tinyonnx_dw3x3_s8_u8(&args, y, pairs),
                 (false, true) => dsp::tinyonnx_dw3x3_u8_s8(&args, y, pairs),
                 (false, false) => dsp::tinyonnx_dw3x3_u8_u8(&args, y, pairs),
             }
             if n % 2 == 1 {
-                y.add(n - 1).write(last(rows, n - 1, (wt, base), &b));
+                y.add(n - 1).write(value(rows, n - 1, true));
             }
         }
-    })
-}
-
-/// The other cores have no strip path: [`depthwise_rows`] does it all.
-#[cfg(not(any(all(feature = "dsp", target_arch = "arm"), target_arch = "x86_64")))]
-#[inline(always)]
-fn depthwise_strips<A: Quant, B: Quant, const ROWSUM: bool>(
-    _: &[A],
-    _: &ConvGeometry,
-    _: &Q8Product<'_, B>,
-    _: (&[i32; 9], i32),
-    _: A,
-    _: &mut impl PatchOut<A, B>,
-    _: (usize, bool),
-) -> bool {
-    false
+    });
 }
 
 /// Bytes of interleaved patches [`positions16`] keeps on the stack (host only: no
