@@ -142,7 +142,7 @@ pub struct Row {
     pub weights_bytes: usize,
     /// Flash of the bare binary (no printing) minus the weights: code, constants, the
     /// vector table and the padding of packed weight panels.
-    pub bare_code_bytes: Option<u64>,
+    pub bare_code_bytes: u64,
     pub ram_bytes: u64,
     pub arena_bytes: usize,
     pub stack_bytes: u64,
@@ -166,7 +166,7 @@ impl Row {
         info: &ModelInfo,
         passed: bool,
         (flash, ram): (u64, u64),
-        bare_code_bytes: Option<u64>,
+        bare_code_bytes: u64,
         report: &Report,
         (vs_ort, vs_host): (f32, f32),
     ) -> Row {
@@ -531,7 +531,7 @@ pub fn run_boards(root: &Path, boards: &[Board], only: &[String]) -> Result<Vec<
             }
             let elf = build(board, &dir, &target_dir, info.name, false)?;
             let (flash, ram) = sizes(&elf)?;
-            let bare_code = Some(bare_code(board, &target_dir, info)?);
+            let bare_code = bare_code(board, &target_dir, info)?;
             let report = run_qemu(board, &elf, &plugin, info)?;
 
             // The same seeded inputs on the host: our forward pass and ONNX Runtime.
@@ -678,7 +678,7 @@ fn run_imported(
         info,
         passed,
         (flash, ram),
-        Some(bare_code),
+        bare_code,
         &report,
         (vs_ort, f32::NAN),
     ))
@@ -1072,7 +1072,7 @@ fn print_row(r: &Row) {
         if r.passed { "yes" } else { "NO" },
         r.flash_bytes,
         r.weights_bytes,
-        r.bare_code_bytes.map_or("-".to_string(), |b| b.to_string()),
+        r.bare_code_bytes.to_string(),
         r.ram_bytes,
         r.arena_bytes,
         format!("{}/{}", r.stack_bytes, r.stack_budget),
@@ -1162,16 +1162,16 @@ const BARE_CODE_TARGET: u64 = 8 * 1024;
 /// Names the examples above [`BARE_CODE_TARGET`] (the imported real models are reported
 /// in the table only): a line to read, not a failure.
 fn print_over_footprint(rows: &[Row]) {
-    let imported = |m: &str| IMPORTED.iter().any(|(n, ..)| *n == m);
-    let over: Vec<String> = rows
+    let examples: Vec<&Row> = rows
         .iter()
-        .filter(|r| !imported(&r.model))
-        .filter_map(|r| {
-            let b = r.bare_code_bytes.filter(|&b| b > BARE_CODE_TARGET)?;
-            Some(format!("{} on {} ({b} B)", r.model, r.board))
-        })
+        .filter(|r| !IMPORTED.iter().any(|(n, ..)| *n == r.model))
         .collect();
-    let examples = rows.iter().filter(|r| !imported(&r.model)).count();
+    let over: Vec<String> = examples
+        .iter()
+        .filter(|r| r.bare_code_bytes > BARE_CODE_TARGET)
+        .map(|r| format!("{} on {} ({} B)", r.model, r.board, r.bare_code_bytes))
+        .collect();
+    let examples = examples.len();
     if over.is_empty() {
         println!("bare code: every one of the {examples} example runs within {BARE_CODE_TARGET} B");
     } else {

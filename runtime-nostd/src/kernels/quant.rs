@@ -1239,7 +1239,7 @@ fn depthwise3x3<A: Quant, B: Quant, const ROWSUM: bool, const UNIT: bool>(
     // the DSP cores it takes every group it can, known from the types alone, so that
     // the rows below are not compiled as its fallback.
     #[cfg(all(feature = "dsp", target_arch = "arm"))]
-    if UNIT && takes_strips::<A, B, ROWSUM>(out) {
+    if UNIT && takes_strips::<A, B, _, ROWSUM>(out) {
         depthwise_strips(plane, geo, part, (&wt, base), pad, out, (first, finite));
         return;
     }
@@ -1766,15 +1766,12 @@ struct DwBytes<'y> {
 /// no weight zero points (`ROWSUM` false).
 #[cfg(all(feature = "dsp", target_arch = "arm"))]
 #[inline(always)]
-fn takes_strips<A: Quant, B: Quant, const ROWSUM: bool>(out: &impl PatchOut<A, B>) -> bool {
-    fn bytes<A: Quant, B: Quant, O: PatchOut<A, B>>(_: &O) -> bool {
-        O::BYTES
-    }
+fn takes_strips<A: Quant, B: Quant, O: PatchOut<A, B>, const ROWSUM: bool>(_: &O) -> bool {
     cfg!(target_abi = "eabihf")
         && !ROWSUM
         && (A::SIGNED_BYTE || A::UNSIGNED_BYTE)
         && (B::SIGNED_BYTE || B::UNSIGNED_BYTE)
-        && bytes(out)
+        && O::BYTES
 }
 
 /// A depthwise 3x3 convolution group with unit steps through [`strips`] on cores with
