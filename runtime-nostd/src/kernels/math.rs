@@ -99,7 +99,12 @@ pub fn sigmoid(x: f32) -> f32 {
 /// `tanh(x)`: one rational function and a clamp, no branch else, so the LSTM's five
 /// gate activations a cell stay cheap on a Cortex-M. The tests below pin its f32 error:
 /// absolute 4.5e-7, relative 4e-7 below 0.625 in magnitude, `|tanh| <= 1 + 3e-7`.
-#[inline(always)]
+/// On the cores without an FPU one function for every caller: there each of its 15
+/// operations is a call of some 40 instructions, so a copy inlined per call site (the
+/// RNN's `Tanh` and `Sigmoid`, each unrolled) cost about 1 KB of flash and saved a few
+/// instructions a value.
+#[cfg_attr(not(tinyonnx_soft_float), inline(always))]
+#[cfg_attr(tinyonnx_soft_float, inline(never))]
 pub fn tanh(x: f32) -> f32 {
     odd_rational(x, 9.0, &TANH_P, &TANH_Q)
 }
