@@ -219,8 +219,20 @@ pub fn dequantize<Q: Copy + Into<i64>>(
 ///
 /// One operand may be shorter than `y`: it repeats along `y` (a row added to every row),
 /// the order of `a` and `b` kept (the arithmetic is not symmetric).
+///
+/// `units` are the parameters' integer form, which the generated code evaluates at
+/// compile time (`tinyonnx_layout::qadd::units`, the function the compiler checked them
+/// with): the cores that take them then carry neither that conversion nor a float path
+/// for parameters without one (on a Cortex-M3 a library `fmaf` and its f64 emulation,
+/// some 3 KB).
 #[inline]
-pub fn qlinear_add<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], params: (f32, f32, f32)) {
+pub fn qlinear_add<Q: Quant>(
+    a: &[Q],
+    b: &[Q],
+    y: &mut [Q],
+    params: (f32, f32, f32),
+    units: &tinyonnx_layout::qadd::Units,
+) {
     let run = a.len().min(b.len());
     if run == 0 {
         return;
@@ -232,34 +244,26 @@ pub fn qlinear_add<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], params: (f32, f32, f
             &v[k * run..(k + 1) * run]
         }
     }
-    // With FMADD.S the float roundings are the instructions' (and the Arm FPUs' routine
-    // takes the bytes); elsewhere the same roundings in 64-bit integers cost less than a
-    // library `fmaf` (a soft-float core's f64 emulation, or on x86-64 a routine).
-    // Decided once, not per run.
-    let byte_routine = cfg!(all(feature = "fma-vfp4", target_arch = "arm"))
-        && (Q::SIGNED_BYTE || Q::UNSIGNED_BYTE);
-    let units = if byte_routine || cfg!(all(feature = "fma-rvf", target_arch = "riscv32")) {
-        None
-    } else {
-        tinyonnx_layout::qadd::units(params.0, params.1, params.2)
-    };
     for (k, y) in y.chunks_exact_mut(run).enumerate() {
-        add_run(
-            part(a, k, run),
-            part(b, k, run),
-            y,
-            (params, units.as_ref()),
-        );
+        add_run(part(a, k, run), part(b, k, run), y, params, units);
     }
 }
 
-/// [`qlinear_add`] of operands of `y`'s length, in integers when `units` are given.
+/// [`qlinear_add`] of operands of `y`'s length: with FMADD.S the float roundings are the
+/// instruction's, the Arm FPUs' routine takes the bytes; elsewhere the same roundings in
+/// 64-bit integers cost less than a library `fmaf` (a soft-float core's f64 emulation, or
+/// on x86-64 a routine).
 #[inline]
+#[cfg_attr(
+    not(all(feature = "fma-vfp4", target_arch = "arm")),
+    allow(unused_variables)
+)]
 fn add_run<Q: Quant>(
     a: &[Q],
     b: &[Q],
     y: &mut [Q],
-    (params, units): ((f32, f32, f32), Option<&tinyonnx_layout::qadd::Units>),
+    params: (f32, f32, f32),
+    units: &tinyonnx_layout::qadd::Units,
 ) {
     let n = y.len().min(a.len()).min(b.len());
     let (a, b, y) = (&a[..n], &b[..n], &mut y[..n]);
@@ -279,13 +283,14 @@ fn add_run<Q: Quant>(
         }
         return;
     }
-    match units {
-        Some(u) => add_units(a, b, y, u),
-        None => add_fused(a, b, y, params),
-    }
+    #[cfg(all(feature = "fma-rvf", target_arch = "riscv32"))]
+    add_fused(a, b, y, params);
+    #[cfg(not(all(feature = "fma-rvf", target_arch = "riscv32")))]
+    add_units(a, b, y, units);
 }
 
 /// [`qlinear_add`] with two fused multiply-adds in f32.
+#[cfg(any(test, all(feature = "fma-rvf", target_arch = "riscv32")))]
 #[inline]
 pub(crate) fn add_fused<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], (ra, rb, fixed): (f32, f32, f32)) {
     for ((o, &a), &b) in y.iter_mut().zip(a).zip(b) {
@@ -296,17 +301,23 @@ pub(crate) fn add_fused<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], (ra, rb, fixed)
     }
 }
 
-/// [`qlinear_add`] in integers: the same roundings, exactly.
+/// [`qlinear_add`] in integers: the same roundings, exactly. The loop stays rolled on the
+/// microcontrollers: each value's 64-bit arithmetic is a few dozen instructions there,
+/// which unrolled copies hardly shorten (36 bytes of the digits QDQ model on the
+/// Cortex-M3).
+#[cfg(any(test, not(all(feature = "fma-rvf", target_arch = "riscv32"))))]
 #[inline]
 pub(crate) fn add_units<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], u: &tinyonnx_layout::qadd::Units) {
     for ((o, &a), &b) in y.iter_mut().zip(a).zip(b) {
+        super::rolled();
         let r = tinyonnx_layout::qadd::sum(a.widen(), b.widen(), u);
         *o = Q::narrow(r.clamp(Q::LOW as i64, Q::HIGH as i64) as i32);
     }
 }
 
 /// `x * y + z` rounded once: one instruction where the FPU has it (RISC-V F, the
-/// `fma-rvf` feature), else `libm`'s.
+/// `fma-rvf` feature), else (the host's tests) `libm`'s.
+#[cfg(any(test, all(feature = "fma-rvf", target_arch = "riscv32")))]
 #[inline(always)]
 fn fma(x: f32, y: f32, z: f32) -> f32 {
     #[cfg(all(feature = "fma-rvf", target_arch = "riscv32"))]
@@ -676,11 +687,13 @@ fn requantize_with<Q: Quant>(v: i32, m: f32, zp: i32, finite: bool) -> Q {
     // layer: without conditional moves each clamp there is branches (the int8 digits
     // CNN's copies were 1.3 KB), and the float product is a library call anyway. (On the
     // Cortex-M3 the copies inlined took less flash.)
-    if cfg!(all(tinyonnx_soft_float, target_arch = "riscv32")) {
+    // Elsewhere a multiplier that is not finite (a zero or subnormal output scale) is
+    // rare, so it too takes the one copy, not float clamps at every column of every layer.
+    if cfg!(all(tinyonnx_soft_float, target_arch = "riscv32")) || (CLAMP_AFTER && !finite) {
         return requantize_scaled(v, m, zp);
     }
     let v = v as f32 * m;
-    if CLAMP_AFTER && finite {
+    if CLAMP_AFTER {
         requantize_finite(v, zp)
     } else {
         requantize(v, zp)

@@ -59,8 +59,19 @@ pub static QLINEAR_ADD: OpSchema = OpSchema {
         let (ra, rb, fixed) = (ra.to_bits(), rb.to_bits(), fixed.to_bits());
         let (a, b, y) = (&cx.input(0).expr, &cx.input(3).expr, &cx.outputs[0].expr);
         let kernels = kernels();
+        // The integer form evaluated where the model compiles, by the function `params`
+        // checked it with, so the kernel need not convert (nor keep a path for none).
         quote! {
-            #kernels::quant::qlinear_add(#a, #b, #y, (f32::from_bits(#ra), f32::from_bits(#rb), f32::from_bits(#fixed)));
+            #kernels::quant::qlinear_add(
+                #a, #b, #y,
+                (f32::from_bits(#ra), f32::from_bits(#rb), f32::from_bits(#fixed)),
+                &const {
+                    match ::tinyonnx::layout::qadd::units(f32::from_bits(#ra), f32::from_bits(#rb), f32::from_bits(#fixed)) {
+                        ::core::option::Option::Some(u) => u,
+                        ::core::option::Option::None => ::core::panic!("tinyonnx bug: QLinearAdd parameters without integer units"),
+                    }
+                },
+            );
         }
     },
     ..BASE
