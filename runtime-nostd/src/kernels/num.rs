@@ -12,6 +12,8 @@ pub trait Num: Copy + PartialOrd + Default {
     const LOWEST: Self;
     /// The largest value (+inf for floats): the identity of `min`.
     const HIGHEST: Self;
+    /// A float type (its arithmetic library calls on the cores without an FPU).
+    const FLOAT: bool;
     /// `a + b`.
     fn add(a: Self, b: Self) -> Self;
     /// `a - b`.
@@ -37,6 +39,7 @@ macro_rules! float {
             const ONE: Self = 1.0;
             const LOWEST: Self = <$t>::NEG_INFINITY;
             const HIGHEST: Self = <$t>::INFINITY;
+            const FLOAT: bool = true;
             #[inline(always)]
             fn add(a: Self, b: Self) -> Self { a + b }
             #[inline(always)]
@@ -64,6 +67,7 @@ macro_rules! int {
             const ONE: Self = 1;
             const LOWEST: Self = <$t>::MIN;
             const HIGHEST: Self = <$t>::MAX;
+            const FLOAT: bool = false;
             #[inline(always)]
             fn add(a: Self, b: Self) -> Self { a.wrapping_add(b) }
             #[inline(always)]
