@@ -4,8 +4,8 @@
 //!
 //! One call runs a panel of four columns of a `tinyonnx_layout::q8` packed operand
 //! over `groups` groups of four rows: per group, one load of four activations, two
-//! widenings, two `LDRD`s of the four columns' words, eight widenings and eight
-//! `SMLAD`s (21 instructions for 16 multiply-accumulates), two groups a pass of the loop.
+//! widenings, one `LDM` of the four columns' words, eight widenings and eight `SMLAD`s
+//! (20 instructions for 16 multiply-accumulates), two groups a pass of the loop.
 //!
 //! The depthwise 3x3 routine computes two neighbouring outputs of a row at a time from
 //! one word of each of the three input rows: `SXTB16` splits the word's four values
@@ -94,50 +94,46 @@ impl Dw3Args {
     }
 }
 
+/// One column's word `$w` of a group: widened into `r3` and itself, each half times
+/// the activations' pair it meets, into the column's sum `$acc`.
+macro_rules! column {
+    ($w:literal, $acc:literal) => {
+        concat!(
+            concat!("    sxtb16 r3, ", $w, "\n"),
+            concat!("    sxtb16 ", $w, ", ", $w, ", ror #8\n"),
+            concat!("    smlad ", $acc, ", r9, r3, ", $acc, "\n"),
+            concat!("    smlad ", $acc, ", r8, ", $w, ", ", $acc, "\n"),
+        )
+    };
+}
+
 /// The instructions of one group of four rows (see the module's text), activations
 /// widened with `$widen`: one string of lines.
 macro_rules! group {
     ($widen:literal) => {
         concat!(
             "    ldr r8, [r0], #4\n",
-            "    ",
-            $widen,
-            " r9, r8\n",
-            "    ",
-            $widen,
-            " r8, r8, ror #8\n",
-            "    ldrd r10, r11, [r1], #8\n",
-            "    sxtb16 r12, r10\n",
-            "    sxtb16 r10, r10, ror #8\n",
-            "    smlad r4, r9, r12, r4\n",
-            "    smlad r4, r8, r10, r4\n",
-            "    sxtb16 r12, r11\n",
-            "    sxtb16 r11, r11, ror #8\n",
-            "    smlad r5, r9, r12, r5\n",
-            "    smlad r5, r8, r11, r5\n",
-            "    ldrd r10, r11, [r1], #8\n",
-            "    sxtb16 r12, r10\n",
-            "    sxtb16 r10, r10, ror #8\n",
-            "    smlad r6, r9, r12, r6\n",
-            "    smlad r6, r8, r10, r6\n",
-            "    sxtb16 r12, r11\n",
-            "    sxtb16 r11, r11, ror #8\n",
-            "    smlad r7, r9, r12, r7\n",
-            "    smlad r7, r8, r11, r7",
+            concat!("    ", $widen, " r9, r8\n"),
+            concat!("    ", $widen, " r8, r8, ror #8\n"),
+            "    ldm r1!, {{r10, r11, r12, lr}}\n",
+            column!("r10", "r4"),
+            column!("r11", "r5"),
+            column!("r12", "r6"),
+            column!("lr", "r7"),
         )
     };
 }
 
-/// One routine: `$name`, widening the activations with `$widen`.
+/// One routine: `$name`, widening the activations with `$widen`. r0: the activations,
+/// r1: the weights, r2: the groups left (halved), r3: a widened weight (the sums'
+/// address waits on the stack), r4-r7: the sums, r8/r9: the activations' pairs,
+/// r10-r12 and lr: a group's four words.
 macro_rules! q8x4 {
     ($name:literal, $widen:literal) => {
         thumb_fn!(
             $name,
-            // r0 = x, r1 = w, r2 = groups, r3 = acc; sums in r4-r7.
-            "    push {{r4-r11}}",
+            "    push {{r3-r11, lr}}",
             "    ldm r3, {{r4-r7}}",
-            // An odd group first, then two groups a pass (one loop test for 32
-            // multiply-accumulates).
             "    lsrs r2, r2, #1",
             "    bcc 3f",
             group!($widen),
@@ -150,9 +146,9 @@ macro_rules! q8x4 {
             "    subs r2, #1",
             "    bne 1b",
             "2:",
+            "    ldr r3, [sp]",
             "    stm r3, {{r4-r7}}",
-            "    pop {{r4-r11}}",
-            "    bx lr",
+            "    pop {{r3-r11, pc}}",
         );
     };
 }
