@@ -249,6 +249,57 @@ pub mod q8 {
         }
     }
 
+    /// Groups of four rows whose pair sums (see [`pair_order`]) one pass may take over
+    /// activations of a signed (`signed`) or unsigned byte type: the upper column's
+    /// sum must stay within 24 bits, and `4 * 127 * 128 * 128 < 2^23`, `4 * 64 * 255 *
+    /// 128 < 2^23`.
+    pub const fn pair_groups(signed: bool) -> usize {
+        if signed { 127 } else { 64 }
+    }
+
+    /// Whether the DSP cores may take a packed operand of `k` rows (signed bytes) in
+    /// [`pair_order`]: whole groups of four rows.
+    pub const fn pairs(k: usize) -> bool {
+        k > 0 && k.is_multiple_of(4)
+    }
+
+    /// Rearranges a packed operand (whole groups of sixteen bytes, the [`index`] order)
+    /// for `SMLAD` on two columns at once; false, leaving it as it was, where one pair
+    /// of weights has no such form. In each group columns 0 and 1 share two words and
+    /// columns 2 and 3 the other two, word `2 p + h` holding rows `h` and `h + 2` of
+    /// the pair `p`, each as the halfword `256 * upper + lower` (two's complement: the
+    /// lower weight's byte, and the upper one less 1 where the lower is negative, which
+    /// leaves no byte for an upper -128 over a negative lower). An `SMLAD` of two
+    /// activations with such a word adds both columns' products at once, the upper
+    /// column's times 256, and one with its low bytes sign-extended (`SXTB16`) the
+    /// lower column's: three instructions for four multiply-accumulates, where
+    /// widening each column's word takes four.
+    pub fn pair_order(bytes: &mut [i8]) -> bool {
+        let fits = bytes.chunks_exact(16).all(|g| {
+            (0..2).all(|p| (0..4).all(|r| !(g[8 * p + r] < 0 && g[8 * p + 4 + r] == i8::MIN)))
+        });
+        if !fits {
+            return false;
+        }
+        for g in bytes.chunks_exact_mut(16) {
+            let q: [i8; 16] = [
+                g[0], g[1], g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12],
+                g[13], g[14], g[15],
+            ];
+            for p in 0..2 {
+                for h in 0..2 {
+                    let half = |r: usize| {
+                        let (lo, hi) = (q[8 * p + r], q[8 * p + 4 + r]);
+                        [lo, hi - i8::from(lo < 0)]
+                    };
+                    let (a, b) = (half(h), half(h + 2));
+                    g[8 * p + 4 * h..8 * p + 4 * h + 4].copy_from_slice(&[a[0], a[1], b[0], b[1]]);
+                }
+            }
+        }
+        true
+    }
+
     /// Whether an 8-bit convolution (`c` input and `m` output channels in `g` groups, a
     /// `kh x kw` kernel, dilations `dh`, `dw`) runs the depthwise 3x3 routine: one input
     /// and one output channel a group, 3x3, unit dilations. It needs no patch scratch.

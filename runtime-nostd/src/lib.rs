@@ -587,6 +587,29 @@ pub trait CustomKernel {
     fn run(inputs: &[TensorRef<'_>], outputs: &mut [TensorMut<'_>]);
 }
 
+/// The packed weights' bytes for this target, given in both orders by the generated
+/// code: the DSP cores take `layout::q8::pair_order`'s (the second), the others the
+/// `q8` order (the first), so that only one is in flash. The kernels test the same
+/// condition (`kernels::quant`'s `in_pairs`).
+#[cfg(all(feature = "dsp", target_arch = "arm"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __q8_order {
+    ($q8:tt, $pairs:tt) => {
+        $pairs
+    };
+}
+
+/// The packed weights' bytes for this target (see the DSP cores' version).
+#[cfg(not(all(feature = "dsp", target_arch = "arm")))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __q8_order {
+    ($q8:tt, $pairs:tt) => {
+        $q8
+    };
+}
+
 /// Items for generated code only; not a stable API.
 #[doc(hidden)]
 pub mod __export {

@@ -613,6 +613,9 @@ pub struct Q8Product<'a, B> {
     pub multiplier: &'a [f32],
     /// y's zero point.
     pub y_zp: i32,
+    /// On the DSP cores `packed` is in `tinyonnx_layout::q8::pair_order` (the
+    /// compiler's `__q8_order!` gave that order); elsewhere not read.
+    pub pairs: bool,
 }
 
 /// The product `p` of A into `y`: the zero points come off once per output through the
@@ -763,11 +766,7 @@ fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl Fn
         let (vnni, avx2) = (cpu::vnni(), cpu::avx2());
         if vnni || avx2 {
             let each = |pi: usize, acc: [i32; q8::PANEL]| {
-                for (c, &v) in acc.iter().enumerate() {
-                    let j = pi * q8::PANEL + c;
-                    let Some(s) = column(j, v) else { break };
-                    put(j, s);
-                }
+                finish_panel((pi, acc), &column, &mut put);
             };
             // Safety: A and B are one-byte integers (checked), so the views keep every
             // byte's meaning, length and (byte) alignment; `row` holds `k` values and
@@ -794,13 +793,144 @@ fn q8_sums<A: Quant, B: Quant>(row: &[A], p: &Q8Product<'_, B>, mut put: impl Fn
     // instructions per multiply-accumulate on the Cortex-M4F instead of 15).
     let used = p.n.div_ceil(q8::PANEL).saturating_mul(panel_len);
     let bp = bp.get(..used).unwrap_or(bp);
-    for (pi, panel) in bp.chunks_exact(panel_len.max(1)).enumerate() {
-        let acc = panel_sums(row, panel);
-        for (c, &v) in acc.iter().enumerate() {
-            let j = pi * q8::PANEL + c;
-            let Some(s) = column(j, v) else { break };
-            put(j, s);
+    // Each call site with its own inlined copy: one closure for both, the Arm code
+    // called it for every panel (ConvInteger's CNN took 60 % more instructions).
+    if in_pairs::<A, B>(p) {
+        let passes = PairPasses::new(row, k);
+        for (pi, panel) in bp.chunks_exact(panel_len.max(1)).enumerate() {
+            finish_panel((pi, passes.panel(panel)), &column, &mut put);
         }
+        return;
+    }
+    for (pi, panel) in bp.chunks_exact(panel_len.max(1)).enumerate() {
+        finish_panel((pi, panel_sums(row, panel)), &column, &mut put);
+    }
+}
+
+/// Panel `pi`'s raw sums `acc` finished by `column` and handed to `put`, column by
+/// column (none past the last).
+#[inline(always)]
+fn finish_panel(
+    (pi, acc): (usize, [i32; q8::PANEL]),
+    column: &impl Fn(usize, i32) -> Option<i32>,
+    put: &mut impl FnMut(usize, i32),
+) {
+    for (c, &v) in acc.iter().enumerate() {
+        let j = pi * q8::PANEL + c;
+        let Some(s) = column(j, v) else { break };
+        put(j, s);
+    }
+}
+
+/// Whether `p`'s packed B is in `q8::pair_order` on this target (the DSP cores' `SMLAD`
+/// on two columns at once): where `p.pairs` says the compiler gave that order too,
+/// which it does for one-byte activations and signed-byte weights of whole groups
+/// (`q8::pairs`) through `__q8_order!`.
+#[inline(always)]
+fn in_pairs<A: Quant, B: Quant>(p: &Q8Product<'_, B>) -> bool {
+    cfg!(all(feature = "dsp", target_arch = "arm"))
+        && p.pairs
+        && (A::SIGNED_BYTE || A::UNSIGNED_BYTE)
+        && B::SIGNED_BYTE
+        && q8::pairs(p.k)
+}
+
+/// A row of activations (`k` of them, whole groups of four) to be summed with panels
+/// in `q8::pair_order`, in passes of up to `q8::pair_groups` groups (each pass's sums
+/// unpaired apart).
+struct PairPasses<'x, A> {
+    x: &'x [A],
+    groups: usize,
+    step: usize,
+}
+
+impl<'x, A: Quant> PairPasses<'x, A> {
+    #[inline(always)]
+    fn new(row: &'x [A], k: usize) -> Self {
+        Self {
+            x: row.get(..k).unwrap_or_default(),
+            groups: k / 4,
+            step: q8::pair_groups(A::SIGNED_BYTE),
+        }
+    }
+
+    /// The four column sums of `panel` (its groups in `q8::pair_order`) over the row.
+    #[inline(always)]
+    fn panel<B: Quant>(&self, panel: &[B]) -> [i32; q8::PANEL] {
+        let mut acc = [0i32; q8::PANEL];
+        for g0 in (0..self.groups).step_by(self.step) {
+            let n = self.step.min(self.groups - g0);
+            let (xs, ws) = (
+                self.x.get(g0 * 4..(g0 + n) * 4).unwrap_or_default(),
+                panel.get(g0 * 16..(g0 + n) * 16).unwrap_or_default(),
+            );
+            pair_pass(xs, ws, &mut acc);
+        }
+        acc
+    }
+}
+
+/// One pass of [`PairPasses::panel`]: the sums of `x` (whole groups of four) times the
+/// panel's groups `w` in `q8::pair_order` added to `acc`, as the DSP routine
+/// `tinyonnx_q8x4p_s8` states; that routine where the core has it and the weights are
+/// 4-byte aligned (as the compiler's are).
+#[inline(always)]
+fn pair_pass<A: Quant, B: Quant>(x: &[A], w: &[B], acc: &mut [i32; q8::PANEL]) {
+    #[cfg(all(feature = "dsp", target_arch = "arm"))]
+    {
+        let groups = (x.len() / 4).min(w.len() / 16);
+        if (w.as_ptr() as usize).is_multiple_of(4)
+            && groups > 0
+            && B::SIGNED_BYTE
+            && (A::SIGNED_BYTE || A::UNSIGNED_BYTE)
+        {
+            use super::arch::arm::dsp;
+            // Safety: the routine reads `4 * groups` bytes of `x` (at any alignment) and
+            // `16 * groups` of `w` (4-byte aligned, checked), both within their lengths,
+            // and adds into the four sums of `acc`; A and B are one-byte integers
+            // (checked), so the casts keep every byte's meaning.
+            unsafe {
+                let w = w.as_ptr().cast::<i8>();
+                if A::SIGNED_BYTE {
+                    dsp::tinyonnx_q8x4p_s8(x.as_ptr().cast(), w, groups as u32, acc.as_mut_ptr());
+                } else {
+                    dsp::tinyonnx_q8x4p_u8(x.as_ptr().cast(), w, groups as u32, acc.as_mut_ptr());
+                }
+            }
+            return;
+        }
+    }
+    pair_pass_portable(x, w, acc);
+}
+
+/// [`pair_pass`] in Rust, instruction by instruction as the routine computes it: the
+/// host's tests of the order, and weights a caller did not align. Out of line: the
+/// DSP cores' models never take it.
+#[inline(never)]
+fn pair_pass_portable<A: Quant, B: Quant>(x: &[A], w: &[B], acc: &mut [i32; q8::PANEL]) {
+    let mut sums = [0i32; 4];
+    for (xg, wg) in x.chunks_exact(4).zip(w.chunks_exact(16)) {
+        let xs = [xg[0].widen(), xg[1].widen(), xg[2].widen(), xg[3].widen()];
+        for (p, pw) in wg.chunks_exact(8).enumerate() {
+            for (h, word) in pw.chunks_exact(4).enumerate() {
+                // The word's halfwords as `SMLAD` reads them, and its low bytes as
+                // `SXTB16` leaves them.
+                let low = |i: usize| word[i].widen() as i8 as i32;
+                let half = |i: usize| ((word[i + 1].widen() << 8) | (low(i) & 0xff)) as i16;
+                let both =
+                    (xs[h] * i32::from(half(0))).wrapping_add(xs[h + 2] * i32::from(half(2)));
+                let lower = xs[h] * low(0) + xs[h + 2] * low(2);
+                sums[2 * p] = sums[2 * p].wrapping_add(both);
+                sums[2 * p + 1] = sums[2 * p + 1].wrapping_add(lower);
+            }
+        }
+    }
+    // Unpaired: the upper column's sum from the difference, 256 times a sum within 24
+    // bits.
+    for p in 0..2 {
+        let (both, lower) = (sums[2 * p], sums[2 * p + 1]);
+        acc[2 * p] = acc[2 * p].wrapping_add(lower);
+        acc[2 * p + 1] = acc[2 * p + 1].wrapping_add(both.wrapping_sub(lower) >> 8);
     }
 }
 
@@ -2457,6 +2587,7 @@ mod tests {
             b_zp: &b_zp,
             multiplier: &mult,
             y_zp: -3,
+            pairs: false,
         };
         qlinear_matmul_q8(&a, &p, &mut y);
         for i in 0..rows {
@@ -2531,6 +2662,63 @@ mod tests {
         }
     }
 
+    /// The DSP cores' pair order (`q8::pair_order`, summed as their routine does and
+    /// unpaired) gives every column's exact sum: at the extremes of both activation
+    /// types (where the upper column's sum reaches 2^23 within a pass), over one pass,
+    /// several, and more than the four whose activation sums are kept.
+    #[test]
+    fn pair_order_sums_equal_the_direct_ones() {
+        fn case<A: Quant>(k: usize, x: impl Fn(usize) -> A, w: impl Fn(usize, usize) -> i8) {
+            let n = 8;
+            let mut packed = std::vec![0i8; q8::packed_len(k, n)];
+            for r in 0..k {
+                for c in 0..n {
+                    packed[q8::index(k, r, c)] = w(r, c);
+                }
+            }
+            assert!(
+                q8::pair_order(&mut packed),
+                "k {k}: every pair has its form"
+            );
+            let xs: std::vec::Vec<A> = (0..k).map(x).collect();
+            let mut got = std::vec![0i32; n];
+            let passes = PairPasses::new(&xs, k);
+            for (pi, panel) in packed.chunks_exact(q8::groups(k) * 16).enumerate() {
+                got[pi * 4..pi * 4 + 4].copy_from_slice(&passes.panel(panel));
+            }
+            for (c, &g) in got.iter().enumerate() {
+                let want = (0..k).fold(0i32, |s, r| {
+                    s.wrapping_add(xs[r].widen() * i32::from(w(r, c)))
+                });
+                assert_eq!(g, want, "k {k}, column {c}");
+            }
+        }
+        // Seeded weights, but no upper -128 over a negative lower weight (no form).
+        let seeded = |r: usize, c: usize| {
+            let v = ((r * 29 + c * 71 + 5) % 256) as u8 as i8;
+            if c % 2 == 1 && v == i8::MIN { 127 } else { v }
+        };
+        // The largest upper sums: -128 over a lower 0, or -127 under a lower -128.
+        let low = |_: usize, c: usize| if c % 2 == 1 { -128 } else { 0 };
+        let high = |_: usize, c: usize| if c % 2 == 1 { -127 } else { -128 };
+        for k in [4, 8, 252, 256, 260, 508, 512, 1024, 2308] {
+            case::<i8>(k, |_| -128, low);
+            case::<i8>(k, |_| -128, high);
+            case::<i8>(k, |_| 127, low);
+            case::<i8>(k, |r| (r * 37 % 256) as u8 as i8, seeded);
+            case::<u8>(k, |_| 255, low);
+            case::<u8>(k, |_| 255, |_, _| 127);
+            case::<u8>(k, |r| (r * 53 % 256) as u8, seeded);
+        }
+        // An upper -128 over a negative lower weight has no form: left as it was.
+        let mut packed = [0i8; 16];
+        packed[q8::index(4, 2, 0)] = -1;
+        packed[q8::index(4, 2, 1)] = -128;
+        let before = packed;
+        assert!(!q8::pair_order(&mut packed));
+        assert_eq!(packed, before);
+    }
+
     /// The packed convolution equals the one from the weights as they are on shapes that
     /// take every path of the packed one (on x86-64 with VNNI: blocks of sixteen
     /// positions with a partial block after, or per output row from runs, eight and
@@ -2573,6 +2761,7 @@ mod tests {
                 b_zp,
                 multiplier: &mult,
                 y_zp: 3,
+                pairs: false,
             };
             let len = geo.n * geo.m * geo.oh * geo.ow;
             let mut patch = std::vec![a_zp; k];
@@ -2773,6 +2962,7 @@ mod tests {
             b_zp: &b_zp,
             multiplier: &mult,
             y_zp: 4,
+            pairs: false,
         };
         let mut y = [0u8; 2 * 6 * 18];
         let mut patch = [0u8; 12];

@@ -5,7 +5,7 @@
 //! then, per group, in the order of `tinyonnx_layout::q8`, and each output position's
 //! patch is gathered once into the scratch and multiplied with every panel.
 
-use super::integer::{BYTES, byte_type, folded_offsets, multiplier, q8_statics};
+use super::integer::{BYTES, Q8Statics, byte_type, folded_offsets, multiplier, q8_statics};
 use super::{check_scale, check_zero_point, or_empty};
 use crate::ops::convolution::conv::{CONV_ATTRS, as_2d, geometry, infer_at};
 use crate::ops::schema::prelude::*;
@@ -69,13 +69,16 @@ pub static CONV_INTEGER: OpSchema = OpSchema {
         let (x, w, y) = (&cx.input(0).expr, &cx.input(1).expr, &cx.outputs[0].expr);
         let (za, zb) = (or_empty(cx, 2), or_empty(cx, 3));
         let kernels = kernels();
-        let Some((decls, colsum, k)) = packed_weights(cx, 1) else {
+        let Some((decls, statics, k)) = packed_weights(cx, 1) else {
             return quote! {
                 let geometry = #geometry;
                 #kernels::quant::conv_integer(#x, #w, #y, &geometry, #za, #zb);
             };
         };
-        let mg = colsum.len() / (cx.attrs.int("group").max(1) as usize);
+        let (mg, pairs) = (
+            statics.colsum.len() / (cx.attrs.int("group").max(1) as usize),
+            statics.pairs,
+        );
         let depthwise = depthwise3x3(&cx.input(0).shape, &cx.input(1).shape, cx.attrs);
         let call = if depthwise {
             quote!(#kernels::quant::conv_integer_depthwise_q8(#x, &geometry, &product, #y);)
@@ -83,7 +86,8 @@ pub static CONV_INTEGER: OpSchema = OpSchema {
             let patch = patch(cx);
             quote!(#kernels::quant::conv_integer_q8(#x, &geometry, &product, #y, #patch);)
         };
-        let (offsets, offset, b_zp) = folded_offsets(cx, &colsum, k, [Some(2), Some(3), None]);
+        let (offsets, offset, b_zp) =
+            folded_offsets(cx, &statics.colsum, k, [Some(2), Some(3), None]);
         let x_elem = byte_type(cx.input(0).dtype);
         quote! {
             #decls
@@ -101,6 +105,7 @@ pub static CONV_INTEGER: OpSchema = OpSchema {
                 b_zp: #b_zp,
                 multiplier: &[],
                 y_zp: 0,
+                pairs: #pairs,
             };
             let geometry = #geometry;
             #call
@@ -229,20 +234,20 @@ fn conv_geometry(cx: &LowerCtx, xi: usize, wi: usize) -> TokenStream {
 /// group's `[K, M/G]` operand (one column per output channel) in the q8 order, the
 /// groups one after another ([`q8_statics`]); with the channels' sums and `K`. `None`
 /// when the weight is not a constant.
-fn packed_weights(cx: &LowerCtx, wi: usize) -> Option<(TokenStream, Vec<i32>, usize)> {
+fn packed_weights(cx: &LowerCtx, wi: usize) -> Option<(TokenStream, Q8Statics, usize)> {
     let values = cx.const_f64(wi)?;
     let w = &cx.input(wi).shape;
     let g = cx.attrs.int("group").max(1) as usize;
     let (mg, k) = (w[0] / g, w[1..].iter().product::<usize>());
     let depthwise = depthwise3x3(&cx.input(0).shape, w, cx.attrs);
-    let (decls, colsum) = q8_statics(
+    let (decls, statics) = q8_statics(
         cx.input(wi).dtype,
         &values,
         [k, mg, g],
-        depthwise,
+        (depthwise, BYTES.contains(&cx.input(0).dtype)),
         |gi, t, j| (gi * mg + j) * k + t,
     )?;
-    Some((decls, colsum, k))
+    Some((decls, statics, k))
 }
 
 /// Whether a 2-D convolution of input shape `x` and weight shape `w` runs the depthwise
@@ -292,7 +297,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let bias = or_empty(cx, 8);
     let multiplier = multiplier(cx, 1.0, 6);
     let kernels = kernels();
-    let Some((decls, colsum, k)) = packed_weights(cx, 3) else {
+    let Some((decls, statics, k)) = packed_weights(cx, 3) else {
         let ws = &cx.input(3).expr;
         return quote! {
             #multiplier
@@ -300,14 +305,18 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             #kernels::quant::qlinear_conv(#xs, #ws, #y, &geometry, #za, #zb, #bias, &multiplier, (#zy)[0] as i32);
         };
     };
-    let mg = colsum.len() / (cx.attrs.int("group").max(1) as usize);
+    let (mg, pairs) = (
+        statics.colsum.len() / (cx.attrs.int("group").max(1) as usize),
+        statics.pairs,
+    );
     let call = if depthwise3x3(&cx.input(0).shape, &cx.input(3).shape, cx.attrs) {
         quote!(#kernels::quant::qlinear_conv_depthwise_q8(#xs, &geometry, &product, #y);)
     } else {
         let patch = patch(cx);
         quote!(#kernels::quant::qlinear_conv_q8(#xs, &geometry, &product, #y, #patch);)
     };
-    let (offsets, offset, b_zp) = folded_offsets(cx, &colsum, k, [Some(2), Some(5), Some(8)]);
+    let (offsets, offset, b_zp) =
+        folded_offsets(cx, &statics.colsum, k, [Some(2), Some(5), Some(8)]);
     quote! {
         #decls
         #offsets
@@ -324,6 +333,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             b_zp: #b_zp,
             multiplier: &multiplier,
             y_zp: (#zy)[0] as i32,
+            pairs: #pairs,
         };
         let geometry = #geometry;
         #call

@@ -254,7 +254,8 @@ pub(super) fn folded_offsets(
 /// constant B, when B is one.
 fn packed_product(cx: &LowerCtx, qgemm: bool) -> Option<TokenStream> {
     let trans_b = qgemm && cx.attrs.int("transB") != 0;
-    let (packed, colsum) = packed_b(cx, trans_b)?;
+    let (packed, statics) = packed_b(cx, trans_b)?;
+    let pairs = statics.pairs;
     let (a, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
     let za = &cx.input(2).expr;
     let (sy, zy) = if qgemm { (7, 8) } else { (6, 7) };
@@ -279,8 +280,12 @@ fn packed_product(cx: &LowerCtx, qgemm: bool) -> Option<TokenStream> {
         }
         None => quote!(let bias: &[i32] = &[];),
     };
-    let (offsets, offset, b_zp) =
-        folded_offsets(cx, &colsum, k, [Some(2), Some(5), qgemm.then_some(6)]);
+    let (offsets, offset, b_zp) = folded_offsets(
+        cx,
+        &statics.colsum,
+        k,
+        [Some(2), Some(5), qgemm.then_some(6)],
+    );
     let kernels = kernels();
     Some(quote! {
         #packed
@@ -299,6 +304,7 @@ fn packed_product(cx: &LowerCtx, qgemm: bool) -> Option<TokenStream> {
             b_zp: #b_zp,
             multiplier: &multiplier,
             y_zp: (#zy)[0] as i32,
+            pairs: #pairs,
         };
         #kernels::quant::qlinear_matmul_q8(#a, &product, #y);
     })
@@ -307,20 +313,27 @@ fn packed_product(cx: &LowerCtx, qgemm: bool) -> Option<TokenStream> {
 /// A constant 2-D B (input 3; `[N, K]` with `trans_b`) in the order of
 /// `tinyonnx_layout::q8` (statics `__BQ8`, aligned for the DSP routine's word loads, and
 /// `__COLSUM`, the sum of each column), when B is constant and shared by every product.
-fn packed_b(cx: &LowerCtx, trans_b: bool) -> Option<(TokenStream, Vec<i32>)> {
+fn packed_b(cx: &LowerCtx, trans_b: bool) -> Option<(TokenStream, Q8Statics)> {
     let b = cx.input(3);
     let values = cx.const_f64(3)?;
     let [k, n] = b.shape[..] else {
         return None;
     };
     let (k, n) = if trans_b { (n, k) } else { (k, n) };
-    q8_statics(b.dtype, &values, [k, n, 1], false, |_, row, col| {
-        if trans_b {
-            col * k + row
-        } else {
-            row * n + col
-        }
-    })
+    let pairs = BYTES.contains(&cx.input(0).dtype);
+    q8_statics(
+        b.dtype,
+        &values,
+        [k, n, 1],
+        (false, pairs),
+        |_, row, col| {
+            if trans_b {
+                col * k + row
+            } else {
+                row * n + col
+            }
+        },
+    )
 }
 
 /// The Rust type of 8-bit values of `dtype` (i8 unless u8).
@@ -333,17 +346,18 @@ pub(super) fn byte_type(dtype: DType) -> TokenStream {
 
 /// `groups` constant 8-bit operands `[k, n]` in the order of `tinyonnx_layout::q8`
 /// (`group_index`; `depthwise` for the depthwise 3x3 routine's), one after another, as
-/// the static `__BQ8` (aligned for the DSP routine's word loads), and the sum of each of
-/// their columns as `__COLSUM`; element `(row, col)` of group `g` is
-/// `values[at(g, row, col)]`. Returns the declarations and the sums; `None` unless the
-/// element type is i8 or u8.
+/// the static `__BQ8` (aligned for the DSP routine's word loads; `pairs`: the
+/// activations are one-byte values, so the DSP cores take signed weights of whole
+/// groups in `q8::pair_order`), and the sum of each of their columns as `__COLSUM`;
+/// element `(row, col)` of group `g` is `values[at(g, row, col)]`. Returns the
+/// declarations, the sums and the order; `None` unless the element type is i8 or u8.
 pub(super) fn q8_statics(
     dtype: DType,
     values: &[f64],
     [k, n, groups]: [usize; 3],
-    depthwise: bool,
+    (depthwise, pairs): (bool, bool),
     at: impl Fn(usize, usize, usize) -> usize,
-) -> Option<(TokenStream, Vec<i32>)> {
+) -> Option<(TokenStream, Q8Statics)> {
     if !BYTES.contains(&dtype) {
         return None;
     }
@@ -369,16 +383,38 @@ pub(super) fn q8_statics(
         }
     });
     let (elem, len, sums) = (byte_type(dtype), groups * plen, groups * n);
+    // Signed weights of whole groups over one-byte activations: also in the DSP cores'
+    // pair order, which the runtime picks for its target.
+    let mut paired: Vec<i8> = packed.iter().map(|&v| v as i8).collect();
+    let pairs = dtype == DType::I8
+        && !depthwise
+        && pairs
+        && tinyonnx_layout::q8::pairs(k)
+        && tinyonnx_layout::q8::pair_order(&mut paired);
+    let bytes = if pairs {
+        quote!(::tinyonnx::__q8_order!([#(#lits),*], [#(#paired),*]))
+    } else {
+        quote!([#(#lits),*])
+    };
     let decls = quote! {
         #[repr(C, align(8))]
         struct __Q8([#elem; #len]);
-        static __BQ8: __Q8 = __Q8([#(#lits),*]);
+        static __BQ8: __Q8 = __Q8(#bytes);
         static __COLSUM: [i32; #sums] = [#(#colsum),*];
         const _: () = assert!(
             #len == #groups * ::tinyonnx::layout::q8::group_len(#k, #n, #depthwise)
         );
     };
-    Some((decls, colsum))
+    Some((decls, Q8Statics { colsum, pairs }))
+}
+
+/// What [`q8_statics`] tells the kernel's call besides its declarations.
+pub(super) struct Q8Statics {
+    /// The sum of each column.
+    pub colsum: Vec<i32>,
+    /// The DSP cores take the weights in `q8::pair_order` (the `pairs` field of the
+    /// kernel's `Q8Product`).
+    pub pairs: bool,
 }
 
 /// The output shape of `input(a) x input(b)`: A `[..., M, K]`, B `[K, N]` or

@@ -29,6 +29,15 @@ unsafe extern "C" {
     pub(crate) fn tinyonnx_q8x4_s8(x: *const i8, w: *const i8, groups: u32, acc: *mut i32);
     /// [`tinyonnx_q8x4_s8`] with `x` unsigned bytes.
     pub(crate) fn tinyonnx_q8x4_u8(x: *const u8, w: *const i8, groups: u32, acc: *mut i32);
+    /// One pass of a panel in `tinyonnx_layout::q8::pair_order` over `groups` groups of
+    /// four rows, x signed bytes: adds column `c`'s sum of `x[r] * w[r][c]` to `acc[c]`
+    /// (wrapping), for `c` in 0..4: per column pair `p`, the sum of `x[r] * (256 *
+    /// w[r][2 p + 1] + w[r][2 p])` and that of `x[r] * w[r][2 p]` unpaired (exact while
+    /// the upper column's sum stays within 24 bits: `q8::pair_groups`). Pointers as
+    /// [`tinyonnx_q8x4_s8`]'s.
+    pub(crate) fn tinyonnx_q8x4p_s8(x: *const i8, w: *const i8, groups: u32, acc: *mut i32);
+    /// [`tinyonnx_q8x4p_s8`] with `x` unsigned bytes.
+    pub(crate) fn tinyonnx_q8x4p_u8(x: *const u8, w: *const i8, groups: u32, acc: *mut i32);
     /// `pairs` pairs of a depthwise 3x3 convolution's consecutive outputs (unit steps)
     /// into `out`, x and outputs signed bytes: output `i` is
     /// `base + sum over r, k of rows[r][i + k] * w[r][k]` requantized as
@@ -109,7 +118,32 @@ macro_rules! column {
 
 /// The instructions of one group of four rows (see the module's text), activations
 /// widened with `$widen`: one string of lines.
+/// One word `$w` of a group in the pair order, with the activations' pair `$x`: both
+/// columns' products into `$raw`, the lower column's (its bytes widened into `r3`)
+/// into `$lo`.
+macro_rules! pair {
+    ($w:literal, $x:literal, $raw:literal, $lo:literal) => {
+        concat!(
+            concat!("    smlad ", $raw, ", ", $x, ", ", $w, ", ", $raw, "\n"),
+            concat!("    sxtb16 r3, ", $w, "\n"),
+            concat!("    smlad ", $lo, ", ", $x, ", r3, ", $lo, "\n"),
+        )
+    };
+}
+
 macro_rules! group {
+    ((pairs $widen:literal)) => {
+        concat!(
+            "    ldr r8, [r0], #4\n",
+            concat!("    ", $widen, " r9, r8\n"),
+            concat!("    ", $widen, " r8, r8, ror #8\n"),
+            "    ldm r1!, {{r10, r11, r12, lr}}\n",
+            pair!("r10", "r9", "r4", "r5"),
+            pair!("r11", "r8", "r4", "r5"),
+            pair!("r12", "r9", "r6", "r7"),
+            pair!("lr", "r8", "r6", "r7"),
+        )
+    };
     ($widen:literal) => {
         concat!(
             "    ldr r8, [r0], #4\n",
@@ -124,6 +158,27 @@ macro_rules! group {
     };
 }
 
+/// The loop over the r2 groups of four rows (`group!($group)` each), two a pass, to
+/// the label `2:`.
+macro_rules! groups {
+    ($group:tt) => {
+        concat!(
+            "    lsrs r2, r2, #1\n",
+            "    bcc 3f\n",
+            group!($group),
+            "3:\n",
+            "    cmp r2, #0\n",
+            "    beq 2f\n",
+            "1:\n",
+            group!($group),
+            group!($group),
+            "    subs r2, #1\n",
+            "    bne 1b\n",
+            "2:",
+        )
+    };
+}
+
 /// One routine: `$name`, widening the activations with `$widen`. r0: the activations,
 /// r1: the weights, r2: the groups left (halved), r3: a widened weight (the sums'
 /// address waits on the stack), r4-r7: the sums, r8/r9: the activations' pairs,
@@ -134,18 +189,7 @@ macro_rules! q8x4 {
             $name,
             "    push {{r3-r11, lr}}",
             "    ldm r3, {{r4-r7}}",
-            "    lsrs r2, r2, #1",
-            "    bcc 3f",
-            group!($widen),
-            "3:",
-            "    cmp r2, #0",
-            "    beq 2f",
-            "1:",
-            group!($widen),
-            group!($widen),
-            "    subs r2, #1",
-            "    bne 1b",
-            "2:",
+            groups!($widen),
             "    ldr r3, [sp]",
             "    stm r3, {{r4-r7}}",
             "    pop {{r3-r11, pc}}",
@@ -155,6 +199,37 @@ macro_rules! q8x4 {
 
 q8x4!("tinyonnx_q8x4_s8", "sxtb16");
 q8x4!("tinyonnx_q8x4_u8", "uxtb16");
+
+/// One routine of the pair order: `$name`, widening the activations with `$widen`.
+/// Registers as in `q8x4!`'s, the sums starting from zero: r4 both columns of the
+/// first pair, r5 its lower column, r6 and r7 the second pair's. Unpaired at the end:
+/// the upper column's sum is the difference over 256.
+macro_rules! q8x4p {
+    ($name:literal, $widen:literal) => {
+        thumb_fn!(
+            $name,
+            "    push {{r3-r11, lr}}",
+            "    movs r4, #0",
+            "    movs r5, #0",
+            "    movs r6, #0",
+            "    movs r7, #0",
+            groups!((pairs $widen)),
+            "    ldr r3, [sp]",
+            "    subs r4, r4, r5",
+            "    subs r6, r6, r7",
+            "    ldm r3, {{r8-r11}}",
+            "    add r8, r8, r5",
+            "    add r9, r9, r4, asr #8",
+            "    add r10, r10, r7",
+            "    add r11, r11, r6, asr #8",
+            "    stm r3, {{r8-r11}}",
+            "    pop {{r3-r11, pc}}",
+        );
+    };
+}
+
+q8x4p!("tinyonnx_q8x4p_s8", "sxtb16");
+q8x4p!("tinyonnx_q8x4p_u8", "uxtb16");
 
 /// One row's part of a pair of depthwise outputs (see the module's text): `$ptr` the
 /// row, `$outer` its `(w0, w2)`, `$mid`/`$half` the register and halfword (`b`/`t`) of
