@@ -2664,8 +2664,8 @@ mod tests {
 
     /// The DSP cores' pair order (`q8::pair_order`, summed as their routine does and
     /// unpaired) gives every column's exact sum: at the extremes of both activation
-    /// types (where the upper column's sum reaches 2^23 within a pass), over one pass,
-    /// several, and more than the four whose activation sums are kept.
+    /// types (where the upper column's sum comes within 1 % of 2^23 in a pass), over
+    /// one pass and over up to ten.
     #[test]
     fn pair_order_sums_equal_the_direct_ones() {
         fn case<A: Quant>(k: usize, x: impl Fn(usize) -> A, w: impl Fn(usize, usize) -> i8) {

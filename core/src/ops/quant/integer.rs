@@ -384,17 +384,14 @@ pub(super) fn q8_statics(
     });
     let (elem, len, sums) = (byte_type(dtype), groups * plen, groups * n);
     // Signed weights of whole groups over one-byte activations: also in the DSP cores'
-    // pair order, which the runtime picks for its target.
-    let mut paired: Vec<i8> = packed.iter().map(|&v| v as i8).collect();
-    let pairs = dtype == DType::I8
-        && !depthwise
-        && pairs
-        && tinyonnx_layout::q8::pairs(k)
-        && tinyonnx_layout::q8::pair_order(&mut paired);
-    let bytes = if pairs {
-        quote!(::tinyonnx::__q8_order!([#(#lits),*], [#(#paired),*]))
-    } else {
-        quote!([#(#lits),*])
+    // pair order (where every pair has its form), which the runtime picks for its target.
+    let paired = (dtype == DType::I8 && !depthwise && pairs && tinyonnx_layout::q8::pairs(k))
+        .then(|| packed.iter().map(|&v| v as i8).collect::<Vec<_>>())
+        .and_then(|mut p| tinyonnx_layout::q8::pair_order(&mut p).then_some(p));
+    let pairs = paired.is_some();
+    let bytes = match paired {
+        Some(paired) => quote!(::tinyonnx::__q8_order!([#(#lits),*], [#(#paired),*])),
+        None => quote!([#(#lits),*]),
     };
     let decls = quote! {
         #[repr(C, align(8))]
