@@ -197,7 +197,8 @@ pub static QLINEAR_CONV: OpSchema = OpSchema {
     ..BASE
 };
 
-/// The kernel's `ConvGeometry` of a convolution whose X and W are inputs `xi` and `wi`.
+/// A reference to the kernel's `ConvGeometry` (a static) of a convolution whose X and W
+/// are inputs `xi` and `wi`.
 fn conv_geometry(cx: &LowerCtx, xi: usize, wi: usize) -> TokenStream {
     let (x, w) = (&cx.input(xi).shape, &cx.input(wi).shape);
     let axes = geometry("convolution", cx.attrs, &x[2..], &w[2..], false)
@@ -227,7 +228,12 @@ fn conv_geometry(cx: &LowerCtx, xi: usize, wi: usize) -> TokenStream {
         quote!(#f: #v)
     });
     let kernels = kernels();
-    quote!(#kernels::quant::ConvGeometry { #(#fields),* })
+    // In flash, not built on the forward pass's stack: a field a store each there, and
+    // on the Cortex-M4F the frames of a few layers' geometries added to the kernel's.
+    quote!({
+        static __GEOMETRY: #kernels::quant::ConvGeometry = #kernels::quant::ConvGeometry { #(#fields),* };
+        &__GEOMETRY
+    })
 }
 
 /// The constant weight of input `wi` (`[M, C/G, kh, kw]`) packed for the kernel: each
