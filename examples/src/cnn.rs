@@ -74,7 +74,10 @@ onnx_model! {
     /// A depthwise 3x3 convolution with uint8 activations over rows of 37 (stride 1, pad
     /// 1): rows longer than a run of the kernel (32 outputs), an odd count of outputs
     /// inside the image and a zero point the padding reads, the cases the int8
-    /// depthwise routines treat apart, checked on every board.
+    /// depthwise routines treat apart, checked on every board; then the same layer with
+    /// stride 2, and with one channel whose requantization multiplier overflows to
+    /// infinity (`x_scale * w_scale / y_scale` beyond f32: ONNX Runtime saturates that
+    /// channel by its sums' signs).
     pub model DepthwiseU8 {
         opset = 17;
         input x: u8[1, 4, 7, 37];
@@ -83,6 +86,18 @@ onnx_model! {
         output y = QLinearConv(
             x, Constant(value_float = 0.03), Cast(Constant(value_int = 131), to = u8),
             w, Constant(value_floats = [0.005, 0.0061, 0.0047, 0.0069]), Cast(Constant(value_ints = [0, 0, 0, 0]), to = i8),
+            Constant(value_float = 0.02), Cast(Constant(value_int = 119), to = u8),
+            b, group = 4, pads = [1, 1, 1, 1],
+        );
+        output strided = QLinearConv(
+            x, Constant(value_float = 0.03), Cast(Constant(value_int = 131), to = u8),
+            w, Constant(value_floats = [0.005, 0.0061, 0.0047, 0.0069]), Cast(Constant(value_ints = [0, 0, 0, 0]), to = i8),
+            Constant(value_float = 0.02), Cast(Constant(value_int = 119), to = u8),
+            b, group = 4, pads = [1, 1, 1, 1], strides = [2, 2],
+        );
+        output overflow = QLinearConv(
+            x, Constant(value_float = 0.03), Cast(Constant(value_int = 131), to = u8),
+            w, Constant(value_floats = [0.005, 3.0e38, 0.0047, 0.0069]), Cast(Constant(value_ints = [0, 0, 0, 0]), to = i8),
             Constant(value_float = 0.02), Cast(Constant(value_int = 119), to = u8),
             b, group = 4, pads = [1, 1, 1, 1],
         );
