@@ -17,7 +17,9 @@ mod torch_lstm;
 mod transformer;
 mod zoo;
 
-pub use cnn::{Cnn, CnnWinograd, Conv3x3Int8, DepthwiseInt8, DepthwiseU8, PointwiseInt8};
+pub use cnn::{
+    Cnn, CnnWinograd, Conv3x3Int8, DepthwiseInt8, DepthwiseStrided, DepthwiseU8, PointwiseInt8,
+};
 pub use control::{IfGate, LoopCell, ScanRnn};
 pub use custom::CustomZoo;
 pub use digits::{Digits, DigitsConv, DigitsConvInt8, DigitsInt8, DigitsNearest};
@@ -136,6 +138,7 @@ pub const MODELS: &[Example] = &[
     example::<DigitsConvInt8>(),
     example::<DepthwiseInt8>(),
     example::<DepthwiseU8>(),
+    example::<DepthwiseStrided>(),
     example::<PointwiseInt8>(),
     example::<Conv3x3Int8>(),
     example::<DigitsNearest>(),
