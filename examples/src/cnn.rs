@@ -70,7 +70,32 @@ onnx_model! {
     }
 }
 
-onnx_model! {
+/// A model over four channels of uint8 rows of 37 and one depthwise 3x3 kernel, whose
+/// outputs are that layer as `QLinearConv`s (pad 1), each with its weight scales and any
+/// further attributes: `output: [scales], attribute = value, ...;`.
+macro_rules! depthwise_u8 {
+    ($(#[$doc:meta])* $name:ident { $($out:ident: [$($scale:tt),*] $(, $attr:ident = $value:tt)*;)* }) => {
+        onnx_model! {
+            $(#[$doc])*
+            pub model $name {
+                opset = 17;
+                input x: u8[1, 4, 7, 37];
+                weight w: i8[4, 1, 3, 3] = [-19, -41, -10, 23, -54, -51, 45, 8, -48, -14, 14, -53, 56, 4, -33, -56, -49, -5, -7, -52, -30, -49, 10, -6, -53, 45, 12, -45, -32, 20, 20, 14, -53, 13, 14, -10];
+                weight b: i32[4] = [-799, -448, -805, 240];
+                $(
+                    output $out = QLinearConv(
+                        x, Constant(value_float = 0.03), Cast(Constant(value_int = 131), to = u8),
+                        w, Constant(value_floats = [$($scale),*]), Cast(Constant(value_ints = [0, 0, 0, 0]), to = i8),
+                        Constant(value_float = 0.02), Cast(Constant(value_int = 119), to = u8),
+                        b, group = 4, pads = [1, 1, 1, 1] $(, $attr = $value)*,
+                    );
+                )*
+            }
+        }
+    };
+}
+
+depthwise_u8!(
     /// A depthwise 3x3 convolution with uint8 activations over rows of 37 (stride 1, pad
     /// 1): rows longer than a run of the kernel (32 outputs), an odd count of outputs
     /// inside the image and a zero point the padding reads, the cases the int8
@@ -78,44 +103,21 @@ onnx_model! {
     /// one channel whose requantization multiplier overflows to infinity (`x_scale *
     /// w_scale / y_scale` beyond f32: ONNX Runtime saturates that channel by its sums'
     /// signs).
-    pub model DepthwiseU8 {
-        opset = 17;
-        input x: u8[1, 4, 7, 37];
-        weight w: i8[4, 1, 3, 3] = [-19, -41, -10, 23, -54, -51, 45, 8, -48, -14, 14, -53, 56, 4, -33, -56, -49, -5, -7, -52, -30, -49, 10, -6, -53, 45, 12, -45, -32, 20, 20, 14, -53, 13, 14, -10];
-        weight b: i32[4] = [-799, -448, -805, 240];
-        output y = QLinearConv(
-            x, Constant(value_float = 0.03), Cast(Constant(value_int = 131), to = u8),
-            w, Constant(value_floats = [0.005, 0.0061, 0.0047, 0.0069]), Cast(Constant(value_ints = [0, 0, 0, 0]), to = i8),
-            Constant(value_float = 0.02), Cast(Constant(value_int = 119), to = u8),
-            b, group = 4, pads = [1, 1, 1, 1],
-        );
-        output overflow = QLinearConv(
-            x, Constant(value_float = 0.03), Cast(Constant(value_int = 131), to = u8),
-            w, Constant(value_floats = [0.005, 3.0e38, 0.0047, 0.0069]), Cast(Constant(value_ints = [0, 0, 0, 0]), to = i8),
-            Constant(value_float = 0.02), Cast(Constant(value_int = 119), to = u8),
-            b, group = 4, pads = [1, 1, 1, 1],
-        );
+    DepthwiseU8 {
+        y: [0.005, 0.0061, 0.0047, 0.0069];
+        overflow: [0.005, 3.0e38, 0.0047, 0.0069];
     }
-}
+);
 
-onnx_model! {
+depthwise_u8!(
     /// `DepthwiseU8`'s layer with stride 2: the strided rows of the int8 depthwise
     /// kernel (the DSP cores' strip routine takes unit steps only), with windows above,
     /// below and beside the image and inside it, checked on every board. A model of its
     /// own, so that each of the two stays within the footprint issue's 8 KB of code.
-    pub model DepthwiseStrided {
-        opset = 17;
-        input x: u8[1, 4, 7, 37];
-        weight w: i8[4, 1, 3, 3] = [-19, -41, -10, 23, -54, -51, 45, 8, -48, -14, 14, -53, 56, 4, -33, -56, -49, -5, -7, -52, -30, -49, 10, -6, -53, 45, 12, -45, -32, 20, 20, 14, -53, 13, 14, -10];
-        weight b: i32[4] = [-799, -448, -805, 240];
-        output y = QLinearConv(
-            x, Constant(value_float = 0.03), Cast(Constant(value_int = 131), to = u8),
-            w, Constant(value_floats = [0.005, 0.0061, 0.0047, 0.0069]), Cast(Constant(value_ints = [0, 0, 0, 0]), to = i8),
-            Constant(value_float = 0.02), Cast(Constant(value_int = 119), to = u8),
-            b, group = 4, pads = [1, 1, 1, 1], strides = [2, 2],
-        );
+    DepthwiseStrided {
+        y: [0.005, 0.0061, 0.0047, 0.0069], strides = [2, 2];
     }
-}
+);
 
 onnx_model! {
     /// A pointwise (1x1) int8 convolution, 32 to 64 channels at 14x14: one `QLinearConv`
