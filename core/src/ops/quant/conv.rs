@@ -81,10 +81,14 @@ pub static CONV_INTEGER: OpSchema = OpSchema {
         );
         let depthwise = depthwise3x3(&cx.input(0).shape, &cx.input(1).shape, cx.attrs);
         let call = if depthwise {
-            quote!(#kernels::quant::conv_integer_depthwise_q8(#x, &geometry, &product, #y);)
+            let kernel = quote!(#kernels::quant::conv_integer_depthwise_q8);
+            depthwise_call(&geometry, kernel, x, quote!(&product, #y))
         } else {
             let patch = patch(cx);
-            quote!(#kernels::quant::conv_integer_q8(#x, &geometry, &product, #y, #patch);)
+            quote! {
+                let geometry = #geometry;
+                #kernels::quant::conv_integer_q8(#x, &geometry, &product, #y, #patch);
+            }
         };
         let (offsets, offset, b_zp) =
             folded_offsets(cx, &statics.colsum, k, [Some(2), Some(3), None]);
@@ -107,7 +111,6 @@ pub static CONV_INTEGER: OpSchema = OpSchema {
                 y_zp: 0,
                 pairs: #pairs,
             };
-            let geometry = #geometry;
             #call
         }
     },
@@ -197,8 +200,7 @@ pub static QLINEAR_CONV: OpSchema = OpSchema {
     ..BASE
 };
 
-/// The kernel's `ConvGeometry` of a convolution whose X and W are inputs `xi` and `wi`
-/// (for a depthwise 3x3 convolution a reference to a static).
+/// The kernel's `ConvGeometry` of a convolution whose X and W are inputs `xi` and `wi`.
 fn conv_geometry(cx: &LowerCtx, xi: usize, wi: usize) -> TokenStream {
     let (x, w) = (&cx.input(xi).shape, &cx.input(wi).shape);
     let axes = geometry("convolution", cx.attrs, &x[2..], &w[2..], false)
@@ -228,19 +230,25 @@ fn conv_geometry(cx: &LowerCtx, xi: usize, wi: usize) -> TokenStream {
         quote!(#f: #v)
     });
     let kernels = kernels();
-    let literal = quote!(#kernels::quant::ConvGeometry { #(#fields),* });
-    if !depthwise3x3(x, w, cx.attrs) {
-        // Built where it is used: for the packed products a static measured 4 % more
-        // instructions on the Cortex-M3's int8 CNNs (and the same elsewhere).
-        return literal;
+    quote!(#kernels::quant::ConvGeometry { #(#fields),* })
+}
+
+/// The call of the depthwise routine `kernel` (a path) on `args` after X: its geometry in
+/// flash, not built on the forward pass's stack (a store a field, and the frame added to
+/// the routine's), so that where the layer is the routine's only caller the compiler
+/// folds the dimensions into it. The packed products keep theirs built at the call: a
+/// static measured 4 % more instructions on the Cortex-M3's int8 CNNs there.
+fn depthwise_call(
+    geometry: &TokenStream,
+    kernel: TokenStream,
+    x: &TokenStream,
+    args: TokenStream,
+) -> TokenStream {
+    let kernels = kernels();
+    quote! {
+        static __GEOMETRY: #kernels::quant::ConvGeometry = #geometry;
+        #kernel(#x, &__GEOMETRY, #args);
     }
-    // The depthwise routine's, in flash: not built on the forward pass's stack (one
-    // store a field, and the frame added to the routine's), and folded into the routine
-    // where the layer is its only caller.
-    quote!({
-        static __GEOMETRY: #kernels::quant::ConvGeometry = #literal;
-        &__GEOMETRY
-    })
 }
 
 /// The constant weight of input `wi` (`[M, C/G, kh, kw]`) packed for the kernel: each
@@ -323,10 +331,14 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         statics.pairs,
     );
     let call = if depthwise3x3(&cx.input(0).shape, &cx.input(3).shape, cx.attrs) {
-        quote!(#kernels::quant::qlinear_conv_depthwise_q8(#xs, &geometry, &product, #y);)
+        let kernel = quote!(#kernels::quant::qlinear_conv_depthwise_q8);
+        depthwise_call(&geometry, kernel, xs, quote!(&product, #y))
     } else {
         let patch = patch(cx);
-        quote!(#kernels::quant::qlinear_conv_q8(#xs, &geometry, &product, #y, #patch);)
+        quote! {
+            let geometry = #geometry;
+            #kernels::quant::qlinear_conv_q8(#xs, &geometry, &product, #y, #patch);
+        }
     };
     let (offsets, offset, b_zp) =
         folded_offsets(cx, &statics.colsum, k, [Some(2), Some(5), Some(8)]);
@@ -348,7 +360,6 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             y_zp: (#zy)[0] as i32,
             pairs: #pairs,
         };
-        let geometry = #geometry;
         #call
     }
 }
