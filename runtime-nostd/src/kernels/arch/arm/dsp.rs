@@ -7,6 +7,11 @@
 //! widenings, one `LDM` of the four columns' words, eight widenings and eight `SMLAD`s
 //! (20 instructions for 16 multiply-accumulates), two groups a pass of the loop.
 //!
+//! The row routines (`tinyonnx_q8row*`) run a whole row of such products with their
+//! requantization: panel after panel, the pair order's sums (`q8x4p!`), each column's
+//! offset, the float multiply and rounding of `requantize_finite`, `QADD` of the zero
+//! point, `SSAT`/`USAT` and `STRB`, the row's state between panels in float registers.
+//!
 //! The depthwise 3x3 routine computes two neighbouring outputs of a row at a time from
 //! one word of each of the three input rows: `SXTB16` splits the word's four values
 //! `x0..x3` into `(x0, x2)` and `(x1, x3)`, so one `SMLAD` with the row's weights
@@ -38,6 +43,29 @@ unsafe extern "C" {
     pub(crate) fn tinyonnx_q8x4p_s8(x: *const i8, w: *const i8, groups: u32, acc: *mut i32);
     /// [`tinyonnx_q8x4p_s8`] with `x` unsigned bytes.
     pub(crate) fn tinyonnx_q8x4p_u8(x: *const u8, w: *const i8, groups: u32, acc: *mut i32);
+    /// A whole row of a packed operand in `tinyonnx_layout::q8::pair_order`, its
+    /// sums requantized into bytes, x and outputs signed bytes, one multiplier a
+    /// column: for each panel of `w` (one after another, `16 * groups` bytes each,
+    /// 4-byte aligned), one pass of [`tinyonnx_q8x4p_s8`] from zero sums over the
+    /// row's `groups` groups (at least 1 and at most `q8::pair_groups`, so the pass is
+    /// exact), each column's sum plus its offset requantized as `requantize_finite`
+    /// does, the column's byte stored `stride` bytes after the previous column's;
+    /// `args` as [`PairRowArgs`] states.
+    pub(crate) fn tinyonnx_q8rowc_s8_s8(args: *const PairRowArgs, w: *const i8);
+    /// x signed, outputs unsigned bytes.
+    pub(crate) fn tinyonnx_q8rowc_s8_u8(args: *const PairRowArgs, w: *const i8);
+    /// x unsigned, outputs signed bytes.
+    pub(crate) fn tinyonnx_q8rowc_u8_s8(args: *const PairRowArgs, w: *const i8);
+    /// x and outputs unsigned bytes.
+    pub(crate) fn tinyonnx_q8rowc_u8_u8(args: *const PairRowArgs, w: *const i8);
+    /// [`tinyonnx_q8rowc_s8_s8`] with one multiplier for every column.
+    pub(crate) fn tinyonnx_q8rowt_s8_s8(args: *const PairRowArgs, w: *const i8);
+    /// x signed, outputs unsigned bytes.
+    pub(crate) fn tinyonnx_q8rowt_s8_u8(args: *const PairRowArgs, w: *const i8);
+    /// x unsigned, outputs signed bytes.
+    pub(crate) fn tinyonnx_q8rowt_u8_s8(args: *const PairRowArgs, w: *const i8);
+    /// x and outputs unsigned bytes.
+    pub(crate) fn tinyonnx_q8rowt_u8_u8(args: *const PairRowArgs, w: *const i8);
     /// `pairs` pairs of a depthwise 3x3 convolution's consecutive outputs (unit steps)
     /// into `out`, x and outputs signed bytes: output `i` is
     /// `base + sum over r, k of rows[r][i + k] * w[r][k]` requantized as
@@ -55,6 +83,31 @@ unsafe extern "C" {
     /// loop of word copies a call to its `memcpy`, several times slower on a few
     /// dozen unaligned bytes).
     pub(crate) fn tinyonnx_copy_words(dst: *mut u8, src: *const u8, words: u32);
+}
+
+/// The arguments of the requantizing row routines (`tinyonnx_q8row*`), in the order
+/// their `LDM`s take them.
+#[repr(C)]
+pub(crate) struct PairRowArgs {
+    /// Where the first column's byte goes.
+    pub out: *mut u8,
+    /// Bytes from one column's output to the next's.
+    pub stride: usize,
+    /// `stride` times the columns (whole panels): the routine stops at `out + span`.
+    pub span: usize,
+    /// The zero point minus the bits of `magic`.
+    pub offset_zp: i32,
+    /// The row of activations, `4 * groups` readable bytes at any alignment.
+    pub x: *const u8,
+    /// Groups of four rows a panel.
+    pub groups: u32,
+    /// Per column, the `i32` added to its sum.
+    pub offset: *const i32,
+    /// Per column a multiplier (`tinyonnx_q8rowc_*`), or one for all
+    /// (`tinyonnx_q8rowt_*`); 4-byte aligned.
+    pub multiplier: *const f32,
+    /// `1.5 * 2^23` (the addition rounds).
+    pub magic: f32,
 }
 
 /// The arguments of the depthwise routines, in the order their `LDM` and `VLDM` take
@@ -131,7 +184,30 @@ macro_rules! pair {
     };
 }
 
+/// The first word of a pair in a group that starts the sums: `pair!` with `SMUAD`.
+macro_rules! pair_first {
+    ($w:literal, $x:literal, $raw:literal, $lo:literal) => {
+        concat!(
+            concat!("    smuad ", $raw, ", ", $x, ", ", $w, "\n"),
+            concat!("    sxtb16 r3, ", $w, "\n"),
+            concat!("    smuad ", $lo, ", ", $x, ", r3\n"),
+        )
+    };
+}
+
 macro_rules! group {
+    ((first $widen:literal)) => {
+        concat!(
+            "    ldr r8, [r0], #4\n",
+            concat!("    ", $widen, " r9, r8\n"),
+            concat!("    ", $widen, " r8, r8, ror #8\n"),
+            "    ldm r1!, {{r10, r11, r12, lr}}\n",
+            pair_first!("r10", "r9", "r4", "r5"),
+            pair!("r11", "r8", "r4", "r5"),
+            pair_first!("r12", "r9", "r6", "r7"),
+            pair!("lr", "r8", "r6", "r7"),
+        )
+    };
     ((pairs $widen:literal)) => {
         concat!(
             "    ldr r8, [r0], #4\n",
@@ -230,6 +306,128 @@ macro_rules! q8x4p {
 
 q8x4p!("tinyonnx_q8x4p_s8", "sxtb16");
 q8x4p!("tinyonnx_q8x4p_u8", "uxtb16");
+
+/// Both columns' sums of a pair, as `SMLAD`s leave them in `$both`/`$lo` (see
+/// `q8x4p!`), plus their offsets `$o0`/`$o1`: the lower column in `$lo`, the upper one
+/// in `$both`.
+macro_rules! unpair {
+    ($both:literal, $lo:literal, $o0:literal, $o1:literal) => {
+        concat!(
+            concat!("    subs ", $both, ", ", $both, ", ", $lo, "\n"),
+            concat!("    add ", $lo, ", ", $lo, ", ", $o0, "\n"),
+            concat!("    add ", $both, ", ", $o1, ", ", $both, ", asr #8\n"),
+        )
+    };
+}
+
+/// One routine of a whole requantized row: `$name`, activations widened with
+/// `$widen`, bytes saturated with `$sat`, the multipliers of the four columns `$m`
+/// (s0-s3 loaded for each panel by `$load`, or s0 once by `$init`). In the panel loop
+/// the registers are `q8x4p!`'s, the first group starting the sums; between panels
+/// the row's state waits in s8-s14 (`1.5 * 2^23`, -, x, the groups, -, the offsets'
+/// and the multipliers' addresses) and on the stack (out, stride, end, the zero
+/// point's offset); s4-s7 hold a panel's sums as floats.
+macro_rules! q8row {
+    ($name:literal, $widen:literal, $sat:literal, $init:literal, $load:literal, [$m0:literal, $m1:literal, $m2:literal, $m3:literal]) => {
+        thumb_fn!(
+            $name,
+            "    push {{r4-r11, lr}}",
+            "    sub sp, #16",
+            "    ldm r0!, {{r2-r5}}",
+            "    add r4, r2, r4",
+            "    stm sp, {{r2-r5}}",
+            "    ldm r0, {{r2-r6}}",
+            "    vmov s10, s11, r2, r3",
+            "    vmov s13, s14, r4, r5",
+            "    vmov s8, r6",
+            $init,
+            "4:",
+            "    vmov r0, r2, s10, s11",
+            group!((first $widen)),
+            "    subs r2, #1",
+            groups!((pairs $widen)),
+            "    vmov r0, s13",
+            "    ldm r0!, {{r2, r3, r8, r9}}",
+            "    vmov s13, r0",
+            unpair!("r4", "r5", "r2", "r3"),
+            unpair!("r6", "r7", "r8", "r9"),
+            // Columns 0-3 now in r5, r4, r7, r6.
+            $load,
+            "    vmov s4, s5, r5, r4",
+            "    vmov s6, s7, r7, r6",
+            "    vcvt.f32.s32 s4, s4",
+            "    vcvt.f32.s32 s5, s5",
+            "    vcvt.f32.s32 s6, s6",
+            "    vcvt.f32.s32 s7, s7",
+            concat!("    vmul.f32 s4, s4, ", $m0),
+            concat!("    vmul.f32 s5, s5, ", $m1),
+            concat!("    vmul.f32 s6, s6, ", $m2),
+            concat!("    vmul.f32 s7, s7, ", $m3),
+            "    vadd.f32 s4, s4, s8",
+            "    vadd.f32 s5, s5, s8",
+            "    vadd.f32 s6, s6, s8",
+            "    vadd.f32 s7, s7, s8",
+            "    vmov r5, r4, s4, s5",
+            "    vmov r7, r6, s6, s7",
+            "    ldm sp, {{r0, r2, r3, r12}}",
+            "    qadd r5, r5, r12",
+            "    qadd r4, r4, r12",
+            "    qadd r7, r7, r12",
+            "    qadd r6, r6, r12",
+            concat!("    ", $sat, " r5, #8, r5"),
+            concat!("    ", $sat, " r4, #8, r4"),
+            concat!("    ", $sat, " r7, #8, r7"),
+            concat!("    ", $sat, " r6, #8, r6"),
+            "    strb r5, [r0]",
+            "    strb r4, [r0, r2]",
+            "    add r0, r0, r2, lsl #1",
+            "    strb r7, [r0]",
+            "    strb r6, [r0, r2]",
+            "    add r0, r0, r2, lsl #1",
+            "    str r0, [sp]",
+            "    cmp r0, r3",
+            "    bne 4b",
+            "    add sp, #16",
+            "    pop {{r4-r11, pc}}",
+        );
+    };
+}
+
+/// The four routines of one multiplier layout, named `$names` (x, outputs: s8 s8,
+/// s8 u8, u8 s8, u8 u8).
+macro_rules! q8rows {
+    ([$ss:literal, $su:literal, $us:literal, $uu:literal], $init:literal, $load:literal, $m:tt) => {
+        q8row!($ss, "sxtb16", "ssat", $init, $load, $m);
+        q8row!($su, "sxtb16", "usat", $init, $load, $m);
+        q8row!($us, "uxtb16", "ssat", $init, $load, $m);
+        q8row!($uu, "uxtb16", "usat", $init, $load, $m);
+    };
+}
+
+// A multiplier a column, loaded for each panel.
+q8rows!(
+    [
+        "tinyonnx_q8rowc_s8_s8",
+        "tinyonnx_q8rowc_s8_u8",
+        "tinyonnx_q8rowc_u8_s8",
+        "tinyonnx_q8rowc_u8_u8"
+    ],
+    "",
+    "    vmov r0, s14\n    vldm r0!, {{s0-s3}}\n    vmov s14, r0",
+    ["s0", "s1", "s2", "s3"]
+);
+// One multiplier, loaded once.
+q8rows!(
+    [
+        "tinyonnx_q8rowt_s8_s8",
+        "tinyonnx_q8rowt_s8_u8",
+        "tinyonnx_q8rowt_u8_s8",
+        "tinyonnx_q8rowt_u8_u8"
+    ],
+    "    vldr s0, [r5]",
+    "",
+    ["s0", "s0", "s0", "s0"]
+);
 
 /// One row's part of a pair of depthwise outputs (see the module's text): `$ptr` the
 /// row, `$outer` its `(w0, w2)`, `$mid`/`$half` the register and halfword (`b`/`t`) of
