@@ -703,13 +703,16 @@ fn requantize_sum<B, Q: Quant>(p: &Q8Product<'_, B>, j: usize, v: i32, finite: b
 /// is finite).
 #[inline(always)]
 fn requantize_with<Q: Quant>(v: i32, m: f32, zp: i32, finite: bool) -> Q {
-    // On the RISC-V cores without an FPU one copy, not one for each column of each
-    // layer: without conditional moves each clamp there is branches (the int8 digits
-    // CNN's copies were 1.3 KB), and the float product is a library call anyway. (On the
-    // Cortex-M3 the copies inlined took less flash.)
+    // On the cores without an FPU the float conversion, product and rounding in
+    // integers, bit for bit, one copy a type (as library calls they took about 160
+    // instructions an output, most of the int8 CNN's on the Cortex-M3, and the float
+    // library's flash).
+    if cfg!(tinyonnx_soft_float) {
+        return requantize_int(v, m, zp);
+    }
     // Elsewhere a multiplier that is not finite (a zero or subnormal output scale) is
-    // rare, so it too takes the one copy, not float clamps at every column of every layer.
-    if cfg!(all(tinyonnx_soft_float, target_arch = "riscv32")) || (CLAMP_AFTER && !finite) {
+    // rare, so it takes one copy, not float clamps at every column of every layer.
+    if CLAMP_AFTER && !finite {
         return requantize_scaled(v, m, zp);
     }
     let v = v as f32 * m;
@@ -717,6 +720,141 @@ fn requantize_with<Q: Quant>(v: i32, m: f32, zp: i32, finite: bool) -> Q {
         requantize_finite(v, zp)
     } else {
         requantize(v, zp)
+    }
+}
+
+/// `requantize(v as f32 * m, zp)` in integers: `v`'s conversion to a float and the
+/// product each rounded to 24 significant bits (half to even), then the product
+/// rounded half to even to an integer, exactly as the float operations round (a
+/// product below the normal range is far below 1/2, so rounding it as a subnormal
+/// would give 0 all the same; one beyond the range saturates, as infinity clamps); a
+/// multiplier that is infinite clamps by the product's sign, and NaN (a NaN multiplier,
+/// or 0 times infinity) gives the low end, as in [`requantize`]. Out of line: one copy
+/// a type.
+#[cfg(any(tinyonnx_soft_float, test))]
+#[inline(never)]
+fn requantize_int<Q: Quant>(v: i32, m: f32, zp: i32) -> Q {
+    let bits = m.to_bits();
+    if bits & 0x7f80_0000 == 0x7f80_0000 {
+        let nan = bits & 0x7f_ffff != 0 || v == 0;
+        let negative = (v < 0) != (bits >> 31 == 1);
+        return Q::narrow(if nan || negative { Q::LOW } else { Q::HIGH });
+    }
+    Q::narrow(scaled_round(v, m).saturating_add(zp).clamp(Q::LOW, Q::HIGH))
+}
+
+#[cfg(not(any(tinyonnx_soft_float, test)))]
+#[inline(always)]
+fn requantize_int<Q: Quant>(v: i32, m: f32, zp: i32) -> Q {
+    requantize(v as f32 * m, zp)
+}
+
+/// `(v as f32 * m)` rounded half to even to an `i32`, saturated, for a finite `m`
+/// (see [`requantize_int`]); in 32-bit steps but one 32 x 32-bit product.
+#[cfg(any(tinyonnx_soft_float, test))]
+#[inline(always)]
+fn scaled_round(v: i32, m: f32) -> i32 {
+    let bits = m.to_bits();
+    let exp = ((bits >> 23) & 0xff) as i32;
+    let frac = bits & 0x7f_ffff;
+    // m = mm * 2^em (a subnormal without the implicit bit).
+    let (mm, em) = if exp == 0 {
+        (frac, -149)
+    } else {
+        (frac | 0x80_0000, exp - 150)
+    };
+    let av = v.unsigned_abs();
+    if av == 0 || mm == 0 {
+        return 0;
+    }
+    // v as f32: a * 2^ea, exact below 2^24.
+    let (a, ea) = if av < 1 << 24 {
+        (av, 0)
+    } else {
+        let s = bit_len(av >> 24);
+        (round_dropping(av >> s, av, s), s as i32)
+    };
+    // The product as f32: q * 2^e, its 48 bits rounded to 24 (all dropped bits in the
+    // low word, at most 24 of them).
+    let p = u64::from(a) * u64::from(mm);
+    let (hi, lo) = ((p >> 32) as u32, p as u32);
+    // (Two searches on RISC-V, each on the half it has: 3 % fewer instructions than
+    // one on either, for 112 more bytes.)
+    let len = if hi != 0 {
+        32 + bit_len(hi)
+    } else {
+        bit_len(lo)
+    };
+    let s = len.saturating_sub(24);
+    let kept = if s == 0 {
+        lo
+    } else {
+        (lo >> (s & 31)) | (hi << ((32 - s) & 31))
+    };
+    let q = round_dropping(kept, lo, s);
+    let e = s as i32 + ea + em;
+    // Rounded to an integer; at most 2^31 (saturation).
+    let magnitude = if e >= 0 {
+        if e > 7 {
+            1 << 31
+        } else {
+            (q << e).min(1 << 31)
+        }
+    } else if e < -25 {
+        0
+    } else {
+        let k = e.unsigned_abs();
+        round_dropping(q >> k, q, k)
+    };
+    let negative = (v < 0) != (bits >> 31 == 1);
+    match (negative, magnitude >= 1 << 31) {
+        (false, true) => i32::MAX,
+        (true, true) => i32::MIN,
+        (false, false) => magnitude as i32,
+        (true, false) => -(magnitude as i32),
+    }
+}
+
+/// The bits `x` needs: `CLZ` on Arm; on RISC-V without the bit-manipulation extension
+/// a binary search (LLVM's count of leading zeros there took about 130 bytes a use).
+#[cfg(any(tinyonnx_soft_float, test))]
+#[inline(always)]
+fn bit_len(x: u32) -> u32 {
+    if cfg!(target_arch = "riscv32") {
+        bit_len_search(x)
+    } else {
+        32 - x.leading_zeros()
+    }
+}
+
+/// [`bit_len`] by halving the range.
+#[cfg(any(tinyonnx_soft_float, test))]
+#[inline(always)]
+fn bit_len_search(x: u32) -> u32 {
+    let (mut x, mut n) = (x, 0);
+    for step in [16, 8, 4, 2, 1] {
+        if x >> step != 0 {
+            x >>= step;
+            n += step;
+        }
+    }
+    n + x
+}
+
+/// `kept`, the bits of `x` above its low `s` (at most 25), rounded half to even by
+/// those low bits.
+#[cfg(any(tinyonnx_soft_float, test))]
+#[inline(always)]
+fn round_dropping(kept: u32, x: u32, s: u32) -> u32 {
+    if s == 0 {
+        return kept;
+    }
+    let half = 1u32 << (s - 1);
+    let dropped = x & ((half << 1) - 1);
+    if dropped > half || (dropped == half && kept & 1 == 1) {
+        kept + 1
+    } else {
+        kept
     }
 }
 
@@ -2688,6 +2826,107 @@ mod tests {
             for zp in [0, 65535] {
                 let (a, b): (u16, u16) = (requantize(v, zp), requantize_finite(v, zp));
                 assert_eq!(a, b, "u16 {v} {zp}");
+            }
+        }
+    }
+
+    #[test]
+    fn bit_length_by_search_equals_clz() {
+        for b in 0..32 {
+            for x in [
+                1u32 << b,
+                (1u32 << b) - 1,
+                (1u32 << b) | 1,
+                u32::MAX >> b,
+                0,
+            ] {
+                assert_eq!(bit_len_search(x), 32 - x.leading_zeros(), "{x:#x}");
+            }
+        }
+    }
+
+    /// The integer requantization of the cores without an FPU against the float
+    /// operations it emulates: sums over the whole `i32` range (beyond 2^24 the
+    /// conversion rounds), multipliers from subnormal to large, powers of two whose
+    /// products tie, every byte and halfword type.
+    #[test]
+    fn integer_requantization_equals_the_float_one() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut sums: std::vec::Vec<i32> = (-3000..3000).collect();
+        sums.extend([
+            i32::MIN,
+            i32::MIN + 1,
+            i32::MAX,
+            i32::MAX - 1,
+            1 << 24,
+            (1 << 24) + 1,
+        ]);
+        sums.extend([
+            -(1 << 24) - 3,
+            (1 << 25) + 3,
+            (1 << 30) + 65,
+            16_777_217,
+            -33_554_435,
+        ]);
+        for _ in 0..4000 {
+            let r = next();
+            sums.push((r as i32) >> (r >> 59));
+        }
+        let mut multipliers: std::vec::Vec<f32> = std::vec![
+            0.0,
+            -0.0,
+            f32::MIN_POSITIVE,
+            1e-45,
+            3e-39,
+            f32::MAX,
+            -f32::MAX,
+            1.0,
+            -1.0,
+            0.333_333_34,
+        ];
+        for e in -40..40 {
+            multipliers.extend([2f32.powi(e), -2f32.powi(e), 1.5 * 2f32.powi(e)]);
+        }
+        for _ in 0..300 {
+            let r = next();
+            let m = f32::from_bits(((r as u32) & 0x3fff_ffff) | 0x1000_0000) * 1e-6;
+            multipliers.push(if r >> 63 == 1 { -m } else { m });
+        }
+        // Multipliers that are not finite against `requantize`'s clamps and NaN.
+        for &v in &sums {
+            for m in [f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -f32::NAN] {
+                let y = v as f32 * m;
+                for zp in [-128, 0, 127] {
+                    let (a, b): (i8, i8) = (requantize_int(v, m, zp), requantize(y, zp));
+                    assert_eq!(a, b, "i8 {v} * {m:e} {zp}");
+                }
+                let (a, b): (u8, u8) = (requantize_int(v, m, 9), requantize(y, 9));
+                assert_eq!(a, b, "u8 {v} * {m:e}");
+            }
+        }
+        for &m in &multipliers {
+            for &v in &sums {
+                let x = v as f32 * m;
+                for zp in [-128, -3, 0, 77, 127] {
+                    let (a, b): (i8, i8) = (requantize_int(v, m, zp), requantize_finite(x, zp));
+                    assert_eq!(a, b, "i8 {v} * {m:e} {zp}");
+                }
+                for zp in [0, 128, 255] {
+                    let (a, b): (u8, u8) = (requantize_int(v, m, zp), requantize_finite(x, zp));
+                    assert_eq!(a, b, "u8 {v} * {m:e} {zp}");
+                }
+                for zp in [-32768, 0, 32767] {
+                    let (a, b): (i16, i16) = (requantize_int(v, m, zp), requantize_finite(x, zp));
+                    assert_eq!(a, b, "i16 {v} * {m:e} {zp}");
+                }
+                let (a, b): (u16, u16) = (requantize_int(v, m, 7), requantize_finite(x, 7));
+                assert_eq!(a, b, "u16 {v} * {m:e}");
             }
         }
     }
