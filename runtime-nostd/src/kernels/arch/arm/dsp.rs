@@ -169,8 +169,6 @@ macro_rules! column {
     };
 }
 
-/// The instructions of one group of four rows (see the module's text), activations
-/// widened with `$widen`: one string of lines.
 /// One word `$w` of a group in the pair order, with the activations' pair `$x`: both
 /// columns' products into `$raw`, the lower column's (its bytes widened into `r3`)
 /// into `$lo`.
@@ -195,13 +193,26 @@ macro_rules! pair_first {
     };
 }
 
-macro_rules! group {
-    ((first $widen:literal)) => {
+/// A group's loads: four activations widened into the pairs r9 (rows 0 and 2) and r8
+/// (rows 1 and 3) with `$widen`, the four columns' words into r10-r12 and lr.
+macro_rules! group_load {
+    ($widen:literal) => {
         concat!(
             "    ldr r8, [r0], #4\n",
             concat!("    ", $widen, " r9, r8\n"),
             concat!("    ", $widen, " r8, r8, ror #8\n"),
             "    ldm r1!, {{r10, r11, r12, lr}}\n",
+        )
+    };
+}
+
+/// The instructions of one group of four rows (see the module's text), activations
+/// widened with `$widen`: one string of lines (`first`: the pair order's, starting the
+/// sums; `pairs`: the pair order's; else the plain order's).
+macro_rules! group {
+    ((first $widen:literal)) => {
+        concat!(
+            group_load!($widen),
             pair_first!("r10", "r9", "r4", "r5"),
             pair!("r11", "r8", "r4", "r5"),
             pair_first!("r12", "r9", "r6", "r7"),
@@ -210,10 +221,7 @@ macro_rules! group {
     };
     ((pairs $widen:literal)) => {
         concat!(
-            "    ldr r8, [r0], #4\n",
-            concat!("    ", $widen, " r9, r8\n"),
-            concat!("    ", $widen, " r8, r8, ror #8\n"),
-            "    ldm r1!, {{r10, r11, r12, lr}}\n",
+            group_load!($widen),
             pair!("r10", "r9", "r4", "r5"),
             pair!("r11", "r8", "r4", "r5"),
             pair!("r12", "r9", "r6", "r7"),
@@ -222,10 +230,7 @@ macro_rules! group {
     };
     ($widen:literal) => {
         concat!(
-            "    ldr r8, [r0], #4\n",
-            concat!("    ", $widen, " r9, r8\n"),
-            concat!("    ", $widen, " r8, r8, ror #8\n"),
-            "    ldm r1!, {{r10, r11, r12, lr}}\n",
+            group_load!($widen),
             column!("r10", "r4"),
             column!("r11", "r5"),
             column!("r12", "r6"),
