@@ -75,8 +75,8 @@ fn requantize<Q: Quant>(v: f32, zp: i32) -> Q {
 /// clamp on the right side (at most 65,535 from 0); a sum below 0 (`v <= -1.5 * 2^23`)
 /// has its sign bit set, a negative i32 that the saturating addition keeps below.
 ///
-/// Used on Arm and on the cores without an FPU ([`CLAMP_AFTER`]; there each float
-/// compare is a library call): on RISC-V with the F extension the float clamp is cheaper
+/// Used on the Arm FPUs ([`CLAMP_AFTER`]) and by [`requantize`] on the cores without an
+/// FPU (there each float compare is a library call): on RISC-V with the F extension the float clamp is cheaper
 /// (`fmin`/`fmax`; measured 21 % more instructions on the int8 CNN otherwise), on x86-64
 /// the VNNI path's time is elsewhere.
 #[inline(always)]
@@ -131,8 +131,9 @@ fn saturate<Q: Quant>(v: i32) -> i32 {
 }
 
 /// Whether the 8-bit products requantize with [`requantize_finite`] (when their
-/// multipliers are finite).
-const CLAMP_AFTER: bool = cfg!(any(target_arch = "arm", tinyonnx_soft_float));
+/// multipliers are finite) on the cores with an FPU (without one, `requantize_int`).
+#[cfg(not(tinyonnx_soft_float))]
+const CLAMP_AFTER: bool = cfg!(target_arch = "arm");
 
 /// `v` rounded to the nearest integer, ties to even, for `|v| < 2^22` (every clamped
 /// value above: at most 65,535 from 0): adding 1.5 * 2^23 leaves a float whose unit is
@@ -707,19 +708,24 @@ fn requantize_with<Q: Quant>(v: i32, m: f32, zp: i32, finite: bool) -> Q {
     // integers, bit for bit, one copy a type (as library calls they took about 160
     // instructions an output, most of the int8 CNN's on the Cortex-M3, and the float
     // library's flash).
-    if cfg!(tinyonnx_soft_float) {
-        return requantize_int(v, m, zp);
+    #[cfg(tinyonnx_soft_float)]
+    {
+        let _ = finite;
+        requantize_int(v, m, zp)
     }
     // Elsewhere a multiplier that is not finite (a zero or subnormal output scale) is
     // rare, so it takes one copy, not float clamps at every column of every layer.
-    if CLAMP_AFTER && !finite {
-        return requantize_scaled(v, m, zp);
-    }
-    let v = v as f32 * m;
-    if CLAMP_AFTER {
-        requantize_finite(v, zp)
-    } else {
-        requantize(v, zp)
+    #[cfg(not(tinyonnx_soft_float))]
+    {
+        if CLAMP_AFTER && !finite {
+            return requantize_scaled(v, m, zp);
+        }
+        let v = v as f32 * m;
+        if CLAMP_AFTER {
+            requantize_finite(v, zp)
+        } else {
+            requantize(v, zp)
+        }
     }
 }
 
@@ -741,12 +747,6 @@ fn requantize_int<Q: Quant>(v: i32, m: f32, zp: i32) -> Q {
         return Q::narrow(if nan || negative { Q::LOW } else { Q::HIGH });
     }
     Q::narrow(scaled_round(v, m).saturating_add(zp).clamp(Q::LOW, Q::HIGH))
-}
-
-#[cfg(not(any(tinyonnx_soft_float, test)))]
-#[inline(always)]
-fn requantize_int<Q: Quant>(v: i32, m: f32, zp: i32) -> Q {
-    requantize(v as f32 * m, zp)
 }
 
 /// `(v as f32 * m)` rounded half to even to an `i32`, saturated, for a finite `m`
@@ -858,7 +858,8 @@ fn round_dropping(kept: u32, x: u32, s: u32) -> u32 {
     }
 }
 
-/// `requantize(v * m, zp)` out of line (`requantize` tests for NaN by its bits there).
+/// `requantize(v * m, zp)` out of line.
+#[cfg(not(tinyonnx_soft_float))]
 #[inline(never)]
 fn requantize_scaled<Q: Quant>(v: i32, m: f32, zp: i32) -> Q {
     requantize(v as f32 * m, zp)
@@ -1141,12 +1142,13 @@ impl<'p, A: Quant> PairRows<'p, A> {
         })
     }
 
-    /// `row` into the bytes from index `at`; false, nothing written, where the row is
-    /// short or its last byte past the output.
+    /// `row` into the bytes from index `at`; nothing written where the row is short
+    /// or its last byte past the output (a bug in generated code, whose outputs the
+    /// other paths skip too).
     #[inline(always)]
-    fn run(&mut self, row: &[A], at: usize) -> bool {
+    fn run(&mut self, row: &[A], at: usize) {
         if row.len() < self.k || at >= self.len.saturating_sub(self.last) {
-            return false;
+            return;
         }
         let base = self.args.out;
         self.args.x = row.as_ptr().cast();
@@ -1159,7 +1161,6 @@ impl<'p, A: Quant> PairRows<'p, A> {
         // `at + last < len` (checked here), within the output `new` was given.
         unsafe { (self.routine)(&self.args, self.w) };
         self.args.out = base;
-        true
     }
 }
 
@@ -1571,8 +1572,6 @@ fn conv_body<A: Quant, B: Quant, O: PatchOut<A, B>>(
                 for pos in 0..positions {
                     let (oy, ox) = (pos / ow.max(1), pos % ow.max(1));
                     gather_patch(plane, geo, (cg, pad), (oy, ox), patch);
-                    // (False only for a bug in generated code: outputs out of range,
-                    // which the other path skips too.)
                     rows.run(patch, first + pos);
                 }
                 continue;
