@@ -749,69 +749,59 @@ fn requantize_int<Q: Quant>(v: i32, m: f32, zp: i32) -> Q {
     Q::narrow(scaled_round(v, m).saturating_add(zp).clamp(Q::LOW, Q::HIGH))
 }
 
-/// `(v as f32 * m)` rounded half to even to an `i32`, saturated, for a finite `m`
-/// (see [`requantize_int`]); in 32-bit steps but one 32 x 32-bit product.
+/// `(v as f32 * m)` rounded half to even to an `i32`, for a finite `m` (see
+/// [`requantize_int`]), limited to +-2^30 (which a zero point of a quantized type
+/// clamps as it would the saturated value); in 32-bit steps but one 32 x 32-bit product.
 #[cfg(any(tinyonnx_soft_float, test))]
 #[inline(always)]
 fn scaled_round(v: i32, m: f32) -> i32 {
     let bits = m.to_bits();
-    let exp = ((bits >> 23) & 0xff) as i32;
-    let frac = bits & 0x7f_ffff;
-    // m = mm * 2^em (a subnormal without the implicit bit).
-    let (mm, em) = if exp == 0 {
-        (frac, -149)
-    } else {
-        (frac | 0x80_0000, exp - 150)
-    };
+    let exp = (bits >> 23) & 0xff;
     let av = v.unsigned_abs();
-    if av == 0 || mm == 0 {
+    // A subnormal (or zero) multiplier times at most 2^31 is below 2^-95: 0.
+    if av == 0 || exp == 0 {
         return 0;
     }
-    // v as f32: a * 2^ea, exact below 2^24.
-    let (a, ea) = if av < 1 << 24 {
-        (av, 0)
+    // m = mm * 2^em, mm of exactly 24 bits.
+    let mm = (bits & 0x7f_ffff) | 0x80_0000;
+    let em = exp as i32 - 150;
+    // v as f32 = a * 2^ea with a of exactly 24 bits (rounded above 2^24, shifted up
+    // below), so that the product has 47 or 48 bits and needs no second search.
+    let len = bit_len(av);
+    let (a, ea) = if len > 24 {
+        let s = len - 24;
+        let a = round_dropping(av >> s, av, s);
+        // Rounding up to 2^24 is 2^23 one place higher.
+        if a >> 24 != 0 {
+            (a >> 1, s as i32 + 1)
+        } else {
+            (a, s as i32)
+        }
     } else {
-        let s = bit_len(av >> 24);
-        (round_dropping(av >> s, av, s), s as i32)
+        (av << (24 - len), len as i32 - 24)
     };
-    // The product as f32: q * 2^e, its 48 bits rounded to 24 (all dropped bits in the
-    // low word, at most 24 of them).
+    // The product, 47 or 48 bits, shifted to 48 and rounded to 24: the dropped bits
+    // are the low word's low 24, at constant shifts.
     let p = u64::from(a) * u64::from(mm);
     let (hi, lo) = ((p >> 32) as u32, p as u32);
-    // (Two searches on RISC-V, each on the half it has: 3 % fewer instructions than
-    // one on either, for 112 more bytes.)
-    let len = if hi != 0 {
-        32 + bit_len(hi)
-    } else {
-        bit_len(lo)
-    };
-    let s = len.saturating_sub(24);
-    let kept = if s == 0 {
-        lo
-    } else {
-        (lo >> (s & 31)) | (hi << ((32 - s) & 31))
-    };
-    let q = round_dropping(kept, lo, s);
-    let e = s as i32 + ea + em;
-    // Rounded to an integer; at most 2^31 (saturation).
+    let t = 1 - (hi >> 15);
+    let (hi, lo) = ((hi << t) | ((lo >> 31) & t), lo << t);
+    let q = round_dropping((lo >> 24) | (hi << 8), lo, 24);
+    let e = 24 - t as i32 + ea + em;
+    // Rounded to an integer.
     let magnitude = if e >= 0 {
-        if e > 7 {
-            1 << 31
-        } else {
-            (q << e).min(1 << 31)
-        }
+        if e > 7 { 1 << 30 } else { q << e }
     } else if e < -25 {
         0
     } else {
         let k = e.unsigned_abs();
         round_dropping(q >> k, q, k)
     };
-    let negative = (v < 0) != (bits >> 31 == 1);
-    match (negative, magnitude >= 1 << 31) {
-        (false, true) => i32::MAX,
-        (true, true) => i32::MIN,
-        (false, false) => magnitude as i32,
-        (true, false) => -(magnitude as i32),
+    let magnitude = magnitude.min(1 << 30) as i32;
+    if (v < 0) != (bits >> 31 == 1) {
+        -magnitude
+    } else {
+        magnitude
     }
 }
 
@@ -831,24 +821,21 @@ fn bit_len(x: u32) -> u32 {
 #[cfg(any(tinyonnx_soft_float, test))]
 #[inline(always)]
 fn bit_len_search(x: u32) -> u32 {
+    // Without branches: LLVM duplicated the branching form's tail at each use.
     let (mut x, mut n) = (x, 0);
     for step in [16, 8, 4, 2, 1] {
-        if x >> step != 0 {
-            x >>= step;
-            n += step;
-        }
+        let b = u32::from(x >> step != 0) * step;
+        x >>= b;
+        n += b;
     }
     n + x
 }
 
-/// `kept`, the bits of `x` above its low `s` (at most 25), rounded half to even by
-/// those low bits.
+/// `kept`, the bits of `x` above its low `s` (1 to 25), rounded half to even by those
+/// low bits.
 #[cfg(any(tinyonnx_soft_float, test))]
 #[inline(always)]
 fn round_dropping(kept: u32, x: u32, s: u32) -> u32 {
-    if s == 0 {
-        return kept;
-    }
     let half = 1u32 << (s - 1);
     let dropped = x & ((half << 1) - 1);
     if dropped > half || (dropped == half && kept & 1 == 1) {
