@@ -250,6 +250,24 @@ pub(crate) fn opaque(n: usize) -> usize {
     n
 }
 
+/// `v as f32` by the signed conversion even where the optimizer knows `v >= 0`: on the
+/// cores without an FPU it would call the unsigned routine there, a second library
+/// conversion (140 B on the riscv32) beside the signed one most models carry.
+#[inline(always)]
+pub(crate) fn signed_to_f32(v: i32) -> f32 {
+    #[cfg(all(target_os = "none", tinyonnx_soft_float))]
+    let v = {
+        let mut v = v;
+        // Safety: an empty assembly statement that leaves `v` in its register: no
+        // instructions, no memory, no flags.
+        unsafe {
+            core::arch::asm!("/* {0} */", inout(reg) v, options(pure, nomem, nostack, preserves_flags))
+        };
+        v
+    };
+    v as f32
+}
+
 /// The length below which [`short_run`] hides a run's length.
 pub(crate) const SHORT_RUN: usize = 128;
 

@@ -192,6 +192,9 @@ pub fn dequantize<Q: Copy + Into<i64>>(
 ) {
     let channels = scale.len().max(1);
     let per_tensor = channels == 1 && zp.len() <= 1;
+    // A short run rolled on the cores without an FPU, where each value's conversion
+    // and product are library calls the unroller copied (ten logits: ten copies).
+    let y = super::short_run(y, cfg!(tinyonnx_soft_float));
     for (i, (o, &v)) in y.iter_mut().zip(x).enumerate() {
         let c = if per_tensor {
             0
@@ -207,7 +210,7 @@ pub fn dequantize<Q: Copy + Into<i64>>(
         // conversion is a library call on 32-bit cores; both round the same.
         let d = v.into() - z;
         let d = if d as i32 as i64 == d {
-            d as i32 as f32
+            super::signed_to_f32(d as i32)
         } else {
             d as f32
         };
