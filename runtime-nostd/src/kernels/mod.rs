@@ -252,7 +252,9 @@ pub(crate) fn opaque(n: usize) -> usize {
 
 /// `v as f32` by the signed conversion even where the optimizer knows `v >= 0`: on the
 /// cores without an FPU it would call the unsigned routine there, a second library
-/// conversion (140 B on the riscv32) beside the signed one most models carry.
+/// conversion (140 B on the riscv32) beside the signed one most models carry. An empty
+/// assembly statement, not [`opaque`]'s `black_box`, which would store and reload each
+/// value through the stack in the loops that call it.
 #[inline(always)]
 pub(crate) fn signed_to_f32(v: i32) -> f32 {
     #[cfg(all(target_os = "none", tinyonnx_soft_float))]
