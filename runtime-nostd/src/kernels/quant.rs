@@ -485,18 +485,21 @@ fn panel_sums<A: Quant, B: Quant>(row: &[A], panel: &[B]) -> [i32; q8::PANEL] {
     );
     // On the cores without an FPU (and without the DSP routine) one copy of the portable
     // sums for every product of these types: inlined, each layer had its own sixteen
-    // unrolled lanes (the int8 digits CNN's two, 1.3 KB on the Cortex-M3).
-    #[cfg(tinyonnx_soft_float)]
+    // unrolled lanes (the int8 digits CNN's two, 1.3 KB on the Cortex-M3). The RISC-V
+    // cores with an FPU take it too: they have no vector unit for the sixteen lanes,
+    // which spilled (the int8 MLP took 5.38 instructions per MAC there, 4.28 on the
+    // core without an FPU).
+    #[cfg(any(tinyonnx_soft_float, tinyonnx_riscv_f))]
     portable_sums_shared(x, w, &mut acc);
-    #[cfg(not(tinyonnx_soft_float))]
+    #[cfg(not(any(tinyonnx_soft_float, tinyonnx_riscv_f)))]
     portable_sums(x, w, &mut acc);
     acc
 }
 
-/// The portable sums of [`panel_sums`] on the cores without an FPU: out of line, and
-/// with four sums, one a column (the sixteen lanes of `portable_sums` spilled from
+/// The portable sums of [`panel_sums`] on the cores without an FPU and the RISC-V ones
+/// with F: out of line, and with four sums, one a column (the sixteen lanes of `portable_sums` spilled from
 /// these cores' registers and took 1.2 KB).
-#[cfg(any(tinyonnx_soft_float, test))]
+#[cfg(any(tinyonnx_soft_float, tinyonnx_riscv_f, test))]
 #[inline(never)]
 fn portable_sums_shared<A: Quant, B: Quant>(x: &[A], w: &[B], acc: &mut [i32; q8::PANEL]) {
     let groups = x.chunks_exact(4);
@@ -523,7 +526,7 @@ fn portable_sums_shared<A: Quant, B: Quant>(x: &[A], w: &[B], acc: &mut [i32; q8
 
 /// The sums of [`panel_sums`] without the DSP routine: activations `x` times the
 /// panel's rows `w`, added into `acc`.
-#[cfg(any(not(tinyonnx_soft_float), test))]
+#[cfg(any(not(any(tinyonnx_soft_float, tinyonnx_riscv_f)), test))]
 #[inline(always)]
 fn portable_sums<A: Quant, B: Quant>(x: &[A], w: &[B], acc: &mut [i32; q8::PANEL]) {
     // Whole groups as sixteen independent lanes (column c, row q at lane 4c + q), which
