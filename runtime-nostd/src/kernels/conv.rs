@@ -60,19 +60,19 @@ pub fn conv2d<
             let plane = &mut y[(n * M + oc) * OH * OW..(n * M + oc + 1) * OH * OW];
             // On the cores without an FPU the loops over the taps and over the plane (its
             // fill and its Relu) stay rolled: each product there is two library calls,
-            // and the unrolled copies took flash (SugarZoo's one depthwise layer 1,872 ->
-            // 844 B on the riscv32). (On the Cortex-M4F the same took its instructions
-            // from 24,822 to 41,610 and ConvZoo's flash up 824 B.)
-            // (Not a window of one tap: hidden, the one pass took 310 B more than the
-            // folded one of Silero VAD's 1x1 layer.)
-            let (taps_h, taps_w, plane) = if cfg!(tinyonnx_soft_float) && KH * KW > 1 {
+            // and unrolled copies took flash (SugarZoo's depthwise layer 1,872 -> 844 B
+            // on the riscv32). Not for a window of one tap, whose pass LLVM folds (Silero
+            // VAD's 1x1 layer 74 B, 384 B hidden), nor on the FPU cores (there SugarZoo
+            // took 68 % more instructions, ConvZoo 824 B more flash).
+            let soft = cfg!(tinyonnx_soft_float);
+            let (taps_h, taps_w, plane) = if soft && KH * KW > 1 {
                 let len = super::opaque(plane.len());
                 (super::opaque(KH), super::opaque(KW), &mut plane[..len])
             } else {
                 (KH, KW, plane)
             };
             let bias = b.map_or(0.0, |b| b[oc]);
-            if cfg!(tinyonnx_soft_float) {
+            if soft {
                 super::fill_rolled(plane, bias);
             } else {
                 plane.fill(bias);
@@ -97,7 +97,7 @@ pub fn conv2d<
                                 super::axpy(&mut yrow[ow_lo..ow_hi], wv, src);
                             } else {
                                 for ow in ow_lo..ow_hi {
-                                    if cfg!(tinyonnx_soft_float) {
+                                    if soft {
                                         super::rolled();
                                     }
                                     let iw = ((ow * SW) as isize + off_w) as usize;
@@ -110,7 +110,7 @@ pub fn conv2d<
             }
             if RELU {
                 for v in plane.iter_mut() {
-                    if cfg!(tinyonnx_soft_float) {
+                    if soft {
                         super::rolled();
                     }
                     *v = super::math::relu(*v);

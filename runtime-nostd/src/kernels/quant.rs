@@ -497,8 +497,8 @@ fn panel_sums<A: Quant, B: Quant>(row: &[A], panel: &[B]) -> [i32; q8::PANEL] {
 }
 
 /// The portable sums of [`panel_sums`] on the cores without an FPU and the RISC-V ones
-/// with F: out of line, and with four sums, one a column (the sixteen lanes of `portable_sums` spilled from
-/// these cores' registers and took 1.2 KB).
+/// with F: out of line, and with four sums, one a column (the sixteen lanes of
+/// `portable_sums` spilled from these cores' registers and took 1.2 KB).
 #[cfg(any(tinyonnx_soft_float, tinyonnx_riscv_f, test))]
 #[inline(never)]
 fn portable_sums_shared<A: Quant, B: Quant>(x: &[A], w: &[B], acc: &mut [i32; q8::PANEL]) {
