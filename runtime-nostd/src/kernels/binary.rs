@@ -293,11 +293,13 @@ logic! {
 /// Both operands already have the output's shape.
 #[inline]
 pub fn binary_same<O: BinaryOp<T>, T: Copy>(a: &[T], b: &[T], y: &mut [O::Out]) {
-    for ((out, &x), &z) in super::short_run(y, SOFT && O::FLOAT)
-        .iter_mut()
-        .zip(a)
-        .zip(b)
-    {
+    same::<O, T>(a, b, y, super::rolled_from(SOFT && O::FLOAT));
+}
+
+/// [`binary_same`], a run of `from` values or more kept a loop ([`super::run_mut`]).
+#[inline(always)]
+fn same<O: BinaryOp<T>, T: Copy>(a: &[T], b: &[T], y: &mut [O::Out], from: usize) {
+    for ((out, &x), &z) in super::run_mut(y, from).zip(a).zip(b) {
         *out = O::apply(x, z);
     }
 }
@@ -305,7 +307,7 @@ pub fn binary_same<O: BinaryOp<T>, T: Copy>(a: &[T], b: &[T], y: &mut [O::Out]) 
 /// `y = y (op) b`, `b` having `y`'s size: one flat pass.
 #[inline]
 pub fn binary_same_inplace<O: BinaryOp<T, Out = T>, T: Copy>(y: &mut [T], b: &[T]) {
-    for (o, &z) in super::short_run(y, SOFT && O::FLOAT).iter_mut().zip(b) {
+    for (o, &z) in super::run_mut(y, super::rolled_from(SOFT && O::FLOAT)).zip(b) {
         *o = O::apply(*o, z);
     }
 }
@@ -347,7 +349,8 @@ pub fn binary<O: BinaryOp<T>, T: Copy, const R: usize>(
         super::for_rows2(shape, a_strides, b_strides, |row, ia, ib| {
             let out = super::short_run(&mut y[row * n..(row + 1) * n], SOFT && O::FLOAT);
             match (a_strides[R - 1], b_strides[R - 1]) {
-                (1, 1) => binary_same::<O, T>(&a[ia..ia + n], &b[ib..ib + n], out),
+                // A row the loop over rows repeats: left to the unroller.
+                (1, 1) => same::<O, T>(&a[ia..ia + n], &b[ib..ib + n], out, usize::MAX),
                 (1, 0) => {
                     let z = b[ib];
                     for (o, &x) in out.iter_mut().zip(&a[ia..ia + n]) {

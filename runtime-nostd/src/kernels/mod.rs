@@ -290,6 +290,40 @@ pub(crate) fn short_run<T>(y: &mut [T], hide: bool) -> &mut [T] {
     }
 }
 
+/// `y`'s values in order, for an elementwise loop: a run of `from` to [`SHORT_RUN`]
+/// values has its length hidden ([`short_run`]) and a [`rolled`] statement a step, so
+/// that it stays a loop of one value a step, neither copied whole nor by four (the
+/// unrollers do either to a constant count whose length is only hidden). Other runs
+/// are left to the optimizer. `from` comes from [`rolled_from`].
+#[inline(always)]
+pub(crate) fn run_mut<T>(y: &mut [T], from: usize) -> impl Iterator<Item = &mut T> {
+    let short = y.len() >= from && y.len() < SHORT_RUN;
+    // `map`, not `inspect`: a `Map` of a slice iterator keeps `zip`'s indexed form, so
+    // runs left to the optimizer compile as before.
+    #[allow(clippy::manual_inspect)]
+    short_run(y, short).iter_mut().map(move |v| {
+        if short {
+            rolled();
+        }
+        v
+    })
+}
+
+/// The shortest run [`run_mut`] keeps a loop: none on hosts; on the microcontrollers,
+/// where flash is scarce, every run of library calls (`calls`: float arithmetic on the
+/// cores without an FPU) and otherwise runs of more than eight values (up to eight, a
+/// body of a few instructions copied per value is about as small as the loop: as loops,
+/// Standardize's two nodes of eight values took 136 B more on the Cortex-M4F).
+pub(crate) const fn rolled_from(calls: bool) -> usize {
+    if !cfg!(target_os = "none") {
+        usize::MAX
+    } else if calls {
+        0
+    } else {
+        9
+    }
+}
+
 /// `sum f(v)` over `values` in eight interleaved partial sums (independent add chains
 /// the compiler turns into one vector register), then added pairwise. The partial sums
 /// start from -0, which adding leaves exact (`-0 + v = v` for every `v`, where `+0 + -0`

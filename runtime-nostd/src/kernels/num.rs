@@ -334,7 +334,7 @@ impl CastTo<bool> for bool {
 /// `y[i] = cast(x[i])`.
 #[inline]
 pub fn cast<T: CastTo<U> + Copy, U>(x: &[T], y: &mut [U]) {
-    for (o, &v) in y.iter_mut().zip(x) {
+    for (o, &v) in super::run_mut(y, super::rolled_from(false)).zip(x) {
         *o = v.cast();
     }
 }

@@ -166,11 +166,7 @@ pub fn quantize<Q: Quant>(x: &[f32], y: &mut [Q], scale: &[f32], zp: &[Q], inner
         // A short run a loop (on the Arm FPUs its float clamps copied whole or by four
         // took 0.4-1.9 KB), a long one as the unroller leaves it (rolled, the int8
         // MLP's 784 inputs cost 1 % more instructions).
-        let short = y.len() < super::SHORT_RUN;
-        for (o, &v) in super::short_run(y, true).iter_mut().zip(x) {
-            if short {
-                super::rolled();
-            }
+        for (o, &v) in super::run_mut(y, super::rolled_from(true)).zip(x) {
             *o = requantize(v / s, z);
         }
         return;

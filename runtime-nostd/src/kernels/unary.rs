@@ -39,7 +39,7 @@ impl UnaryOp for Tanh {
 /// `y = op(x)`.
 #[inline]
 pub fn unary<O: UnaryOp>(x: &[f32], y: &mut [f32]) {
-    for (out, &v) in y.iter_mut().zip(x) {
+    for (out, &v) in super::run_mut(y, super::rolled_from(cfg!(tinyonnx_soft_float))).zip(x) {
         *out = O::apply(v);
     }
 }
@@ -47,7 +47,7 @@ pub fn unary<O: UnaryOp>(x: &[f32], y: &mut [f32]) {
 /// `y = f(x)`, `f` a formula the macro wrote.
 #[inline]
 pub fn map<T: Copy, U>(x: &[T], y: &mut [U], f: impl Fn(T) -> U) {
-    for (out, &v) in y.iter_mut().zip(x) {
+    for (out, &v) in super::run_mut(y, super::rolled_from(cfg!(tinyonnx_soft_float))).zip(x) {
         *out = f(v);
     }
 }
@@ -55,7 +55,7 @@ pub fn map<T: Copy, U>(x: &[T], y: &mut [U], f: impl Fn(T) -> U) {
 /// `y = f(y)`.
 #[inline]
 pub fn map_inplace<T: Copy>(y: &mut [T], f: impl Fn(T) -> T) {
-    for v in y.iter_mut() {
+    for v in super::run_mut(y, super::rolled_from(cfg!(tinyonnx_soft_float))) {
         *v = f(*v);
     }
 }
@@ -63,7 +63,7 @@ pub fn map_inplace<T: Copy>(y: &mut [T], f: impl Fn(T) -> T) {
 /// `y = op(y)`.
 #[inline]
 pub fn unary_inplace<O: UnaryOp>(y: &mut [f32]) {
-    for v in y.iter_mut() {
+    for v in super::run_mut(y, super::rolled_from(cfg!(tinyonnx_soft_float))) {
         *v = O::apply(*v);
     }
 }
