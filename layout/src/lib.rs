@@ -145,6 +145,11 @@ pub mod winograd {
     /// L1 cache.
     pub const SKEW: usize = 16;
 
+    /// Values of the 16 window lanes of `NR` tiles the microcontrollers' input transform
+    /// gathers in the scratch rather than on their stack (unused on hosts, which keep
+    /// them in registers).
+    pub const LANES: usize = 16 * NR;
+
     /// Values before and after the padded input band: a panel's window rows start up to
     /// `2 NR` columns before its first tile's row and read `2 NR + 4` values.
     pub const SLACK: usize = 2 * NR + 4;
@@ -186,7 +191,7 @@ pub mod winograd {
             ors,
             band_rows,
             band_cols,
-            len: 4 * r * (vs + os) + c * band_rows * band_cols + 2 * SLACK + ALIGN_SLACK,
+            len: 4 * r * (vs + os) + LANES + c * band_rows * band_cols + 2 * SLACK + ALIGN_SLACK,
         }
     }
 
@@ -318,8 +323,6 @@ pub mod q8 {
 /// code: the firmware test measures every model on every board and fails above it, so
 /// a kernel that comes to need more has to say so here.
 pub mod stack {
-    use super::NR;
-
     /// Every model, on every core: the frames of `run` and `forward` and of the kernel
     /// running, whose accumulator tiles live in registers or in a few panels' worth of
     /// memory (on the cores with an FPU but without the panel routines, tiles of 16
@@ -330,14 +333,11 @@ pub mod stack {
     /// the stack and kept in its frame.
     pub const PORT: usize = 8;
 
-    /// More for a Winograd convolution: its 16 input-window lanes, the transformed rows
-    /// and the output rows of a panel of tiles, 32 lanes of `NR` floats.
-    pub const WINOGRAD: usize = 32 * NR * 4;
-
-    /// The budget of a model with `ports` inputs and outputs, with or without a
-    /// Winograd convolution.
-    pub const fn bound(ports: usize, winograd: bool) -> usize {
-        BASE + PORT * ports + if winograd { WINOGRAD } else { 0 }
+    /// The budget of a model with `ports` inputs and outputs. (A Winograd convolution
+    /// needs no more: the microcontrollers gather its window lanes in the scratch, see
+    /// [`super::winograd::LANES`].)
+    pub const fn bound(ports: usize) -> usize {
+        BASE + PORT * ports
     }
 }
 

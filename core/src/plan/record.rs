@@ -101,7 +101,7 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
             },
         })
         .collect::<Vec<_>>();
-    let stack_bytes = stack_bytes(graph.inputs.len() + graph.outputs.len(), &steps);
+    let stack_bytes = tinyonnx_layout::stack::bound(graph.inputs.len() + graph.outputs.len());
     Planned {
         inline_run: graph.nodes.len() <= INLINE_RUN_NODES
             && (0..graph.tensors.len())
@@ -116,17 +116,6 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
         steps,
         stack_bytes,
     }
-}
-
-/// The stack budget of a graph with `ports` inputs and outputs and these steps: a
-/// Winograd convolution's extra if one of them (or of their bodies) runs as one.
-fn stack_bytes(ports: usize, steps: &[Step]) -> usize {
-    fn winograd(steps: &[Step]) -> bool {
-        steps
-            .iter()
-            .any(|s| s.winograd > 0 || s.bodies.iter().any(|b| winograd(&b.steps)))
-    }
-    tinyonnx_layout::stack::bound(ports, winograd(steps))
 }
 
 /// The bodies of a control-flow node whose region starts at byte `base` of the outer

@@ -21,7 +21,7 @@ use super::packed::{NR, gemm_packed};
 use lanes::{AT, Block, LANE_TILE, Lanes, Products, add, at_row, bt, segments, sub, window_rows};
 
 pub use tinyonnx_layout::winograd::scratch_len;
-use tinyonnx_layout::winograd::{SLACK, layout};
+use tinyonnx_layout::winograd::{LANES, SLACK, layout};
 
 /// Whether passes of fewer than four element rows beat the im2col kernel
 /// (`conv::conv2d_packed`, the direct kernel where it applies) on this CPU: not with
@@ -90,7 +90,8 @@ pub fn conv3x3_winograd<
     let y = &mut y[..N * M * OH * OW];
     let (v, rest) =
         super::cache_aligned(scratch)[..len - super::ALIGN_SLACK].split_at_mut(4 * R * vs);
-    let (o, padded) = rest.split_at_mut(4 * R * os);
+    let (o, rest) = rest.split_at_mut(4 * R * os);
+    let (lanes, padded) = rest.split_at_mut(LANES);
     #[cfg(target_arch = "x86_64")]
     let avx = super::arch::x86_64::cpu::avx_fma();
     #[cfg(not(target_arch = "x86_64"))]
@@ -111,15 +112,31 @@ pub fn conv3x3_winograd<
             let geometry = (vs, 2 * ty0, hp, wp);
             // The passes in order: the first to touch an output row sets it.
             let job = ((&*padded, xn), geometry, u, b, tiles, avx);
-            pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 0, RELU>(job, (v, o, (os, ors)), yn);
+            pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 0, RELU>(
+                job,
+                (v, o, &mut *lanes, (os, ors)),
+                yn,
+            );
             if R == 1 {
-                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 1, RELU>(job, (v, o, (os, ors)), yn);
+                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 1, RELU>(
+                    job,
+                    (v, o, &mut *lanes, (os, ors)),
+                    yn,
+                );
             }
             if R <= 2 {
-                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 2, RELU>(job, (v, o, (os, ors)), yn);
+                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 2, RELU>(
+                    job,
+                    (v, o, &mut *lanes, (os, ors)),
+                    yn,
+                );
             }
             if R == 1 {
-                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 3, RELU>(job, (v, o, (os, ors)), yn);
+                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 3, RELU>(
+                    job,
+                    (v, o, &mut *lanes, (os, ors)),
+                    yn,
+                );
             }
             t0 += TB;
         }
@@ -177,7 +194,7 @@ fn pass<
     const RELU: bool,
 >(
     ((padded, xn), geometry, u, b, tiles, avx): Job<'_>,
-    (v, o, (os, ors)): (&mut [f32], &mut [f32], (usize, usize)),
+    (v, o, lanes, (os, ors)): (&mut [f32], &mut [f32], &mut [f32], (usize, usize)),
     yn: &mut [f32],
 ) {
     let vs = geometry.0;
@@ -190,14 +207,14 @@ fn pass<
         };
     } else if avx {
         // Safety: the CPU has AVX and FMA.
-        unsafe { inputs_avx::<C, R, A0>(padded, v, geometry, tiles) };
+        unsafe { inputs_avx::<C, R, A0>(padded, v, lanes, geometry, tiles) };
     } else {
-        inputs::<C, R, A0, false>(padded, v, geometry, tiles);
+        inputs::<C, R, A0, false>(padded, v, lanes, geometry, tiles);
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (xn, paired);
-        inputs::<C, R, A0, false>(padded, v, geometry, tiles);
+        inputs::<C, R, A0, false>(padded, v, lanes, geometry, tiles);
     }
     // The pass's products O_e = U_e V_e, over whole panels (a partial panel's tiles are
     // not its first lanes, see `LANE_TILE`), or whole pairs of them.
@@ -280,30 +297,40 @@ fn band<const C: usize, const H: usize, const W: usize, const PT: usize, const P
 fn inputs_avx<const C: usize, const R: usize, const A0: usize>(
     padded: &[f32],
     v: &mut [f32],
+    lanes: &mut [f32],
     geometry: (usize, usize, usize, usize),
     block: Block,
 ) {
-    inputs::<C, R, A0, true>(padded, v, geometry, block);
+    inputs::<C, R, A0, true>(padded, v, lanes, geometry, block);
 }
 
 /// The input transform of a block for element rows `A0..A0 + R`, a panel of `NR` tiles
 /// and one channel at a time: `v[k * vs..]` is element `4 A0 + k` of `Bt d B`, `[C, tiles]`
 /// in panels, from the padded input band (`hp x wp` per channel, starting at padded row
-/// `r0`).
+/// `r0`). On the microcontrollers a window's lanes are gathered in `lanes` (the
+/// scratch's [`LANES`] values), not on the stack: 512 bytes there took CnnWinograd's
+/// inference above 1 KB of stack. Hosts keep them in registers.
 #[inline(always)]
 fn inputs<const C: usize, const R: usize, const A0: usize, const AVX: bool>(
     padded: &[f32],
     v: &mut [f32],
+    lanes: &mut [f32],
     (vs, r0, hp, wp): (usize, usize, usize, usize),
     (t0, tb, tiles_w): Block,
 ) {
     let rows = const { window_rows(A0, R) };
+    #[cfg(target_os = "none")]
+    let d: &mut [Lanes; 16] = (&mut lanes.as_chunks_mut::<NR>().0[..16])
+        .try_into()
+        .expect("16 lanes");
+    #[cfg(not(target_os = "none"))]
+    let (d, _) = (&mut [[0.0; NR]; 16], lanes);
     for p in 0..tb.div_ceil(NR) {
         let first = t0 + p * NR;
         let width = NR.min(t0 + tb - first);
         for c in 0..C {
             let base = SLACK + c * hp * wp;
-            let d = windows::<AVX>(padded, (base, r0, wp), (first, width, tiles_w), rows);
+            windows::<AVX>(d, padded, (base, r0, wp), (first, width, tiles_w), rows);
             let at = p * C * NR + c * NR;
             for k in 0..R {
                 // Row a of Bt over the window's rows, then every row of Bt over columns.
@@ -425,19 +452,20 @@ fn outputs<
 }
 
 /// The 4x4 input windows of tiles `first..first + width` of one channel's padded band
-/// (padded row `r0` at `padded[base]`, rows `wp` apart), as 16 lanes (`[4 i + j][l]`:
+/// (padded row `r0` at `padded[base]`, rows `wp` apart), into 16 lanes `d` (`[4 i + j][l]`:
 /// row `i`, column `j` of tile `first + LANE_TILE[l]`'s window; lanes of tiles past
 /// `width`, and window rows not in the bit set `rows`, zero). Per tile row the panel
 /// touches, each window row is one run of columns split into four stride-2 lane
 /// vectors; a panel across tile rows merges its runs lane by lane.
 #[inline(always)]
 fn windows<const AVX: bool>(
+    d: &mut [Lanes; 16],
     padded: &[f32],
     (base, r0, wp): (usize, usize, usize),
     (first, width, tiles_w): Block,
     rows: u8,
-) -> [Lanes; 16] {
-    let mut d = [[0.0; NR]; 16];
+) {
+    *d = [[0.0; NR]; 16];
     let run = |ty: usize, tx: usize, ls: usize, i: usize, j: usize| -> &[f32; 2 * NR] {
         // Lane l's column j is run[2 l]: columns from 2 (tx - ls) + j, which may reach
         // back into the previous row (or the slack) for lanes before `ls`.
@@ -467,7 +495,6 @@ fn windows<const AVX: bool>(
             }
         }
     }
-    d
 }
 
 /// Combines (`f(dst, value)`) output row `p` of tiles `first..first + width` (`ys[q]`:
