@@ -310,14 +310,15 @@ pub(crate) fn run_mut<T>(y: &mut [T], from: usize) -> impl Iterator<Item = &mut 
 }
 
 /// The shortest run [`run_mut`] keeps a loop: none on hosts; on the microcontrollers,
-/// where flash is scarce, every run of library calls (`calls`: float arithmetic on the
-/// cores without an FPU) and otherwise runs of more than eight values (up to eight, a
-/// body of a few instructions copied per value is about as small as the loop: as loops,
-/// Standardize's two nodes of eight values took 136 B more on the Cortex-M4F).
-pub(crate) const fn rolled_from(calls: bool) -> usize {
+/// where flash is scarce, every short run of a `heavy` body (library calls, as float
+/// arithmetic on the cores without an FPU; QuantizeLinear's rounding and clamps) and
+/// otherwise runs of more than eight values (up to eight, a body of a few instructions
+/// copied per value is about as small as the loop: as loops, Standardize's two nodes of
+/// eight values took 136 B more on the Cortex-M4F).
+pub(crate) const fn rolled_from(heavy: bool) -> usize {
     if !cfg!(target_os = "none") {
         usize::MAX
-    } else if calls {
+    } else if heavy {
         0
     } else {
         9
