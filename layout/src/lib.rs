@@ -146,8 +146,8 @@ pub mod winograd {
     pub const SKEW: usize = 16;
 
     /// Values of the 16 window lanes of `NR` tiles the microcontrollers' input transform
-    /// gathers in the scratch rather than on their stack (unused on hosts, which keep
-    /// them in registers).
+    /// gathers in the scratch rather than on their scarce stack (unused on hosts, the
+    /// same layout on every target).
     pub const LANES: usize = 16 * NR;
 
     /// Values before and after the padded input band: a panel's window rows start up to

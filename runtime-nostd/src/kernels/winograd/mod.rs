@@ -309,7 +309,8 @@ fn inputs_avx<const C: usize, const R: usize, const A0: usize>(
 /// in panels, from the padded input band (`hp x wp` per channel, starting at padded row
 /// `r0`). On the microcontrollers a window's lanes are gathered in `lanes` (the
 /// scratch's [`LANES`] values), not on the stack: 512 bytes there took CnnWinograd's
-/// inference above 1 KB of stack. Hosts keep them in registers.
+/// inference above 1 KB of stack. Hosts keep them a local array, which the optimizer
+/// holds in vector registers where they fit.
 #[inline(always)]
 fn inputs<const C: usize, const R: usize, const A0: usize, const AVX: bool>(
     padded: &[f32],
