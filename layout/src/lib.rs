@@ -329,8 +329,9 @@ pub mod stack {
     /// accumulators, which spill into small frames; without an FPU, tiles of 8).
     pub const BASE: usize = 1024;
 
-    /// Per input and output of the model: its pointer, passed to the forward pass on
-    /// the stack and kept in its frame.
+    /// Per input and output of the model: its pointer, an argument of the forward pass
+    /// kept in `run`'s frame and the forward's, or for many ports its slot in the one
+    /// tuple `run` passes them in.
     pub const PORT: usize = 8;
 
     /// The budget of a model with `ports` inputs and outputs. (A Winograd convolution

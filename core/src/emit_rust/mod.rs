@@ -197,11 +197,6 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
         let n = graph.device_numel(o);
         quote!(let mut #ident = [<#elem as ::core::default::Default>::default(); #n];)
     });
-    let out_params = graph.outputs.iter().zip(&out_idents).map(|(&o, ident)| {
-        let elem = format_ident!("{}", graph.tensors[o].ty.dtype.name());
-        let n = graph.device_numel(o);
-        quote!(#ident: &mut [#elem; #n])
-    });
     let kernels_by_name: Vec<(String, &syn::Path)> = model
         .items
         .iter()
@@ -216,16 +211,29 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
         .iter()
         .map(|&i| input_ident(graph, i))
         .collect();
-    let params_sig = graph
-        .inputs
+    // The ports: separate parameters, or one tuple (`Planned::ports_bundled`).
+    let port_tys = port_types(graph);
+    let (in_tys, out_tys) = port_tys.split_at(param_names.len());
+    let params_sig: Vec<TokenStream> = param_names
         .iter()
-        .map(|&i| {
-            let ident = input_ident(graph, i);
-            let elem = format_ident!("{}", graph.tensors[i].ty.dtype.name());
-            let n = graph.device_numel(i);
-            quote!(#ident: &[#elem; #n])
-        })
-        .collect::<Vec<_>>();
+        .zip(in_tys)
+        .map(|(ident, ty)| quote!(#ident: #ty))
+        .collect();
+    let args = param_names
+        .iter()
+        .map(|i| quote!(#i))
+        .chain(out_idents.iter().map(|o| quote!(&mut #o)));
+    let (ports_sig, forward_ports) = if p.ports_bundled {
+        (
+            quote!(__ports: &mut (#(#port_tys,)*),),
+            quote!(&mut (#(#args,)*),),
+        )
+    } else {
+        (
+            quote!(#(#params_sig,)* #(#out_idents: #out_tys,)*),
+            quote!(#(#args,)*),
+        )
+    };
     let out_types: Vec<TensorStreamPair> = graph
         .outputs
         .iter()
@@ -246,11 +254,11 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
     let input_infos = graph.inputs.iter().map(|&i| tensor_info(graph, i));
     let output_infos = graph.outputs.iter().map(|&o| tensor_info(graph, o));
     let forward_doc = forward_doc(graph);
-    let run_f32 = run_f32(graph);
+    let run_f32 = run_f32(p);
     let run_inlined = p.inline_run;
     let inline = run_inlined.then(|| quote!(#[inline]));
-    let run_traced = run_typed(graph, Some(quote!(trace)));
-    let run_typed = run_typed(graph, None);
+    let run_traced = run_typed(p, Some(quote!(trace)));
+    let run_typed = run_typed(p, None);
     let type_doc = doc_lines(doc);
 
     quote! {
@@ -318,7 +326,7 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
                 #(#out_decls)*
                 // Safety: the arena's pointer covers its `ARENA_BYTES` bytes at a 16-byte
                 // aligned address and stays exclusively borrowed for the call.
-                unsafe { Self::__forward_into(arena.as_mut_ptr(), #(#param_names,)* #(&mut #out_idents,)* trace) };
+                unsafe { Self::__forward_into(arena.as_mut_ptr(), #forward_ports trace) };
                 #ret_val
             }
 
@@ -332,8 +340,7 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
             #[allow(clippy::too_many_arguments, clippy::unnecessary_cast, unused_unsafe, unused_variables)]
             unsafe fn __forward_into<F: ::core::ops::FnMut(&str, ::tinyonnx::TensorRef<'_>) + ?Sized>(
                 __base: *mut u8,
-                #(#params_sig,)*
-                #(#out_params,)*
+                #ports_sig
                 trace: &mut F,
             ) {
                 #(#weights)*
@@ -406,7 +413,8 @@ fn forward_doc(graph: &Graph) -> TokenStream {
 
 /// The body of `Model::run_f32`: length checks, then the forward pass writing into the
 /// caller's buffers.
-fn run_f32(graph: &Graph) -> TokenStream {
+fn run_f32(p: &Planned) -> TokenStream {
+    let graph = &p.graph;
     let all_f32 = graph
         .inputs
         .iter()
@@ -420,24 +428,21 @@ fn run_f32(graph: &Graph) -> TokenStream {
     }
     let in_checks = graph.inputs.iter().enumerate().map(|(k, &i)| {
         let n = graph.device_numel(i);
-        let ident = format_ident!("__in{}", k);
         quote! {
-            let #ident: &[f32; #n] = inputs[#k]
-                .try_into()
-                .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: inputs[#k].len() })?;
+            <&[f32; #n]>::try_from(inputs[#k])
+                .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: inputs[#k].len() })?
         }
     });
-    let out_binds = graph.outputs.iter().enumerate().map(|(k, &o)| {
+    let out_checks = graph.outputs.iter().enumerate().map(|(k, &o)| {
         let n = graph.device_numel(o);
-        let (m, ident) = (format_ident!("__m{}", k), format_ident!("__o{}", k));
-        quote! {
+        let m = format_ident!("__m{}", k);
+        quote! {{
             let got = #m.len();
-            let #ident: &mut [f32; #n] = (&mut **#m)
-                .try_into()
-                .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got })?;
-        }
+            <&mut [f32; #n]>::try_from(&mut **#m)
+                .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got })?
+        }}
     });
-    run_body(graph, quote!(#(#in_checks)* #(#out_binds)*), None)
+    run_body(p, in_checks.chain(out_checks).collect(), None)
 }
 
 use crate::ops::variant;
@@ -445,54 +450,56 @@ use crate::ops::variant;
 /// The body of `Model::run` (and with `trace`, the expression of the trace callback,
 /// of `Model::run_traced`): dtype and length checks per port, then the forward pass
 /// writing into the caller's buffers.
-fn run_typed(graph: &Graph, trace: Option<TokenStream>) -> TokenStream {
+fn run_typed(p: &Planned, trace: Option<TokenStream>) -> TokenStream {
+    let graph = &p.graph;
     let in_checks = graph.inputs.iter().enumerate().map(|(k, &i)| {
         let n = graph.device_numel(i);
         let dtype = graph.tensors[i].ty.dtype;
         let (v, elem, name) = (variant(dtype), crate::ops::elem(dtype), dtype.name());
-        let ident = format_ident!("__in{}", k);
         quote! {
-            let #ident: &[#elem; #n] = match inputs[#k] {
-                ::tinyonnx::TensorRef::#v(s) => s
-                    .try_into()
+            match inputs[#k] {
+                ::tinyonnx::TensorRef::#v(s) => <&[#elem; #n]>::try_from(s)
                     .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: s.len() })?,
                 ref other => return ::core::result::Result::Err(::tinyonnx::__export::wrong_input(#k, #name, other)),
-            };
+            }
         }
     });
-    let out_binds = graph.outputs.iter().enumerate().map(|(k, &o)| {
+    let out_checks = graph.outputs.iter().enumerate().map(|(k, &o)| {
         let n = graph.device_numel(o);
         let dtype = graph.tensors[o].ty.dtype;
         let (v, elem, name) = (variant(dtype), crate::ops::elem(dtype), dtype.name());
-        let (m, ident) = (format_ident!("__m{}", k), format_ident!("__o{}", k));
+        let m = format_ident!("__m{}", k);
         quote! {
-            let #ident: &mut [#elem; #n] = match #m {
+            match #m {
                 ::tinyonnx::TensorMut::#v(s) => {
                     let got = s.len();
-                    (&mut **s)
-                        .try_into()
+                    <&mut [#elem; #n]>::try_from(&mut **s)
                         .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got })?
                 }
                 ref other => return ::core::result::Result::Err(::tinyonnx::__export::wrong_output(#k, #name, other)),
-            };
+            }
         }
     });
-    run_body(graph, quote!(#(#in_checks)* #(#out_binds)*), trace)
+    run_body(p, in_checks.chain(out_checks).collect(), trace)
 }
 
-/// The shared part of `run_f32` and `run`: port counts, `checks` (which bind `__in<k>`
-/// and, from the output slots `__m<k>`, the output arrays `__o<k>`), the arena, and the
-/// forward pass on the arena's pointer, writing the outputs in place: the stack these
-/// take does not grow with the tensors.
-fn run_body(graph: &Graph, checks: TokenStream, trace: Option<TokenStream>) -> TokenStream {
+/// The shared part of `run_f32` and `run`: port counts, `checks` (per port, inputs then
+/// outputs, an expression of the checked array that returns the port's error; the
+/// outputs' read the output slots `__m<k>`), the arena, and the forward pass on the
+/// arena's pointer, writing the outputs in place: the stack these take does not grow
+/// with the tensors.
+///
+/// Bundled ports (`Planned::ports_bundled`) are written into their tuple as each is
+/// checked: a checked value kept until the call would take a stack slot of its own
+/// beside its slot in the tuple (LLVM loads them all before it stores any).
+fn run_body(p: &Planned, checks: Vec<TokenStream>, trace: Option<TokenStream>) -> TokenStream {
+    let graph = &p.graph;
     let n_in = graph.inputs.len();
     let n_out = graph.outputs.len();
-    let ins: Vec<Ident> = (0..n_in).map(|k| format_ident!("__in{}", k)).collect();
     let slots: Vec<Ident> = (0..n_out).map(|k| format_ident!("__m{}", k)).collect();
-    let outs: Vec<Ident> = (0..n_out).map(|k| format_ident!("__o{}", k)).collect();
     let name = Ident::new(&graph.name, Span::call_site());
     let trace = trace.unwrap_or_else(|| quote!(&mut ::tinyonnx::__export::no_trace));
-    quote! {
+    let counts = quote! {
         if inputs.len() != #n_in {
             return ::core::result::Result::Err(::tinyonnx::RunError::Count { which: "inputs", expected: #n_in, got: inputs.len() });
         }
@@ -500,11 +507,62 @@ fn run_body(graph: &Graph, checks: TokenStream, trace: Option<TokenStream>) -> T
         let [#(#slots),*] = outputs else {
             return ::core::result::Result::Err(::tinyonnx::RunError::Count { which: "outputs", expected: #n_out, got });
         };
-        #checks
+    };
+    let arena = quote! {
         let __base = ::tinyonnx::__export::arena_ptr(arena, #name::ARENA_BYTES)?;
-        // Safety: `arena_ptr` checked that the buffer holds `ARENA_BYTES` bytes at a
-        // 16-byte aligned address, and `arena` stays exclusively borrowed for the call.
-        unsafe { #name::__forward_into(__base, #(#ins,)* #(#outs,)* #trace) };
-        ::core::result::Result::Ok(())
+    };
+    if p.ports_bundled {
+        let tys = port_types(graph);
+        let writes = checks.iter().enumerate().map(|(k, check)| {
+            let k = syn::Index::from(k);
+            quote! {
+                let __v = #check;
+                // Safety: `__p` is the address of the local tuple `__ports`, valid and
+                // aligned for it; the field's address is taken without reading it, and
+                // `write` stores without reading or dropping the uninitialized value.
+                unsafe { (&raw mut (*__p).#k).write(__v) };
+            }
+        });
+        quote! {
+            #counts
+            let mut __ports = ::core::mem::MaybeUninit::<(#(#tys,)*)>::uninit();
+            let __p = __ports.as_mut_ptr();
+            #(#writes)*
+            #arena
+            // Safety: every field was written above; each check that failed returned
+            // before this point, so an incomplete tuple is never read.
+            let __ports = unsafe { __ports.assume_init_mut() };
+            // Safety: `arena_ptr` checked that the buffer holds `ARENA_BYTES` bytes at a
+            // 16-byte aligned address, and `arena` stays exclusively borrowed for the call.
+            unsafe { #name::__forward_into(__base, __ports, #trace) };
+            ::core::result::Result::Ok(())
+        }
+    } else {
+        let idents: Vec<Ident> = (0..checks.len())
+            .map(|k| format_ident!("__p{}", k))
+            .collect();
+        quote! {
+            #counts
+            #(let #idents = #checks;)*
+            #arena
+            // Safety: `arena_ptr` checked that the buffer holds `ARENA_BYTES` bytes at a
+            // 16-byte aligned address, and `arena` stays exclusively borrowed for the call.
+            unsafe { #name::__forward_into(__base, #(#idents,)* #trace) };
+            ::core::result::Result::Ok(())
+        }
     }
+}
+
+/// The types of the forward pass's ports: `&[T; N]` per input, then `&mut [T; N]` per
+/// output.
+fn port_types(graph: &Graph) -> Vec<TokenStream> {
+    let ty = |id: TensorId, out: bool| {
+        let elem = format_ident!("{}", graph.tensors[id].ty.dtype.name());
+        let n = graph.device_numel(id);
+        let m = out.then(|| quote!(mut));
+        quote!(&#m [#elem; #n])
+    };
+    let ins = graph.inputs.iter().map(|&i| ty(i, false));
+    ins.chain(graph.outputs.iter().map(|&o| ty(o, true)))
+        .collect()
 }

@@ -9,7 +9,7 @@
 //! (row `trips - 1 - t` of one scanned in reverse) into its slice formal before step `t`.
 
 use proc_macro2::{Ident, Span, TokenStream};
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 
 use crate::ir::{ControlKind, Data, Graph, Node, TensorId, TensorKind};
 use crate::ops::{self, LowerCtx, Operand, variant};
@@ -23,12 +23,12 @@ pub(crate) fn operand(p: &Planned, id: TensorId, mutable: bool) -> Operand {
     let elem = format_ident!("{}", graph.tensors[id].ty.dtype.name());
     let expr = match &graph.tensors[id].kind {
         TensorKind::Input => {
-            let name = input_ident(graph, id);
+            let name = input_port(p, id);
             quote!(&#name[..])
         }
         // A view of an input reads the input's array (its shape is the view's).
         TensorKind::Value if let Some(&input) = p.input_views.get(&id) => {
-            let name = input_ident(graph, input);
+            let name = input_port(p, input);
             quote!(&#name[..])
         }
         TensorKind::Weight => {
@@ -36,7 +36,7 @@ pub(crate) fn operand(p: &Planned, id: TensorId, mutable: bool) -> Operand {
             quote!(&#name[..])
         }
         TensorKind::Value if !in_arena(graph, id) => {
-            let name = format_ident!("__out{}", id);
+            let name = output_port(p, id);
             if mutable {
                 quote!(&mut #name[..])
             } else {
@@ -59,6 +59,31 @@ pub(crate) fn operand(p: &Planned, id: TensorId, mutable: bool) -> Operand {
         expr,
         shape,
         dtype: graph.tensors[id].ty.dtype,
+    }
+}
+
+/// The forward pass's array of input `id`: its parameter, or its field of the bundled
+/// ports.
+fn input_port(p: &Planned, id: TensorId) -> TokenStream {
+    let graph = &p.graph;
+    match graph.inputs.iter().position(|&i| i == id) {
+        Some(k) if p.ports_bundled => {
+            let k = syn::Index::from(k);
+            quote!(__ports.#k)
+        }
+        _ => input_ident(graph, id).into_token_stream(),
+    }
+}
+
+/// The forward pass's array of output `id` (after the inputs among the bundled ports).
+fn output_port(p: &Planned, id: TensorId) -> TokenStream {
+    let graph = &p.graph;
+    match graph.outputs.iter().position(|&o| o == id) {
+        Some(k) if p.ports_bundled => {
+            let k = syn::Index::from(graph.inputs.len() + k);
+            quote!(__ports.#k)
+        }
+        _ => format_ident!("__out{}", id).into_token_stream(),
     }
 }
 

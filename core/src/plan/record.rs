@@ -63,7 +63,18 @@ pub struct Planned {
     /// counts). Other models leave it to LLVM: a hint there made it compile their
     /// kernels differently in the caller (the Transformer block's code grew by 14 KB).
     pub inline_run: bool,
+    /// Whether the forward pass takes its ports (inputs, then outputs) through one
+    /// reference to a tuple of them, for a model of more than [`PORTS_AS_ARGUMENTS`]
+    /// ports: as arguments, each beyond the registers took a stack slot in
+    /// `Model::run`'s frame beside its checked value (DtypeZoo's 59 ports made that frame
+    /// 448 bytes on the Cortex-M4F, 248 with the tuple).
+    pub ports_bundled: bool,
 }
+
+/// The most ports (inputs and outputs) the forward pass takes as separate arguments:
+/// up to 8, the tuple took more stack than it saved on the Cortex-M4F (ControlFlow's 7
+/// ports: 904 -> 928 bytes), and the riscv32 passes them in registers.
+pub const PORTS_AS_ARGUMENTS: usize = 8;
 
 /// The most nodes of a model whose `Model::run` is inlined into its caller.
 pub const INLINE_RUN_NODES: usize = 2;
@@ -101,8 +112,10 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
             },
         })
         .collect::<Vec<_>>();
-    let stack_bytes = tinyonnx_layout::stack::bound(graph.inputs.len() + graph.outputs.len());
+    let ports = graph.inputs.len() + graph.outputs.len();
+    let stack_bytes = tinyonnx_layout::stack::bound(ports);
     Planned {
+        ports_bundled: ports > PORTS_AS_ARGUMENTS,
         inline_run: graph.nodes.len() <= INLINE_RUN_NODES
             && (0..graph.tensors.len())
                 .map(|id| graph.device_numel(id))
