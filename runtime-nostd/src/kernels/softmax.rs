@@ -137,40 +137,64 @@ fn normalize_rows<T: Float, const OUTER: usize, const N: usize>(y: &mut [T]) {
     }
 }
 
-/// The general case, one position of the inner axes at a time.
+/// The general case, one position of the inner axes at a time: its column of `N`
+/// values, `INNER` apart. On the microcontrollers the loops over blocks and positions
+/// stay loops ([`super::short_run`], [`super::rolled`]), each column's passes compiled
+/// once: ShapeZoo's softmax over [2, 4, 5] along axis 1, unrolled for its ten columns,
+/// took 1,818 bytes on the riscv32 and 1,330 on the Cortex-M3.
 #[inline(always)]
 fn strided<T: Float, const OUTER: usize, const N: usize, const INNER: usize, const LOG: bool>(
     y: &mut [T],
 ) {
-    for o in 0..OUTER {
-        let block = &mut y[o * N * INNER..(o + 1) * N * INNER];
-        for i in 0..INNER {
-            let mut max = T::LOWEST;
-            for n in 0..N {
-                let v = block[n * INNER + i];
-                if v.greater(max) {
-                    max = v;
-                }
-            }
-            let mut sum = T::ZERO;
-            for n in 0..N {
-                let e = (block[n * INNER + i] - max).exp_nonpositive();
-                if !LOG {
-                    block[n * INNER + i] = e;
-                }
-                sum = sum + e;
-            }
-            if LOG {
-                let shift = max + sum.ln();
-                for n in 0..N {
-                    block[n * INNER + i] = block[n * INNER + i] - shift;
-                }
-            } else {
-                let inv = T::ONE / sum;
-                for n in 0..N {
-                    block[n * INNER + i] = block[n * INNER + i] * inv;
-                }
-            }
+    if N == 0 || INNER == 0 {
+        return;
+    }
+    for block in super::short_run(y, true).chunks_exact_mut(N * INNER) {
+        super::rolled();
+        let mut col: &mut [T] = block;
+        for _ in 0..super::opaque(INNER) {
+            super::rolled();
+            column::<T, INNER, LOG>(col);
+            col = match core::mem::take(&mut col).split_first_mut() {
+                Some((_, rest)) => rest,
+                None => break,
+            };
+        }
+    }
+}
+
+/// Softmax (or LogSoftmax) of the values `STEP` apart from the first of `col`, each
+/// pass a loop on the microcontrollers (unrolled by the runtime count, the Cortex-M3's
+/// four exponentials took 1.6 KB more).
+#[inline(always)]
+fn column<T: Float, const STEP: usize, const LOG: bool>(col: &mut [T]) {
+    let mut max = T::LOWEST;
+    for &v in col.iter().step_by(STEP) {
+        super::rolled();
+        if v.greater(max) {
+            max = v;
+        }
+    }
+    let mut sum = T::ZERO;
+    for v in col.iter_mut().step_by(STEP) {
+        super::rolled();
+        let e = (*v - max).exp_nonpositive();
+        if !LOG {
+            *v = e;
+        }
+        sum = sum + e;
+    }
+    if LOG {
+        let shift = max + sum.ln();
+        for v in col.iter_mut().step_by(STEP) {
+            super::rolled();
+            *v = *v - shift;
+        }
+    } else {
+        let inv = T::ONE / sum;
+        for v in col.iter_mut().step_by(STEP) {
+            super::rolled();
+            *v = *v * inv;
         }
     }
 }
