@@ -484,10 +484,10 @@ fn run_typed(p: &Planned, trace: Option<TokenStream>) -> TokenStream {
 }
 
 /// The shared part of `run_f32` and `run`: port counts, `checks` (per port, inputs then
-/// outputs, an expression of the checked array that returns the port's error; the
-/// outputs' read the output slots `__m<k>`), the arena, and the forward pass on the
-/// arena's pointer, writing the outputs in place: the stack these take does not grow
-/// with the tensors.
+/// outputs, an expression of the checked array that returns the port's error; an
+/// output's reads its slot `__m<k>`), the arena, and the forward pass on the arena's
+/// pointer, writing the outputs in place: the stack these take does not grow with the
+/// tensors.
 ///
 /// Bundled ports (`Planned::ports_bundled`) are written into their tuple as each is
 /// checked: a checked value kept until the call would take a stack slot of its own
