@@ -169,11 +169,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             let y = &cx.outputs[0].expr;
             quote! {
                 #decl
-                for row in (#y).chunks_exact_mut(#n) {
-                    for (v, b) in row.iter_mut().zip(#e) {
-                        *v += *b;
-                    }
-                }
+                #kernels::binary::add_rows(#y, #e);
             }
         });
         let relu = cx.epilogue.relu.then(|| {
