@@ -1,6 +1,36 @@
 //! Data movement: `Transpose`, `Concat`, strided views (`Slice`, `Expand`, `Tile`),
 //! `Pad` and `Gather`.
 
+/// `y = x`, a tensor copied whole (a view that cannot alias, `Identity`, `Dropout`): on
+/// the microcontrollers a copy of 64 bytes or more is a loop of one value a step
+/// ([`copy_rolled`]), not a `memcpy` call, whose library code (886 B on the Cortex-M4F)
+/// a model may need for nothing else. Smaller ones stay `copy_from_slice`, which LLVM
+/// forwards and folds (as calls, DtypeZoo's small copies took 1.2 KB more); hosts call
+/// `memcpy`.
+#[inline(always)]
+pub fn copy<T: Copy>(y: &mut [T], x: &[T]) {
+    if cfg!(target_os = "none") && size_of_val(y) >= 64 {
+        copy_rolled(y, x);
+    } else {
+        y.copy_from_slice(x);
+    }
+}
+
+/// `y = x` by a loop of one value a step, out of line (one function a type).
+#[inline(never)]
+fn copy_rolled<T: Copy>(y: &mut [T], x: &[T]) {
+    for (d, &s) in y.iter_mut().zip(x) {
+        *d = s;
+        // Safety: an empty assembly statement executes nothing and touches no register;
+        // declaring that it may read and write memory keeps the loop a loop (LLVM would
+        // make it a `memcpy` call again).
+        #[cfg(target_os = "none")]
+        unsafe {
+            core::arch::asm!("", options(nostack, preserves_flags))
+        };
+    }
+}
+
 /// `y` (row-major over `shape`) from `x` read with `strides` (the input strides of the
 /// permuted axes).
 #[inline]

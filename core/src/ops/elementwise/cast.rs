@@ -225,7 +225,7 @@ fn lower_plain_cast(cx: &LowerCtx) -> TokenStream {
     let kernels = kernels();
     let (x, y) = (&cx.input(0).expr, &cx.outputs[0].expr);
     if cx.input(0).dtype == cx.outputs[0].dtype {
-        return quote! { <[_]>::copy_from_slice(#y, #x); };
+        return quote! { #kernels::copy::copy(#y, #x); };
     }
     quote! { #kernels::num::cast(#x, #y); }
 }

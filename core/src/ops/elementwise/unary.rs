@@ -62,7 +62,7 @@ fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
             return TokenStream::new();
         }
         let x = &cx.input(0).expr;
-        return quote! { <[_]>::copy_from_slice(#y, #x); };
+        return quote! { #kernels::copy::copy(#y, #x); };
     }
     if cx.outputs[0].dtype == DType::F64 {
         // f64: libm's double-precision functions through the generic `map` kernel (the

@@ -232,7 +232,7 @@ fn lower(cx: &LowerCtx, kernel: &str) -> TokenStream {
         // A no-op of a sum, product, mean or extreme is a copy; the others still map
         // each element (ReduceL1 gives |x|, ReduceSumSquare x^2), as ONNX Runtime does.
         None if matches!(kernel, "Sum" | "Mean" | "Prod" | "Max" | "Min") => {
-            return quote! { <[_]>::copy_from_slice(#y, #xe); };
+            return quote! { #kernels::copy::copy(#y, #xe); };
         }
         None => Vec::new(),
     };

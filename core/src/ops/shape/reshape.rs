@@ -113,7 +113,8 @@ fn lower_view(cx: &LowerCtx) -> TokenStream {
     }
     let x = &cx.input(0).expr;
     let y = &cx.outputs[0].expr;
-    quote! { <[_]>::copy_from_slice(#y, #x); }
+    let kernels = kernels();
+    quote! { #kernels::copy::copy(#y, #x); }
 }
 
 /// Splits a shape into its fixed product (saturating: sizes beyond [`MAX_DIM`] are
