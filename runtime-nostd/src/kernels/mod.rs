@@ -250,14 +250,12 @@ pub(crate) fn opaque(n: usize) -> usize {
     n
 }
 
-/// `v as f32` by the signed conversion even where the optimizer knows `v >= 0`: on the
-/// cores without an FPU it would call the unsigned routine there, a second library
-/// conversion (140 B on the riscv32) beside the signed one most models carry. An empty
-/// assembly statement, not [`opaque`]'s `black_box`, which would store and reload each
-/// value through the stack in the loops that call it.
+/// `v` in its register, its value unknown to the optimizer on the microcontrollers: an
+/// empty assembly statement, not [`opaque`]'s `black_box`, which would store and reload
+/// it through the stack (each value, in the loops that call [`signed_to_f32`]).
 #[inline(always)]
-pub(crate) fn signed_to_f32(v: i32) -> f32 {
-    #[cfg(all(target_os = "none", tinyonnx_soft_float))]
+pub(crate) fn in_register(v: u32) -> u32 {
+    #[cfg(target_os = "none")]
     let v = {
         let mut v = v;
         // Safety: an empty assembly statement that leaves `v` in its register: no
@@ -267,6 +265,16 @@ pub(crate) fn signed_to_f32(v: i32) -> f32 {
         };
         v
     };
+    v
+}
+
+/// `v as f32` by the signed conversion even where the optimizer knows `v >= 0`: on the
+/// cores without an FPU it would call the unsigned routine there, a second library
+/// conversion (140 B on the riscv32) beside the signed one most models carry.
+#[inline(always)]
+pub(crate) fn signed_to_f32(v: i32) -> f32 {
+    #[cfg(tinyonnx_soft_float)]
+    let v = in_register(v as u32) as i32;
     v as f32
 }
 

@@ -579,7 +579,11 @@ fn block<const R: usize, const Q: usize>(
     }
     // (Declared after the AVX-512 path, which has no use for it: zeroing `R x Q x NR`
     // values a block was 3.5 % of the ResNet.)
-    let mut acc = [[[0.0f32; NR]; Q]; R];
+    // The zero from a register on the microcontrollers: a constant, two rows'
+    // accumulators are cleared by a `memset` call, whose 174 B of library code a model
+    // may need for nothing else.
+    let zero = f32::from_bits(super::in_register(0));
+    let mut acc = [[[zero; NR]; Q]; R];
     if let Some(c) = init
         && c.rows == 0
         && c.cols == 1
