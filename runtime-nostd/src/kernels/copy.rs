@@ -9,6 +9,7 @@
 /// `memcpy`.
 #[inline(always)]
 pub fn copy<T: Copy>(y: &mut [T], x: &[T]) {
+    debug_assert_eq!(y.len(), x.len(), "a copy's lengths are planned equal");
     if cfg!(target_os = "none") && size_of_val(y) >= 64 {
         copy_rolled(y, x);
     } else {
