@@ -176,22 +176,30 @@ pub(crate) fn fill_run<T: Copy>(dst: &mut [T], v: T) {
     }
 }
 
+/// Called in a loop's body: on the microcontrollers an empty statement that may read and
+/// write memory, so that the stores before it stay stores (LLVM makes a copy or fill
+/// loop a `memcpy` or `memset` call otherwise, even past [`rolled`]).
+#[inline(always)]
+pub(crate) fn stores_kept() {
+    #[cfg(target_os = "none")]
+    // Safety: an empty assembly statement executes nothing and touches no register;
+    // declaring that it may read and write memory only keeps the stores before it.
+    unsafe {
+        core::arch::asm!("", options(nostack, preserves_flags))
+    };
+}
+
 /// `dst` filled with `v` by a loop kept rolled: not a call to `memset` for a run of a
 /// few values (nor the 174 B of its code where nothing else needs it).
 #[inline(always)]
 pub(crate) fn fill_rolled<T: Copy>(dst: &mut [T], v: T) {
     for d in dst {
         *d = v;
-        // On the cores without an FPU not `rolled` but an empty statement that may touch
-        // memory, so the stores stay stores: after a `nomem` one LLVM still made a
-        // constant-length fill a `memset` call (174 B, the Transformer's on the
-        // Cortex-M3).
-        #[cfg(all(target_os = "none", tinyonnx_soft_float))]
-        // Safety: an empty assembly statement executes nothing and touches no register;
-        // declaring that it may read and write memory only keeps the stores before it.
-        unsafe {
-            core::arch::asm!("", options(nostack, preserves_flags))
-        };
+        // On the cores without an FPU not `rolled` but `stores_kept`: after a `nomem`
+        // statement LLVM still made a constant-length fill a `memset` call (174 B, the
+        // Transformer's on the Cortex-M3).
+        #[cfg(tinyonnx_soft_float)]
+        stores_kept();
         #[cfg(not(tinyonnx_soft_float))]
         rolled();
     }
