@@ -370,7 +370,9 @@ pub fn rnn<
 ) {
     let state = BATCH * HIDDEN;
     super::init_state(y_h, h0, DIRS * state);
-    let new = &mut scratch[..HIDDEN];
+    // On the RISC-V cores without an FPU, where `dot` is a loop, the cells a loop too.
+    let roll = cfg!(all(tinyonnx_soft_float, target_arch = "riscv32"));
+    let new = &mut scratch[..if roll { super::opaque(HIDDEN) } else { HIDDEN }];
     for d in 0..DIRS {
         let wd = &w[d * HIDDEN * INPUT..(d + 1) * HIDDEN * INPUT];
         let rd = &r[d * HIDDEN * HIDDEN..(d + 1) * HIDDEN * HIDDEN];
@@ -385,6 +387,9 @@ pub fn rnn<
                 let xt = &x[(t * BATCH + bt) * INPUT..(t * BATCH + bt + 1) * INPUT];
                 let hp = &h[bt * HIDDEN..(bt + 1) * HIDDEN];
                 for (j, v) in new.iter_mut().enumerate() {
+                    if roll {
+                        super::rolled();
+                    }
                     let bias = b.map_or(0.0, |b| {
                         b[d * 2 * HIDDEN + j] + b[d * 2 * HIDDEN + HIDDEN + j]
                     });
