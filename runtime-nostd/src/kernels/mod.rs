@@ -140,11 +140,12 @@ pub enum GateWeights<'a> {
     },
 }
 
-/// A recurrent state: `n` values copied from `init`, or zeros.
+/// A recurrent state: `n` values copied from `init` (as a tensor is, `copy::copy`: no
+/// `memcpy` on the microcontrollers for it, once an inference), or zeros.
 #[inline]
 pub(crate) fn init_state(state: &mut [f32], init: Option<&[f32]>, n: usize) {
     match init {
-        Some(init) => copy_run(&mut state[..n], &init[..n]),
+        Some(init) => copy::copy(&mut state[..n], &init[..n]),
         None => fill_run(&mut state[..n], 0.0),
     }
 }
