@@ -277,6 +277,22 @@ pub(crate) fn in_register(v: u32) -> u32 {
     v
 }
 
+/// `s`, its address hidden from the optimizer on the 32-bit microcontrollers (as
+/// [`in_register`]), so that it reads the values rather than building known ones.
+#[inline(always)]
+pub(crate) fn read_from_memory<T>(s: &[T]) -> &[T] {
+    #[cfg(all(target_os = "none", target_pointer_width = "32"))]
+    {
+        let p = s.as_ptr();
+        let p = p.with_addr(in_register(p.addr() as u32) as usize);
+        // Safety: `in_register` returns its argument, so `p` is `s`'s pointer, with its
+        // provenance: its `s.len()` values are `s`'s, borrowed for as long.
+        return unsafe { core::slice::from_raw_parts(p, s.len()) };
+    }
+    #[allow(unreachable_code)]
+    s
+}
+
 /// `v as f32` by the signed conversion even where the optimizer knows `v >= 0`: on the
 /// cores without an FPU it would call the unsigned routine there, a second library
 /// conversion (140 B on the riscv32) beside the signed one most models carry.
