@@ -323,19 +323,24 @@ pub(crate) fn short_run<T>(y: &mut [T], hide: bool) -> &mut [T] {
     }
 }
 
-/// `y`'s values in order, for an elementwise loop: a run of `from` to [`SHORT_RUN`]
-/// values has its length hidden ([`short_run`]) and a [`rolled`] statement a step, so
-/// that it stays a loop of one value a step, neither copied whole nor by four (the
-/// unrollers do either to a constant count whose length is only hidden). Other runs
-/// are left to the optimizer. `from` comes from [`rolled_from`].
+/// `y`'s values in order, for an elementwise loop: a run of `from` values or more has a
+/// [`rolled`] statement a step, and below [`SHORT_RUN`] its length hidden
+/// ([`short_run`]), so that it stays a loop of one value a step, neither copied whole
+/// nor by four (the unrollers do either to a constant count whose length is only
+/// hidden). A longer run keeps its known length; without the statement the Cortex-M4F's
+/// unroller copied its body twelve times a loop (PaddleOCR's classifier, a MobileNetV3
+/// of about 150 elementwise nodes: 78.8 -> 59.7 KB of code for 8.5 % more
+/// instructions). Runs shorter than `from` are left to the optimizer. `from` comes from
+/// [`rolled_from`].
 #[inline(always)]
 pub(crate) fn run_mut<T>(y: &mut [T], from: usize) -> impl Iterator<Item = &mut T> {
-    let short = y.len() >= from && y.len() < SHORT_RUN;
+    let roll = y.len() >= from;
+    let short = roll && y.len() < SHORT_RUN;
     // `map`, not `inspect`: a `Map` of a slice iterator keeps `zip`'s indexed form, so
     // runs left to the optimizer compile as before.
     #[allow(clippy::manual_inspect)]
     short_run(y, short).iter_mut().map(move |v| {
-        if short {
+        if roll {
             rolled();
         }
         v
@@ -343,7 +348,7 @@ pub(crate) fn run_mut<T>(y: &mut [T], from: usize) -> impl Iterator<Item = &mut 
 }
 
 /// The shortest run [`run_mut`] keeps a loop: none on hosts; on the microcontrollers,
-/// where flash is scarce, every short run of a `heavy` body (library calls, as float
+/// where flash is scarce, every run of a `heavy` body (library calls, as float
 /// arithmetic on the cores without an FPU; QuantizeLinear's rounding and clamps) and
 /// otherwise runs of more than eight values (up to eight, a body of a few instructions
 /// copied per value is about as small as the loop: as loops, Standardize's two nodes of
