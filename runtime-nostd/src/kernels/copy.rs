@@ -17,10 +17,13 @@ pub fn copy<T: Copy>(y: &mut [T], x: &[T]) {
     }
 }
 
-/// `y = x` by a loop of one value a step, out of line (one function a type).
+/// `y = x` by a loop of one value a step, out of line (one function a type). The length
+/// hidden: with one caller the optimizer passed its constant in and copied the loop's
+/// body whole (ShapeZoo's 36 values: 198 B on the Cortex-M4F).
 #[inline(never)]
 fn copy_rolled<T: Copy>(y: &mut [T], x: &[T]) {
-    for (d, &s) in y.iter_mut().zip(x) {
+    let n = super::opaque(y.len());
+    for (d, &s) in y[..n].iter_mut().zip(x) {
         *d = s;
         super::stores_kept();
     }
