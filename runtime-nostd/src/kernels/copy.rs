@@ -301,7 +301,7 @@ impl Reduction {
 #[inline]
 pub fn scatter_map(x: &[f32], updates: &[f32], y: &mut [f32], map: &[i64], reduction: Reduction) {
     let n = y.len();
-    y.copy_from_slice(&x[..n]);
+    copy(y, &x[..n]);
     for (&i, &u) in map.iter().zip(updates) {
         let v = &mut y[i as usize];
         *v = reduction.combine(*v, u);
@@ -360,7 +360,7 @@ pub fn reverse_sequence<T: Copy>(
     batch_stride: usize,
     inner: usize,
 ) {
-    y.copy_from_slice(&x[..y.len()]);
+    copy(y, &x[..y.len()]);
     for (b, &len) in lens.iter().enumerate().take(batch) {
         let len = len.clamp(0, time as i64) as usize;
         for t in 0..len {
@@ -432,7 +432,7 @@ pub fn scatter_nd<T: super::num::Num>(
     slice: usize,
     reduction: Reduction,
 ) {
-    y.copy_from_slice(&data[..y.len()]);
+    copy(y, &data[..y.len()]);
     let q = dims.len();
     for t in 0..count {
         let at = tuple_offset(&indices[t * q..(t + 1) * q], dims, slice);

@@ -74,7 +74,7 @@ pub fn softmax_cross_entropy<
     log_prob: &mut [T],
 ) {
     let log_prob = &mut log_prob[..N * C * D];
-    log_prob.copy_from_slice(&scores[..N * C * D]);
+    super::copy::copy(log_prob, &scores[..N * C * D]);
     super::softmax::softmax_inplace::<T, N, C, D, true>(log_prob);
     nll_loss::<T, I, N, C, D, R>(log_prob, labels, weight, ignore, y);
 }

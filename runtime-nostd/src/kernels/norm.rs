@@ -14,7 +14,7 @@ pub fn batch_norm<const N: usize, const C: usize, const S: usize>(
     y: &mut [f32],
 ) {
     let y = &mut y[..N * C * S];
-    y.copy_from_slice(&x[..N * C * S]);
+    super::copy::copy(y, &x[..N * C * S]);
     batch_norm_inplace::<N, C, S>(scale, b, mean, var, eps, y);
 }
 

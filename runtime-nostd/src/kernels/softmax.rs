@@ -56,7 +56,7 @@ pub fn softmax<
         normalize_rows::<T, OUTER, N>(y);
         return;
     }
-    y.copy_from_slice(x);
+    super::copy::copy(y, x);
     strided::<T, OUTER, N, INNER, LOG>(y);
 }
 
