@@ -17,6 +17,16 @@ pub fn copy<T: Copy>(y: &mut [T], x: &[T]) {
     }
 }
 
+/// A recurrent state: `n` values copied from `init` as a tensor is ([`copy`]: no
+/// `memcpy` on the microcontrollers for it, once an inference), or zeros.
+#[inline]
+pub(crate) fn init_state(state: &mut [f32], init: Option<&[f32]>, n: usize) {
+    match init {
+        Some(init) => copy(&mut state[..n], &init[..n]),
+        None => super::fill_run(&mut state[..n], 0.0),
+    }
+}
+
 /// `y = x` by a loop of one value a step, out of line (one function a type). The length
 /// hidden: with one caller the optimizer passed its constant in and copied the loop's
 /// body whole (ShapeZoo's 36 values: 198 B on the Cortex-M4F).

@@ -96,8 +96,8 @@ fn run<
     let xh_len = INPUT + HIDDEN;
     let packed_len = super::packed::packed_len(xh_len, g4);
     let state = BATCH * HIDDEN;
-    super::init_state(y_h, h0, DIRS * state);
-    super::init_state(y_c, c0, DIRS * state);
+    super::copy::init_state(y_h, h0, DIRS * state);
+    super::copy::init_state(y_c, c0, DIRS * state);
     for d in 0..DIRS {
         let pd = p.map(|p| &p[d * 3 * HIDDEN..(d + 1) * 3 * HIDDEN]);
         let h = &mut y_h[d * state..(d + 1) * state];

@@ -140,16 +140,6 @@ pub enum GateWeights<'a> {
     },
 }
 
-/// A recurrent state: `n` values copied from `init` (as a tensor is, `copy::copy`: no
-/// `memcpy` on the microcontrollers for it, once an inference), or zeros.
-#[inline]
-pub(crate) fn init_state(state: &mut [f32], init: Option<&[f32]>, n: usize) {
-    match init {
-        Some(init) => copy::copy(&mut state[..n], &init[..n]),
-        None => fill_run(&mut state[..n], 0.0),
-    }
-}
-
 /// `dst.copy_from_slice(src)` for the short runs of the recurrent kernels and the
 /// transpose (slices of equal length): on the cores without an FPU a loop kept rolled,
 /// where `memcpy` would cost about 400 bytes of flash for runs of a few dozen values

@@ -137,7 +137,7 @@ fn gru_packed<
             v
         }
     };
-    super::init_state(y_h, h0, DIRS * state);
+    super::copy::init_state(y_h, h0, DIRS * state);
     for d in 0..DIRS {
         let (zr_w, rest) = wr[d * per_dir..(d + 1) * per_dir].split_at(zr_len);
         let (wh, rh) = rest.split_at(wh_len);
@@ -297,7 +297,7 @@ fn gru_plain<
     scratch: &mut [f32],
 ) {
     let (g3, state) = (3 * HIDDEN, BATCH * HIDDEN);
-    super::init_state(y_h, h0, DIRS * state);
+    super::copy::init_state(y_h, h0, DIRS * state);
     let (gx, rest) = scratch[..5 * HIDDEN].split_at_mut(g3);
     let (rh, new) = rest.split_at_mut(HIDDEN);
     let clip = |v: f32| v.clamp(-opts.clip, opts.clip);
@@ -369,7 +369,7 @@ pub fn rnn<
     scratch: &mut [f32],
 ) {
     let state = BATCH * HIDDEN;
-    super::init_state(y_h, h0, DIRS * state);
+    super::copy::init_state(y_h, h0, DIRS * state);
     // On the RISC-V cores without an FPU, where `dot` is a loop, the cells a loop too.
     let roll = cfg!(all(tinyonnx_soft_float, target_arch = "riscv32"));
     let new = &mut scratch[..if roll { super::opaque(HIDDEN) } else { HIDDEN }];
