@@ -299,6 +299,9 @@ pub fn binary_same<O: BinaryOp<T>, T: Copy>(a: &[T], b: &[T], y: &mut [O::Out]) 
 /// [`binary_same`], a run of `from` values or more kept a loop ([`super::run_mut`]).
 #[inline(always)]
 fn same<O: BinaryOp<T>, T: Copy>(a: &[T], b: &[T], y: &mut [O::Out], from: usize) {
+    if O::FLOAT && super::pairs_from2(y, (a, b), |o, x, z| *o = O::apply(x, z)) {
+        return;
+    }
     for ((out, &x), &z) in super::run_mut(y, from).zip(a).zip(b) {
         *out = O::apply(x, z);
     }
@@ -307,6 +310,9 @@ fn same<O: BinaryOp<T>, T: Copy>(a: &[T], b: &[T], y: &mut [O::Out], from: usize
 /// `y = y (op) b`, `b` having `y`'s size: one flat pass.
 #[inline]
 pub fn binary_same_inplace<O: BinaryOp<T, Out = T>, T: Copy>(y: &mut [T], b: &[T]) {
+    if O::FLOAT && super::pairs_from(y, b, |o, z| *o = O::apply(*o, z)) {
+        return;
+    }
     for (o, &z) in super::run_mut(y, super::rolled_from(SOFT && O::FLOAT)).zip(b) {
         *o = O::apply(*o, z);
     }

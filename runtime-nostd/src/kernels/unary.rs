@@ -39,6 +39,9 @@ impl UnaryOp for Tanh {
 /// `y = op(x)`.
 #[inline]
 pub fn unary<O: UnaryOp>(x: &[f32], y: &mut [f32]) {
+    if super::pairs_from(y, x, |o, v| *o = O::apply(v)) {
+        return;
+    }
     for (out, &v) in super::run_mut(y, super::rolled_from(cfg!(tinyonnx_soft_float))).zip(x) {
         *out = O::apply(v);
     }
@@ -47,6 +50,9 @@ pub fn unary<O: UnaryOp>(x: &[f32], y: &mut [f32]) {
 /// `y = f(x)`, `f` a formula the macro wrote.
 #[inline]
 pub fn map<T: Copy, U>(x: &[T], y: &mut [U], f: impl Fn(T) -> U) {
+    if super::pairs_from(y, x, |o, v| *o = f(v)) {
+        return;
+    }
     for (out, &v) in super::run_mut(y, super::rolled_from(cfg!(tinyonnx_soft_float))).zip(x) {
         *out = f(v);
     }
@@ -55,6 +61,9 @@ pub fn map<T: Copy, U>(x: &[T], y: &mut [U], f: impl Fn(T) -> U) {
 /// `y = f(y)`.
 #[inline]
 pub fn map_inplace<T: Copy>(y: &mut [T], f: impl Fn(T) -> T) {
+    if super::pairs_mut(y, |o| *o = f(*o)) {
+        return;
+    }
     for v in super::run_mut(y, super::rolled_from(cfg!(tinyonnx_soft_float))) {
         *v = f(*v);
     }
@@ -63,6 +72,9 @@ pub fn map_inplace<T: Copy>(y: &mut [T], f: impl Fn(T) -> T) {
 /// `y = op(y)`.
 #[inline]
 pub fn unary_inplace<O: UnaryOp>(y: &mut [f32]) {
+    if super::pairs_mut(y, |o| *o = O::apply(*o)) {
+        return;
+    }
     for v in super::run_mut(y, super::rolled_from(cfg!(tinyonnx_soft_float))) {
         *v = O::apply(*v);
     }
