@@ -396,19 +396,6 @@ pub fn binary<O: BinaryOp<T>, T: Copy, const R: usize>(
     }
 }
 
-/// `row += bias` for each row of `bias.len()` values of `y`: the bias fused into a
-/// `MatMul` that is not a packed product. Without an FPU each add is a library call and
-/// a row's length is hidden from the unroller ([`super::short_run`]), so the rows stay
-/// a loop: copied whole, ShapeZoo's 18 rows of 2 took 720 B on the riscv32.
-#[inline]
-pub fn add_rows(y: &mut [f32], bias: &[f32]) {
-    for row in y.chunks_exact_mut(bias.len().max(1)) {
-        for (v, &b) in super::short_run(row, SOFT).iter_mut().zip(bias) {
-            *v = <Add as BinaryOp<f32>>::apply(*v, b);
-        }
-    }
-}
-
 /// `y = y (op) b`, `y` having the output's shape and `b` broadcast with strides.
 #[inline]
 pub fn binary_inplace<O: BinaryOp<T, Out = T>, T: Copy, const R: usize>(

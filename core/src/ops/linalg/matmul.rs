@@ -162,14 +162,16 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             #call
         };
     }
-    // The fused bias and Relu run after the product.
+    // The fused bias and Relu run after the product: the bias (`n` values) added to
+    // each of the output's rows as a broadcast `Add` is.
     let epilogue = {
         let bias = cx.epilogue_bias.map(|v| {
             let (decl, e) = node_static("bias", v.to_vec());
             let y = &cx.outputs[0].expr;
+            let rows = batch.iter().product::<usize>() * m;
             quote! {
                 #decl
-                #kernels::binary::add_rows(#y, #e);
+                #kernels::binary::binary_inplace::<#kernels::binary::Add, f32, 2>(#y, #e, &[0, 1], &[#rows, #n]);
             }
         });
         let relu = cx.epilogue.relu.then(|| {
