@@ -299,23 +299,14 @@ pub fn binary_same<O: BinaryOp<T>, T: Copy>(a: &[T], b: &[T], y: &mut [O::Out]) 
 /// [`binary_same`], a run of `from` values or more kept a loop ([`super::run_mut`]).
 #[inline(always)]
 fn same<O: BinaryOp<T>, T: Copy>(a: &[T], b: &[T], y: &mut [O::Out], from: usize) {
-    if O::FLOAT && super::pairs_from2(y, (a, b), |o, x, z| *o = O::apply(x, z)) {
-        return;
-    }
-    for ((out, &x), &z) in super::run_mut(y, from).zip(a).zip(b) {
-        *out = O::apply(x, z);
-    }
+    super::each_from2(y, (a, b), from, O::FLOAT, |o, x, z| *o = O::apply(x, z));
 }
 
 /// `y = y (op) b`, `b` having `y`'s size: one flat pass.
 #[inline]
 pub fn binary_same_inplace<O: BinaryOp<T, Out = T>, T: Copy>(y: &mut [T], b: &[T]) {
-    if O::FLOAT && super::pairs_from(y, b, |o, z| *o = O::apply(*o, z)) {
-        return;
-    }
-    for (o, &z) in super::run_mut(y, super::rolled_from(SOFT && O::FLOAT)).zip(b) {
-        *o = O::apply(*o, z);
-    }
+    let from = super::rolled_from(SOFT && O::FLOAT);
+    super::each_from(y, b, from, O::FLOAT, |o, z| *o = O::apply(*o, z));
 }
 
 /// `y = a (op) z` for one value `z`, `a` having `y`'s size: one flat pass, kept rolled on

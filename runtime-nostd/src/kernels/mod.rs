@@ -337,76 +337,92 @@ pub(crate) fn run_mut<T>(y: &mut [T], from: usize) -> impl Iterator<Item = &mut 
     })
 }
 
-/// Whether [`pairs_mut`], [`pairs_from`] and [`pairs_from2`] take a run of `n` values:
-/// a long run of float arithmetic on the microcontrollers with an FPU. Kept a loop there
-/// ([`run_mut`]), two values a step halve the loop's own instructions a value for one
-/// more copy of the body (PaddleOCR's classifier on the Cortex-M4F: 3.5 % fewer
-/// instructions for 732 B; the Transformer 0.2 % for 84 B).
+/// Whether [`each_mut`], [`each_from`] and [`each_from2`] take a run of `n` values two
+/// values a step: a long run of float arithmetic on the microcontrollers with an FPU.
+/// Kept a loop there ([`run_mut`]), two values a step halve the loop's own instructions
+/// a value for one more copy of the body (PaddleOCR's classifier on the Cortex-M4F:
+/// 3.5 % fewer instructions for 732 B; the Transformer 0.2 % for 84 B).
 #[inline(always)]
 const fn in_pairs(n: usize) -> bool {
     cfg!(all(target_os = "none", not(tinyonnx_soft_float))) && n >= SHORT_RUN
 }
 
-/// `f` on each value of `y` by a loop of two values a step, when [`in_pairs`] takes
-/// its length (false, and nothing done, otherwise).
+/// `f` on each value of `y`, the one elementwise loop of the unary kernels: two values a
+/// step when `pairs` (float arithmetic) and [`in_pairs`] takes the length, otherwise
+/// one a step through [`run_mut`] with `from` (from [`rolled_from`]).
 #[inline(always)]
-pub(crate) fn pairs_mut<U>(y: &mut [U], mut f: impl FnMut(&mut U)) -> bool {
-    if !in_pairs(y.len()) {
-        return false;
+pub(crate) fn each_mut<U>(y: &mut [U], from: usize, pairs: bool, mut f: impl FnMut(&mut U)) {
+    if pairs && in_pairs(y.len()) {
+        let mut out = y.chunks_exact_mut(2);
+        for o in &mut out {
+            rolled();
+            f(&mut o[0]);
+            f(&mut o[1]);
+        }
+        out.into_remainder().iter_mut().for_each(f);
+        return;
     }
-    let mut out = y.chunks_exact_mut(2);
-    for o in &mut out {
-        rolled();
-        f(&mut o[0]);
-        f(&mut o[1]);
+    for v in run_mut(y, from) {
+        f(v);
     }
-    out.into_remainder().iter_mut().for_each(f);
-    true
 }
 
-/// `f(y[i], x[i])` for each index of `y` (and `x`) as [`pairs_mut`].
+/// `f(y[i], x[i])` for each index of `y` (and `x`), as [`each_mut`].
 #[inline(always)]
-pub(crate) fn pairs_from<T: Copy, U>(y: &mut [U], x: &[T], mut f: impl FnMut(&mut U, T)) -> bool {
-    if !in_pairs(y.len()) {
-        return false;
+pub(crate) fn each_from<T: Copy, U>(
+    y: &mut [U],
+    x: &[T],
+    from: usize,
+    pairs: bool,
+    mut f: impl FnMut(&mut U, T),
+) {
+    if pairs && in_pairs(y.len()) {
+        let (mut out, mut src) = (y.chunks_exact_mut(2), x.chunks_exact(2));
+        for (o, v) in (&mut out).zip(&mut src) {
+            rolled();
+            f(&mut o[0], v[0]);
+            f(&mut o[1], v[1]);
+        }
+        for (o, &v) in out.into_remainder().iter_mut().zip(src.remainder()) {
+            f(o, v);
+        }
+        return;
     }
-    let (mut out, mut src) = (y.chunks_exact_mut(2), x.chunks_exact(2));
-    for (o, v) in (&mut out).zip(&mut src) {
-        rolled();
-        f(&mut o[0], v[0]);
-        f(&mut o[1], v[1]);
-    }
-    for (o, &v) in out.into_remainder().iter_mut().zip(src.remainder()) {
+    for (o, &v) in run_mut(y, from).zip(x) {
         f(o, v);
     }
-    true
 }
 
-/// `f(y[i], a[i], b[i])` for each index of `y` as [`pairs_mut`].
+/// `f(y[i], a[i], b[i])` for each index of `y`, as [`each_mut`].
 #[inline(always)]
-pub(crate) fn pairs_from2<T: Copy, U>(
+pub(crate) fn each_from2<T: Copy, U>(
     y: &mut [U],
     (a, b): (&[T], &[T]),
+    from: usize,
+    pairs: bool,
     mut f: impl FnMut(&mut U, T, T),
-) -> bool {
-    if !in_pairs(y.len()) {
-        return false;
+) {
+    if pairs && in_pairs(y.len()) {
+        let (mut out, mut xa, mut xb) =
+            (y.chunks_exact_mut(2), a.chunks_exact(2), b.chunks_exact(2));
+        for ((o, u), v) in (&mut out).zip(&mut xa).zip(&mut xb) {
+            rolled();
+            f(&mut o[0], u[0], v[0]);
+            f(&mut o[1], u[1], v[1]);
+        }
+        let rest = out
+            .into_remainder()
+            .iter_mut()
+            .zip(xa.remainder())
+            .zip(xb.remainder());
+        for ((o, &u), &v) in rest {
+            f(o, u, v);
+        }
+        return;
     }
-    let (mut out, mut xa, mut xb) = (y.chunks_exact_mut(2), a.chunks_exact(2), b.chunks_exact(2));
-    for ((o, u), v) in (&mut out).zip(&mut xa).zip(&mut xb) {
-        rolled();
-        f(&mut o[0], u[0], v[0]);
-        f(&mut o[1], u[1], v[1]);
-    }
-    let rest = out
-        .into_remainder()
-        .iter_mut()
-        .zip(xa.remainder())
-        .zip(xb.remainder());
-    for ((o, &u), &v) in rest {
+    for ((o, &u), &v) in run_mut(y, from).zip(a).zip(b) {
         f(o, u, v);
     }
-    true
 }
 
 /// The shortest run [`run_mut`] keeps a loop: none on hosts; on the microcontrollers,

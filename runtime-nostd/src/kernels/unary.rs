@@ -36,48 +36,32 @@ impl UnaryOp for Tanh {
     }
 }
 
+/// The shortest run the elementwise loops below keep a loop ([`super::rolled_from`]):
+/// the float operations are library calls on the cores without an FPU.
+const FROM: usize = super::rolled_from(cfg!(tinyonnx_soft_float));
+
 /// `y = op(x)`.
 #[inline]
 pub fn unary<O: UnaryOp>(x: &[f32], y: &mut [f32]) {
-    if super::pairs_from(y, x, |o, v| *o = O::apply(v)) {
-        return;
-    }
-    for (out, &v) in super::run_mut(y, super::rolled_from(cfg!(tinyonnx_soft_float))).zip(x) {
-        *out = O::apply(v);
-    }
+    super::each_from(y, x, FROM, true, |o, v| *o = O::apply(v));
 }
 
 /// `y = f(x)`, `f` a formula the macro wrote.
 #[inline]
 pub fn map<T: Copy, U>(x: &[T], y: &mut [U], f: impl Fn(T) -> U) {
-    if super::pairs_from(y, x, |o, v| *o = f(v)) {
-        return;
-    }
-    for (out, &v) in super::run_mut(y, super::rolled_from(cfg!(tinyonnx_soft_float))).zip(x) {
-        *out = f(v);
-    }
+    super::each_from(y, x, FROM, true, |o, v| *o = f(v));
 }
 
 /// `y = f(y)`.
 #[inline]
 pub fn map_inplace<T: Copy>(y: &mut [T], f: impl Fn(T) -> T) {
-    if super::pairs_mut(y, |o| *o = f(*o)) {
-        return;
-    }
-    for v in super::run_mut(y, super::rolled_from(cfg!(tinyonnx_soft_float))) {
-        *v = f(*v);
-    }
+    super::each_mut(y, FROM, true, |o| *o = f(*o));
 }
 
 /// `y = op(y)`.
 #[inline]
 pub fn unary_inplace<O: UnaryOp>(y: &mut [f32]) {
-    if super::pairs_mut(y, |o| *o = O::apply(*o)) {
-        return;
-    }
-    for v in super::run_mut(y, super::rolled_from(cfg!(tinyonnx_soft_float))) {
-        *v = O::apply(*v);
-    }
+    super::each_mut(y, FROM, true, |o| *o = O::apply(*o));
 }
 
 /// `0.5 x (1 + erf(x / sqrt(2)))`.
