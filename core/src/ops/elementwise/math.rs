@@ -164,10 +164,7 @@ map_op!(
     ],
     |a, v, _| {
         let (alpha, beta) = (a.float("alpha"), a.float("beta"));
-        quote!({
-            let t = #alpha * #v + #beta;
-            if t < 0.0f32 { 0.0f32 } else if t > 1.0f32 { 1.0f32 } else { t }
-        })
+        quote!(::tinyonnx::__export::kernels::math::unit_clamp(#alpha * #v + #beta))
     }
 );
 
@@ -253,10 +250,8 @@ map_op!(
     &[DType::F32],
     &[],
     |_, v, _| {
-        quote!({
-            let t = #v * (1.0f32 / 6.0f32) + 0.5f32;
-            #v * (if t < 0.0f32 { 0.0f32 } else if t > 1.0f32 { 1.0f32 } else { t })
-        })
+        let clamp = quote!(::tinyonnx::__export::kernels::math::unit_clamp);
+        quote!(#v * #clamp(#v * (1.0f32 / 6.0f32) + 0.5f32))
     },
     since_opset = 14
 );
