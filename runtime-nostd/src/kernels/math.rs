@@ -258,6 +258,28 @@ mod tests {
         (0..=count).map(move |i| lo + (hi - lo) * i as f32 / count as f32)
     }
 
+    /// The clamp of HardSigmoid and HardSwish, against `max(0, min(1, t))` as ONNX
+    /// writes it: NaN stays NaN, the infinities and the bounds land on 0 and 1.
+    #[test]
+    #[allow(clippy::manual_clamp)] // the reference is the formula as ONNX writes it
+    fn unit_clamp_is_min_then_max() {
+        assert!(unit_clamp(f32::NAN).is_nan());
+        let cases = [
+            f32::NEG_INFINITY,
+            -2.5,
+            -0.0,
+            0.0,
+            0.25,
+            1.0,
+            1.0 + f32::EPSILON,
+            7.0,
+        ];
+        for t in cases.into_iter().chain(sweep(-3.0, 3.0, 600)) {
+            assert_eq!(unit_clamp(t), t.min(1.0).max(0.0), "{t}");
+        }
+        assert_eq!(unit_clamp(f32::INFINITY), 1.0);
+    }
+
     #[test]
     fn relu_on_the_bits_is_the_compare() {
         // The bit patterns every 997 apart, and the edges: -0, the smallest negative
