@@ -43,7 +43,7 @@ const FROM: usize = super::rolled_from(cfg!(tinyonnx_soft_float));
 /// `y = op(x)`.
 #[inline]
 pub fn unary<O: UnaryOp>(x: &[f32], y: &mut [f32]) {
-    super::each_from(y, x, FROM, true, |o, v| *o = O::apply(v));
+    map(x, y, O::apply);
 }
 
 /// `y = f(x)`, `f` a formula the macro wrote.
@@ -61,7 +61,7 @@ pub fn map_inplace<T: Copy>(y: &mut [T], f: impl Fn(T) -> T) {
 /// `y = op(y)`.
 #[inline]
 pub fn unary_inplace<O: UnaryOp>(y: &mut [f32]) {
-    super::each_mut(y, FROM, true, |o| *o = O::apply(*o));
+    map_inplace(y, O::apply);
 }
 
 /// `0.5 x (1 + erf(x / sqrt(2)))`.
