@@ -1,6 +1,7 @@
 //! ONNX `LSTM`. Gate order in W, R and B is i, o, f, c; peepholes P are i, o, f.
 
 use super::GateWeights;
+use super::gates::{Activation, Fixed, Gate, RecurrentSizes, Sizes, Static};
 use super::unary::UnaryOp;
 
 /// Run-time flags of one LSTM node.
@@ -48,10 +49,12 @@ pub fn lstm<
     gates: &mut [f32],
 ) {
     let plain_cells = p.is_none() && opts.clip == f32::INFINITY && !opts.input_forget;
+    let sizes = Fixed::<SEQ, BATCH, INPUT, HIDDEN, DIRS>;
+    let acts = (Static::<F>::new(), Static::<G>::new(), Static::<H>::new());
     macro_rules! run {
         ($packed:literal, $plain:literal) => {
-            run::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G, H, $packed, $plain>(
-                x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
+            run::<_, _, _, _, $packed, $plain>(
+                sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
             )
         };
     }
@@ -63,22 +66,14 @@ pub fn lstm<
     }
 }
 
-/// [`lstm`] for weights packed or not (`PACKED`, which `weights` is) and cells with
-/// neither peepholes, clip nor coupled gates or not (`PLAIN_CELLS`, which `lstm` found).
+/// [`lstm`] with the sizes and the activations (`f`, `g`, `h`) as values: one copy of
+/// the kernel for every node that calls it with weights of the same kind (the cells
+/// test for peepholes, clip and coupled gates).
 #[allow(clippy::too_many_arguments)]
-#[inline(never)]
-fn run<
-    const SEQ: usize,
-    const BATCH: usize,
-    const INPUT: usize,
-    const HIDDEN: usize,
-    const DIRS: usize,
-    F: UnaryOp,
-    G: UnaryOp,
-    H: UnaryOp,
-    const PACKED: bool,
-    const PLAIN_CELLS: bool,
->(
+#[inline(always)]
+pub fn lstm_sized(
+    sizes: Sizes,
+    [f, g, h]: [Gate; 3],
     x: &[f32],
     weights: GateWeights<'_>,
     h0: Option<&[f32]>,
@@ -90,38 +85,81 @@ fn run<
     y_c: &mut [f32],
     gates: &mut [f32],
 ) {
-    let g4 = 4 * HIDDEN;
-    let x = &x[..SEQ * BATCH * INPUT];
-    let (gates, xh) = gates.split_at_mut(BATCH * g4);
-    let xh_len = INPUT + HIDDEN;
+    let acts = (f, g, h);
+    match weights {
+        GateWeights::Packed { .. } => run::<_, _, _, _, true, false>(
+            sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
+        ),
+        GateWeights::Plain { .. } => run::<_, _, _, _, false, false>(
+            sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
+        ),
+    }
+}
+
+/// [`lstm`] for weights packed or not (`PACKED`, which `weights` is) and cells with
+/// neither peepholes, clip nor coupled gates or not (`PLAIN_CELLS`, which `lstm` found).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn run<
+    S: RecurrentSizes,
+    F: Activation,
+    G: Activation,
+    H: Activation,
+    const PACKED: bool,
+    const PLAIN_CELLS: bool,
+>(
+    sizes: S,
+    acts: (F, G, H),
+    x: &[f32],
+    weights: GateWeights<'_>,
+    h0: Option<&[f32]>,
+    c0: Option<&[f32]>,
+    p: Option<&[f32]>,
+    opts: Options,
+    y: &mut [f32],
+    y_h: &mut [f32],
+    y_c: &mut [f32],
+    gates: &mut [f32],
+) {
+    let Sizes {
+        seq,
+        batch,
+        input,
+        hidden,
+        dirs,
+    } = sizes.get();
+    let g4 = 4 * hidden;
+    let x = &x[..seq * batch * input];
+    let (gates, xh) = gates.split_at_mut(batch * g4);
+    let xh_len = input + hidden;
     let packed_len = super::packed::packed_len(xh_len, g4);
-    let state = BATCH * HIDDEN;
-    super::copy::init_state(y_h, h0, DIRS * state);
-    super::copy::init_state(y_c, c0, DIRS * state);
-    for d in 0..DIRS {
-        let pd = p.map(|p| &p[d * 3 * HIDDEN..(d + 1) * 3 * HIDDEN]);
+    let state = batch * hidden;
+    super::copy::init_state(y_h, h0, dirs * state);
+    super::copy::init_state(y_c, c0, dirs * state);
+    for d in 0..dirs {
+        let pd = p.map(|p| &p[d * 3 * hidden..(d + 1) * 3 * hidden]);
         let h = &mut y_h[d * state..(d + 1) * state];
         let c = &mut y_c[d * state..(d + 1) * state];
         let backwards = d == 1 || opts.reverse;
-        for step in 0..SEQ {
-            let t = if backwards { SEQ - 1 - step } else { step };
-            let xt = &x[t * BATCH * INPUT..(t + 1) * BATCH * INPUT];
+        for step in 0..seq {
+            let t = if backwards { seq - 1 - step } else { step };
+            let xt = &x[t * batch * input..(t + 1) * batch * input];
             match weights {
                 GateWeights::Plain { w, r, b } if !PACKED => {
-                    let wd = &w[d * g4 * INPUT..(d + 1) * g4 * INPUT];
-                    let rd = &r[d * g4 * HIDDEN..(d + 1) * g4 * HIDDEN];
+                    let wd = &w[d * g4 * input..(d + 1) * g4 * input];
+                    let rd = &r[d * g4 * hidden..(d + 1) * g4 * hidden];
                     let bd = b.map(|b| &b[d * 2 * g4..(d + 1) * 2 * g4]);
-                    for bt in 0..BATCH {
-                        let xb = &xt[bt * INPUT..(bt + 1) * INPUT];
-                        let ht = &h[bt * HIDDEN..(bt + 1) * HIDDEN];
+                    for bt in 0..batch {
+                        let xb = &xt[bt * input..(bt + 1) * input];
+                        let ht = &h[bt * hidden..(bt + 1) * hidden];
                         let gb = &mut gates[bt * g4..(bt + 1) * g4];
                         for (k, out) in gb.iter_mut().enumerate() {
                             let mut s = bd.map_or(0.0, |bd| bd[k] + bd[g4 + k]);
-                            let wrow = &wd[k * INPUT..(k + 1) * INPUT];
+                            let wrow = &wd[k * input..(k + 1) * input];
                             for (wv, xv) in wrow.iter().zip(xb) {
                                 s += wv * xv;
                             }
-                            let rrow = &rd[k * HIDDEN..(k + 1) * HIDDEN];
+                            let rrow = &rd[k * hidden..(k + 1) * hidden];
                             for (rv, hv) in rrow.iter().zip(ht) {
                                 s += rv * hv;
                             }
@@ -130,13 +168,13 @@ fn run<
                     }
                 }
                 GateWeights::Packed { wr, bias } if PACKED => {
-                    let xh = &mut xh[..BATCH * xh_len];
+                    let xh = &mut xh[..batch * xh_len];
                     for (bt, row) in xh.chunks_exact_mut(xh_len).enumerate() {
-                        super::copy_run(&mut row[..INPUT], &xt[bt * INPUT..(bt + 1) * INPUT]);
-                        super::copy_run(&mut row[INPUT..], &h[bt * HIDDEN..(bt + 1) * HIDDEN]);
+                        super::copy_run(&mut row[..input], &xt[bt * input..(bt + 1) * input]);
+                        super::copy_run(&mut row[input..], &h[bt * hidden..(bt + 1) * hidden]);
                     }
                     super::packed::gemm_packed(
-                        (BATCH, xh_len, g4),
+                        (batch, xh_len, g4),
                         xh,
                         xh_len,
                         &wr[d * packed_len..(d + 1) * packed_len],
@@ -153,13 +191,14 @@ fn run<
                 // `lstm` passes `PACKED` as the weights' kind.
                 _ => unreachable!("lstm: weights not of the kind PACKED says"),
             }
-            for bt in 0..BATCH {
-                let out = ((t * DIRS + d) * BATCH + bt) * HIDDEN;
-                gate_update::<F, G, H, HIDDEN, PLAIN_CELLS>(
+            for bt in 0..batch {
+                let out = ((t * dirs + d) * batch + bt) * hidden;
+                gate_update::<F, G, H, PLAIN_CELLS>(
+                    (acts, hidden),
                     &gates[bt * g4..(bt + 1) * g4],
-                    &mut c[bt * HIDDEN..(bt + 1) * HIDDEN],
-                    &mut h[bt * HIDDEN..(bt + 1) * HIDDEN],
-                    &mut y[out..out + HIDDEN],
+                    &mut c[bt * hidden..(bt + 1) * hidden],
+                    &mut h[bt * hidden..(bt + 1) * hidden],
+                    &mut y[out..out + hidden],
                     pd,
                     opts,
                 );
@@ -174,7 +213,8 @@ fn run<
 /// activations are the step's main cost after the matrix product), as the packed kernel
 /// does; the arithmetic is the same, so the results are too.
 #[inline(always)]
-fn gate_update<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize, const PLAIN: bool>(
+fn gate_update<F: Activation, G: Activation, H: Activation, const PLAIN: bool>(
+    (acts, hidden): ((F, G, H), usize),
     gb: &[f32],
     cb: &mut [f32],
     hb: &mut [f32],
@@ -185,10 +225,10 @@ fn gate_update<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize, const PL
     #[cfg(target_arch = "x86_64")]
     if super::arch::x86_64::cpu::avx_fma() {
         // Safety: the CPU has AVX and FMA (checked just above).
-        unsafe { gate_update_avx::<F, G, H, HIDDEN, PLAIN>(gb, cb, hb, yb, pd, opts) };
+        unsafe { gate_update_avx::<F, G, H, PLAIN>((acts, hidden), gb, cb, hb, yb, pd, opts) };
         return;
     }
-    cells::<F, G, H, HIDDEN, PLAIN>(gb, cb, hb, yb, pd, opts);
+    cells::<F, G, H, PLAIN>((acts, hidden), gb, cb, hb, yb, pd, opts);
 }
 
 /// [`cells`] compiled for AVX and FMA.
@@ -197,13 +237,8 @@ fn gate_update<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize, const PL
 /// The CPU must have AVX and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,fma")]
-unsafe fn gate_update_avx<
-    F: UnaryOp,
-    G: UnaryOp,
-    H: UnaryOp,
-    const HIDDEN: usize,
-    const PLAIN: bool,
->(
+unsafe fn gate_update_avx<F: Activation, G: Activation, H: Activation, const PLAIN: bool>(
+    (acts, hidden): ((F, G, H), usize),
     gb: &[f32],
     cb: &mut [f32],
     hb: &mut [f32],
@@ -211,7 +246,7 @@ unsafe fn gate_update_avx<
     pd: Option<&[f32]>,
     opts: Options,
 ) {
-    cells::<F, G, H, HIDDEN, PLAIN>(gb, cb, hb, yb, pd, opts);
+    cells::<F, G, H, PLAIN>((acts, hidden), gb, cb, hb, yb, pd, opts);
 }
 
 /// One pass over the cells: each reads its four gates and its cell state once and writes
@@ -220,7 +255,8 @@ unsafe fn gate_update_avx<
 /// and f, the new one for o. `PLAIN` (no peephole, clip or coupled gate: the caller
 /// checked) leaves their tests out of the loop.
 #[inline(always)]
-fn cells<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize, const PLAIN: bool>(
+fn cells<F: Activation, G: Activation, H: Activation, const PLAIN: bool>(
+    ((f_act, g_act, h_act), hidden): ((F, G, H), usize),
     gb: &[f32],
     cb: &mut [f32],
     hb: &mut [f32],
@@ -229,15 +265,15 @@ fn cells<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize, const PLAIN: b
     opts: Options,
 ) {
     let (gb, cb, hb, yb) = (
-        &gb[..4 * HIDDEN],
-        &mut cb[..HIDDEN],
-        &mut hb[..HIDDEN],
-        &mut yb[..HIDDEN],
+        &gb[..4 * hidden],
+        &mut cb[..hidden],
+        &mut hb[..hidden],
+        &mut yb[..hidden],
     );
     let pd = if PLAIN {
         None
     } else {
-        pd.map(|p| &p[..3 * HIDDEN])
+        pd.map(|p| &p[..3 * hidden])
     };
     let clip = |v: f32| {
         if PLAIN {
@@ -246,40 +282,40 @@ fn cells<F: UnaryOp, G: UnaryOp, H: UnaryOp, const HIDDEN: usize, const PLAIN: b
             v.clamp(-opts.clip, opts.clip)
         }
     };
-    // On the cores without an FPU a loop whatever `HIDDEN`: there the activations are
+    // On the cores without an FPU a loop whatever `hidden`: there the activations are
     // calls, and a small constant count's body the RISC-V unroller copies whole (the
     // LSTM zoo's 4 and 7 cells: 1.6 KB). The indices' checks this brings back also keep
     // the Arm unroller from copying the body by 4 (sliced to the count, the Cortex-M3's
     // zoo took 4 KB more).
     let count = if cfg!(tinyonnx_soft_float) {
-        super::opaque(HIDDEN)
+        super::opaque(hidden)
     } else {
-        HIDDEN
+        hidden
     };
     for j in 0..count {
         let c_prev = cb[j];
         let (mut i, mut o, mut f, g) = (
             gb[j],
-            gb[HIDDEN + j],
-            gb[2 * HIDDEN + j],
-            gb[3 * HIDDEN + j],
+            gb[hidden + j],
+            gb[2 * hidden + j],
+            gb[3 * hidden + j],
         );
         if let Some(pd) = pd {
             i += pd[j] * c_prev;
-            f += pd[2 * HIDDEN + j] * c_prev;
+            f += pd[2 * hidden + j] * c_prev;
         }
-        let i = F::apply(clip(i));
+        let i = f_act.apply(clip(i));
         let f = if !PLAIN && opts.input_forget {
             1.0 - i
         } else {
-            F::apply(clip(f))
+            f_act.apply(clip(f))
         };
-        let c = f * c_prev + i * G::apply(clip(g));
+        let c = f * c_prev + i * g_act.apply(clip(g));
         cb[j] = c;
         if let Some(pd) = pd {
-            o += pd[HIDDEN + j] * c;
+            o += pd[hidden + j] * c;
         }
-        let h = F::apply(clip(o)) * H::apply(c);
+        let h = f_act.apply(clip(o)) * h_act.apply(c);
         hb[j] = h;
         yb[j] = h;
     }

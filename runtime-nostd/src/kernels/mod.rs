@@ -15,6 +15,7 @@ pub mod copy;
 #[cfg(test)]
 mod differential;
 pub mod dot;
+pub mod gates;
 pub mod gemm;
 pub mod loss;
 pub mod lstm;

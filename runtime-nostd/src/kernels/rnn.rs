@@ -2,6 +2,7 @@
 //! whole sequence, with dot products per gate row.
 
 use super::GateWeights;
+use super::gates::{Activation, Fixed, Gate, RecurrentSizes, Sizes, Static};
 use super::unary::UnaryOp;
 
 /// Run-time flags of one GRU or RNN node.
@@ -63,25 +64,19 @@ pub fn gru<
     y_h: &mut [f32],
     scratch: &mut [f32],
 ) {
+    let sizes = Fixed::<SEQ, BATCH, INPUT, HIDDEN, DIRS>;
+    let acts = (Static::<F>::new(), Static::<G>::new());
     match weights {
-        GateWeights::Plain { w, r, b } => gru_plain::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G>(
-            x, w, r, b, h0, opts, y, y_h, scratch,
-        ),
+        GateWeights::Plain { w, r, b } => {
+            gru_plain(sizes, acts, x, w, r, b, h0, opts, y, y_h, scratch)
+        }
         GateWeights::Packed { wr, bias } => {
             // The options as constants too: one copy of the step, not one per option.
             macro_rules! packed {
                 ($linear_before_reset:literal, $clip:literal) => {
-                    gru_packed::<
-                        SEQ,
-                        BATCH,
-                        INPUT,
-                        HIDDEN,
-                        DIRS,
-                        F,
-                        G,
-                        $linear_before_reset,
-                        $clip,
-                    >(x, wr, bias, h0, opts, y, y_h, scratch)
+                    gru_packed::<_, _, _, $linear_before_reset, $clip>(
+                        sizes, acts, x, wr, bias, h0, opts, y, y_h, scratch,
+                    )
                 };
             }
             match (opts.linear_before_reset, opts.clip != f32::INFINITY) {
@@ -94,6 +89,43 @@ pub fn gru<
     }
 }
 
+/// [`gru`] with the sizes and the activations (`f`, `g`) as values: one copy of the
+/// kernel for every node that calls it with weights of the same kind, its options read
+/// at run time.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn gru_sized(
+    sizes: Sizes,
+    [f, g]: [Gate; 2],
+    x: &[f32],
+    weights: GateWeights<'_>,
+    h0: Option<&[f32]>,
+    opts: Options,
+    y: &mut [f32],
+    y_h: &mut [f32],
+    scratch: &mut [f32],
+) {
+    match weights {
+        GateWeights::Plain { w, r, b } => {
+            gru_plain(sizes, (f, g), x, w, r, b, h0, opts, y, y_h, scratch)
+        }
+        // Clipped whatever `opts.clip` (an infinite bound leaves every value, NaN too,
+        // as it is); `linear_before_reset` read from `opts` (the sizes not `FIXED`).
+        GateWeights::Packed { wr, bias } => gru_packed::<_, _, _, false, true>(
+            sizes,
+            (f, g),
+            x,
+            wr,
+            bias,
+            h0,
+            opts,
+            y,
+            y_h,
+            scratch,
+        ),
+    }
+}
+
 /// [`gru`] with the weights packed: per step three matrix products over the whole
 /// batch (z and r at once from `[x_t, h]`, the candidate's input and recurrence parts
 /// apart), then one pass over the cells. `LINEAR_BEFORE_RESET` is
@@ -101,16 +133,14 @@ pub fn gru<
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn gru_packed<
-    const SEQ: usize,
-    const BATCH: usize,
-    const INPUT: usize,
-    const HIDDEN: usize,
-    const DIRS: usize,
-    F: UnaryOp,
-    G: UnaryOp,
+    S: RecurrentSizes,
+    F: Activation,
+    G: Activation,
     const LINEAR_BEFORE_RESET: bool,
     const CLIP: bool,
 >(
+    sizes: S,
+    (f_act, g_act): (F, G),
     x: &[f32],
     wr: &[f32],
     bias: Option<&[f32]>,
@@ -120,16 +150,28 @@ fn gru_packed<
     y_h: &mut [f32],
     scratch: &mut [f32],
 ) {
+    let Sizes {
+        seq,
+        batch,
+        input,
+        hidden,
+        dirs,
+    } = sizes.get();
+    let linear_before_reset = if S::FIXED {
+        LINEAR_BEFORE_RESET
+    } else {
+        opts.linear_before_reset
+    };
     use super::packed::{Strided, gemm_packed, packed_len};
-    let (xh_len, g2, state) = (INPUT + HIDDEN, 2 * HIDDEN, BATCH * HIDDEN);
-    let x = &x[..SEQ * BATCH * INPUT];
-    let scratch = &mut scratch[..tinyonnx_layout::gru::scratch(BATCH, INPUT, HIDDEN, true)];
-    let (xh, rest) = scratch.split_at_mut(BATCH * xh_len);
-    let (zr, rest) = rest.split_at_mut(BATCH * g2);
+    let (xh_len, g2, state) = (input + hidden, 2 * hidden, batch * hidden);
+    let x = &x[..seq * batch * input];
+    let scratch = &mut scratch[..tinyonnx_layout::gru::scratch(batch, input, hidden, true)];
+    let (xh, rest) = scratch.split_at_mut(batch * xh_len);
+    let (zr, rest) = rest.split_at_mut(batch * g2);
     let (cand, rest) = rest.split_at_mut(state);
     let (rec, reset) = rest.split_at_mut(state);
-    let (zr_len, wh_len) = (packed_len(xh_len, g2), packed_len(INPUT, HIDDEN));
-    let per_dir = tinyonnx_layout::gru::packed_len_per_dir(INPUT, HIDDEN);
+    let (zr_len, wh_len) = (packed_len(xh_len, g2), packed_len(input, hidden));
+    let per_dir = tinyonnx_layout::gru::packed_len_per_dir(input, hidden);
     let clip = |v: f32| {
         if CLIP {
             v.clamp(-opts.clip, opts.clip)
@@ -137,29 +179,29 @@ fn gru_packed<
             v
         }
     };
-    super::copy::init_state(y_h, h0, DIRS * state);
-    for d in 0..DIRS {
+    super::copy::init_state(y_h, h0, dirs * state);
+    for d in 0..dirs {
         let (zr_w, rest) = wr[d * per_dir..(d + 1) * per_dir].split_at(zr_len);
         let (wh, rh) = rest.split_at(wh_len);
         let bias_at = |from: usize, len: usize| {
             bias.map(|b| Strided {
-                values: &b[d * 4 * HIDDEN + from..d * 4 * HIDDEN + from + len],
+                values: &b[d * 4 * hidden + from..d * 4 * hidden + from + len],
                 rows: 0,
                 cols: 1,
             })
         };
         let h = &mut y_h[d * state..(d + 1) * state];
         let backwards = d == 1 || opts.reverse;
-        for step in 0..SEQ {
-            let t = if backwards { SEQ - 1 - step } else { step };
-            let xt = &x[t * BATCH * INPUT..(t + 1) * BATCH * INPUT];
+        for step in 0..seq {
+            let t = if backwards { seq - 1 - step } else { step };
+            let xt = &x[t * batch * input..(t + 1) * batch * input];
             for (bt, row) in xh.chunks_exact_mut(xh_len).enumerate() {
-                super::copy_run(&mut row[..INPUT], &xt[bt * INPUT..(bt + 1) * INPUT]);
-                super::copy_run(&mut row[INPUT..], &h[bt * HIDDEN..(bt + 1) * HIDDEN]);
+                super::copy_run(&mut row[..input], &xt[bt * input..(bt + 1) * input]);
+                super::copy_run(&mut row[input..], &h[bt * hidden..(bt + 1) * hidden]);
             }
             let b_zr = bias_at(0, g2);
             gemm_packed(
-                (BATCH, xh_len, g2),
+                (batch, xh_len, g2),
                 xh,
                 xh_len,
                 zr_w,
@@ -168,56 +210,58 @@ fn gru_packed<
                 (g2, 1),
                 false,
             );
-            let b_wh = bias_at(g2, HIDDEN);
+            let b_wh = bias_at(g2, hidden);
             gemm_packed(
-                (BATCH, INPUT, HIDDEN),
+                (batch, input, hidden),
                 xt,
-                INPUT,
+                input,
                 wh,
                 b_wh,
                 cand,
-                (HIDDEN, 1),
+                (hidden, 1),
                 false,
             );
-            if LINEAR_BEFORE_RESET {
+            if linear_before_reset {
                 // h~ = g(x W_h + Wb_h + r (h R_h + Rb_h)).
-                let b_rh = bias_at(3 * HIDDEN, HIDDEN);
+                let b_rh = bias_at(3 * hidden, hidden);
                 gemm_packed(
-                    (BATCH, HIDDEN, HIDDEN),
+                    (batch, hidden, hidden),
                     h,
-                    HIDDEN,
+                    hidden,
                     rh,
                     b_rh,
                     rec,
-                    (HIDDEN, 1),
+                    (hidden, 1),
                     false,
                 );
             } else {
                 // h~ = g(x W_h + (r h) R_h + Wb_h + Rb_h): the reset state first.
-                for bt in 0..BATCH {
-                    let at = bt * HIDDEN..(bt + 1) * HIDDEN;
-                    let rg = &zr[bt * g2 + HIDDEN..(bt + 1) * g2];
+                for bt in 0..batch {
+                    let at = bt * hidden..(bt + 1) * hidden;
+                    let rg = &zr[bt * g2 + hidden..(bt + 1) * g2];
                     for ((o, &pre), &hv) in reset[at.clone()].iter_mut().zip(rg).zip(&h[at]) {
-                        *o = F::apply(clip(pre)) * hv;
+                        *o = f_act.apply(clip(pre)) * hv;
                     }
                 }
                 let init = Some(Strided {
                     values: cand,
-                    rows: HIDDEN,
+                    rows: hidden,
                     cols: 1,
                 });
                 gemm_packed(
-                    (BATCH, HIDDEN, HIDDEN),
+                    (batch, hidden, hidden),
                     reset,
-                    HIDDEN,
+                    hidden,
                     rh,
                     init,
                     rec,
-                    (HIDDEN, 1),
+                    (hidden, 1),
                     false,
                 );
             }
-            gru_cells::<F, G, BATCH, HIDDEN, DIRS, LINEAR_BEFORE_RESET, CLIP>(
+            gru_cells::<F, G, CLIP>(
+                (f_act, g_act),
+                (batch, hidden, dirs, linear_before_reset),
                 (zr, cand, rec),
                 (h, y),
                 (t, d),
@@ -232,15 +276,9 @@ fn gru_packed<
 /// recurrence products): each cell reads its gates once and writes the new state to
 /// `h` and to step `t` of `y`. `CLIP`: clamp the pre-activations to `opts.clip`.
 #[inline(always)]
-fn gru_cells<
-    F: UnaryOp,
-    G: UnaryOp,
-    const BATCH: usize,
-    const HIDDEN: usize,
-    const DIRS: usize,
-    const LINEAR_BEFORE_RESET: bool,
-    const CLIP: bool,
->(
+fn gru_cells<F: Activation, G: Activation, const CLIP: bool>(
+    (f_act, g_act): (F, G),
+    (batch, hidden, dirs, linear_before_reset): (usize, usize, usize, bool),
     (zr, cand, rec): (&[f32], &[f32], &[f32]),
     (h, y): (&mut [f32], &mut [f32]),
     (t, d): (usize, usize),
@@ -253,20 +291,20 @@ fn gru_cells<
             v
         }
     };
-    let g2 = 2 * HIDDEN;
-    for bt in 0..BATCH {
-        let out = ((t * DIRS + d) * BATCH + bt) * HIDDEN;
-        let at = bt * HIDDEN..(bt + 1) * HIDDEN;
-        let (zg, rg) = zr[bt * g2..(bt + 1) * g2].split_at(HIDDEN);
+    let g2 = 2 * hidden;
+    for bt in 0..batch {
+        let out = ((t * dirs + d) * batch + bt) * hidden;
+        let at = bt * hidden..(bt + 1) * hidden;
+        let (zg, rg) = zr[bt * g2..(bt + 1) * g2].split_at(hidden);
         let (cb, eb) = (&cand[at.clone()], &rec[at.clone()]);
-        let (hb, yb) = (&mut h[at], &mut y[out..out + HIDDEN]);
-        for j in 0..HIDDEN {
-            let pre = if LINEAR_BEFORE_RESET {
-                cb[j] + F::apply(clip(rg[j])) * eb[j]
+        let (hb, yb) = (&mut h[at], &mut y[out..out + hidden]);
+        for j in 0..hidden {
+            let pre = if linear_before_reset {
+                cb[j] + f_act.apply(clip(rg[j])) * eb[j]
             } else {
                 eb[j]
             };
-            let (z, n) = (F::apply(clip(zg[j])), G::apply(clip(pre)));
+            let (z, n) = (f_act.apply(clip(zg[j])), g_act.apply(clip(pre)));
             let v = (1.0 - z) * n + z * hb[j];
             hb[j] = v;
             yb[j] = v;
@@ -277,15 +315,9 @@ fn gru_cells<
 /// [`gru`] with the weights as in the ONNX: dot products per gate row.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-fn gru_plain<
-    const SEQ: usize,
-    const BATCH: usize,
-    const INPUT: usize,
-    const HIDDEN: usize,
-    const DIRS: usize,
-    F: UnaryOp,
-    G: UnaryOp,
->(
+fn gru_plain<S: RecurrentSizes, F: Activation, G: Activation>(
+    sizes: S,
+    (f_act, g_act): (F, G),
     x: &[f32],
     w: &[f32],
     r: &[f32],
@@ -296,52 +328,59 @@ fn gru_plain<
     y_h: &mut [f32],
     scratch: &mut [f32],
 ) {
-    let (g3, state) = (3 * HIDDEN, BATCH * HIDDEN);
-    super::copy::init_state(y_h, h0, DIRS * state);
-    let (gx, rest) = scratch[..5 * HIDDEN].split_at_mut(g3);
-    let (rh, new) = rest.split_at_mut(HIDDEN);
+    let Sizes {
+        seq,
+        batch,
+        input,
+        hidden,
+        dirs,
+    } = sizes.get();
+    let (g3, state) = (3 * hidden, batch * hidden);
+    super::copy::init_state(y_h, h0, dirs * state);
+    let (gx, rest) = scratch[..5 * hidden].split_at_mut(g3);
+    let (rh, new) = rest.split_at_mut(hidden);
     let clip = |v: f32| v.clamp(-opts.clip, opts.clip);
-    for d in 0..DIRS {
-        let wd = &w[d * g3 * INPUT..(d + 1) * g3 * INPUT];
-        let rd = &r[d * g3 * HIDDEN..(d + 1) * g3 * HIDDEN];
+    for d in 0..dirs {
+        let wd = &w[d * g3 * input..(d + 1) * g3 * input];
+        let rd = &r[d * g3 * hidden..(d + 1) * g3 * hidden];
         let bias = |k: usize| b.map_or((0.0, 0.0), |b| (b[d * 2 * g3 + k], b[d * 2 * g3 + g3 + k]));
         let h = &mut y_h[d * state..(d + 1) * state];
-        for step in 0..SEQ {
+        for step in 0..seq {
             let t = if d == 1 || opts.reverse {
-                SEQ - 1 - step
+                seq - 1 - step
             } else {
                 step
             };
-            for bt in 0..BATCH {
-                let xt = &x[(t * BATCH + bt) * INPUT..(t * BATCH + bt + 1) * INPUT];
-                let hp = &h[bt * HIDDEN..(bt + 1) * HIDDEN];
+            for bt in 0..batch {
+                let xt = &x[(t * batch + bt) * input..(t * batch + bt + 1) * input];
+                let hp = &h[bt * hidden..(bt + 1) * hidden];
                 for (k, g) in gx.iter_mut().enumerate() {
-                    *g = bias(k).0 + dot(&wd[k * INPUT..(k + 1) * INPUT], xt);
+                    *g = bias(k).0 + dot(&wd[k * input..(k + 1) * input], xt);
                 }
                 // z and r.
-                for k in 0..2 * HIDDEN {
-                    let pre = gx[k] + bias(k).1 + dot(&rd[k * HIDDEN..(k + 1) * HIDDEN], hp);
-                    gx[k] = F::apply(clip(pre));
+                for k in 0..2 * hidden {
+                    let pre = gx[k] + bias(k).1 + dot(&rd[k * hidden..(k + 1) * hidden], hp);
+                    gx[k] = f_act.apply(clip(pre));
                 }
-                for j in 0..HIDDEN {
-                    rh[j] = gx[HIDDEN + j] * hp[j];
+                for j in 0..hidden {
+                    rh[j] = gx[hidden + j] * hp[j];
                 }
-                for j in 0..HIDDEN {
-                    let k = 2 * HIDDEN + j;
-                    let row = &rd[k * HIDDEN..(k + 1) * HIDDEN];
+                for j in 0..hidden {
+                    let k = 2 * hidden + j;
+                    let row = &rd[k * hidden..(k + 1) * hidden];
                     let rb = bias(k).1;
                     let pre = if opts.linear_before_reset {
-                        gx[k] + gx[HIDDEN + j] * (dot(row, hp) + rb)
+                        gx[k] + gx[hidden + j] * (dot(row, hp) + rb)
                     } else {
                         gx[k] + dot(row, rh) + rb
                     };
-                    let cand = G::apply(clip(pre));
+                    let cand = g_act.apply(clip(pre));
                     let z = gx[j];
                     new[j] = (1.0 - z) * cand + z * hp[j];
                 }
-                super::copy_run(&mut h[bt * HIDDEN..(bt + 1) * HIDDEN], new);
-                let out = ((t * DIRS + d) * BATCH + bt) * HIDDEN;
-                super::copy_run(&mut y[out..out + HIDDEN], new);
+                super::copy_run(&mut h[bt * hidden..(bt + 1) * hidden], new);
+                let out = ((t * dirs + d) * batch + bt) * hidden;
+                super::copy_run(&mut y[out..out + hidden], new);
             }
         }
     }
@@ -349,7 +388,7 @@ fn gru_plain<
 
 /// `RNN`: `H_t = f(W x_t + R H_{t-1} + Wb + Rb)`; `scratch` holds `HIDDEN` values.
 #[allow(clippy::too_many_arguments)]
-#[inline(never)]
+#[inline(always)]
 pub fn rnn<
     const SEQ: usize,
     const BATCH: usize,
@@ -368,39 +407,97 @@ pub fn rnn<
     y_h: &mut [f32],
     scratch: &mut [f32],
 ) {
-    let state = BATCH * HIDDEN;
-    super::copy::init_state(y_h, h0, DIRS * state);
+    rnn_run(
+        Fixed::<SEQ, BATCH, INPUT, HIDDEN, DIRS>,
+        Static::<F>::new(),
+        x,
+        w,
+        r,
+        b,
+        h0,
+        opts,
+        y,
+        y_h,
+        scratch,
+    );
+}
+
+/// [`rnn`] with the sizes and the activation as values: one copy of the kernel for
+/// every node that calls it.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn rnn_sized(
+    sizes: Sizes,
+    [f]: [Gate; 1],
+    x: &[f32],
+    w: &[f32],
+    r: &[f32],
+    b: Option<&[f32]>,
+    h0: Option<&[f32]>,
+    opts: Options,
+    y: &mut [f32],
+    y_h: &mut [f32],
+    scratch: &mut [f32],
+) {
+    rnn_run(sizes, f, x, w, r, b, h0, opts, y, y_h, scratch);
+}
+
+/// [`rnn`] and [`rnn_sized`].
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn rnn_run<S: RecurrentSizes, F: Activation>(
+    sizes: S,
+    f_act: F,
+    x: &[f32],
+    w: &[f32],
+    r: &[f32],
+    b: Option<&[f32]>,
+    h0: Option<&[f32]>,
+    opts: Options,
+    y: &mut [f32],
+    y_h: &mut [f32],
+    scratch: &mut [f32],
+) {
+    let Sizes {
+        seq,
+        batch,
+        input,
+        hidden,
+        dirs,
+    } = sizes.get();
+    let state = batch * hidden;
+    super::copy::init_state(y_h, h0, dirs * state);
     // On the RISC-V cores without an FPU, where `dot` is a loop, the cells a loop too.
     let roll = cfg!(all(tinyonnx_soft_float, target_arch = "riscv32"));
-    let new = &mut scratch[..if roll { super::opaque(HIDDEN) } else { HIDDEN }];
-    for d in 0..DIRS {
-        let wd = &w[d * HIDDEN * INPUT..(d + 1) * HIDDEN * INPUT];
-        let rd = &r[d * HIDDEN * HIDDEN..(d + 1) * HIDDEN * HIDDEN];
+    let new = &mut scratch[..if roll { super::opaque(hidden) } else { hidden }];
+    for d in 0..dirs {
+        let wd = &w[d * hidden * input..(d + 1) * hidden * input];
+        let rd = &r[d * hidden * hidden..(d + 1) * hidden * hidden];
         let h = &mut y_h[d * state..(d + 1) * state];
-        for step in 0..SEQ {
+        for step in 0..seq {
             let t = if d == 1 || opts.reverse {
-                SEQ - 1 - step
+                seq - 1 - step
             } else {
                 step
             };
-            for bt in 0..BATCH {
-                let xt = &x[(t * BATCH + bt) * INPUT..(t * BATCH + bt + 1) * INPUT];
-                let hp = &h[bt * HIDDEN..(bt + 1) * HIDDEN];
+            for bt in 0..batch {
+                let xt = &x[(t * batch + bt) * input..(t * batch + bt + 1) * input];
+                let hp = &h[bt * hidden..(bt + 1) * hidden];
                 for (j, v) in new.iter_mut().enumerate() {
                     if roll {
                         super::rolled();
                     }
                     let bias = b.map_or(0.0, |b| {
-                        b[d * 2 * HIDDEN + j] + b[d * 2 * HIDDEN + HIDDEN + j]
+                        b[d * 2 * hidden + j] + b[d * 2 * hidden + hidden + j]
                     });
                     let pre = bias
-                        + dot(&wd[j * INPUT..(j + 1) * INPUT], xt)
-                        + dot(&rd[j * HIDDEN..(j + 1) * HIDDEN], hp);
-                    *v = F::apply(pre.clamp(-opts.clip, opts.clip));
+                        + dot(&wd[j * input..(j + 1) * input], xt)
+                        + dot(&rd[j * hidden..(j + 1) * hidden], hp);
+                    *v = f_act.apply(pre.clamp(-opts.clip, opts.clip));
                 }
-                super::copy_run(&mut h[bt * HIDDEN..(bt + 1) * HIDDEN], new);
-                let out = ((t * DIRS + d) * BATCH + bt) * HIDDEN;
-                super::copy_run(&mut y[out..out + HIDDEN], new);
+                super::copy_run(&mut h[bt * hidden..(bt + 1) * hidden], new);
+                let out = ((t * dirs + d) * batch + bt) * hidden;
+                super::copy_run(&mut y[out..out + hidden], new);
             }
         }
     }
