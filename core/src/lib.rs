@@ -258,6 +258,45 @@ mod tests {
     }
 
     #[test]
+    fn recurrent_nodes_that_differ_share_the_sized_kernel() {
+        use proc_macro2::TokenStream;
+        let sized = |body: TokenStream| {
+            let src = quote! {
+                model M {
+                    input x: f32[5, 1, 3];
+                    weight w4: f32[1, 16, 3] = uniform(low = -0.5, high = 0.5, seed = 1);
+                    weight r4: f32[1, 16, 4] = uniform(low = -0.5, high = 0.5, seed = 2);
+                    weight w6: f32[1, 24, 3] = uniform(low = -0.5, high = 0.5, seed = 3);
+                    weight r6: f32[1, 24, 6] = uniform(low = -0.5, high = 0.5, seed = 4);
+                    #body
+                }
+            };
+            let c = super::compile(src.clone()).unwrap();
+            let flags: Vec<bool> = c.planned.steps.iter().map(|s| s.sized).collect();
+            let code = super::expand(src).to_string();
+            assert_eq!(
+                code.contains("lstm_shared"),
+                flags.contains(&true),
+                "{code}"
+            );
+            flags
+        };
+        // One node, or two alike (which share their constant copy): the constant copy.
+        let one = quote! { let (_, a, _) = LSTM(x, w4, r4, hidden_size = 4); output a; };
+        assert_eq!(sized(one.clone()), [false]);
+        let twin = quote! { let (_, b, _) = LSTM(Neg(x), w4, r4, hidden_size = 4); output b; };
+        assert_eq!(sized(quote! { #one #twin }), [false, false, false]);
+        // Two widths, or two directions: both nodes sized.
+        let wide = quote! { let (_, c, _) = LSTM(x, w6, r6, hidden_size = 6); output c; };
+        assert_eq!(sized(quote! { #one #wide }), [true, true]);
+        let back = quote! {
+            let (_, d, _) = LSTM(x, w4, r4, hidden_size = 4, direction = "reverse");
+            output d;
+        };
+        assert_eq!(sized(quote! { #one #back }), [true, true]);
+    }
+
+    #[test]
     fn only_a_model_of_few_nodes_has_its_run_inlined() {
         let tiny = super::compile(quote! {
             model M {

@@ -186,6 +186,7 @@ pub(super) fn lower_ctx(p: &Planned, i: usize) -> LowerCtx<'_> {
             .and_then(|t| graph.tensors[t].value.as_ref())
             .and_then(Data::as_f32),
         winograd: step.winograd,
+        sized: step.sized,
         opset: graph.opset,
     }
 }

@@ -73,6 +73,11 @@ pub struct OpSchema {
     /// The epilogue this operator becomes when it follows a node whose [`Fusion`] takes
     /// it (a `Relu`, a bias `Add`, a `BatchNormalization`).
     pub absorbed: Option<Absorbed>,
+    /// The kernel also has a `_shared` form, which on some targets runs one copy for
+    /// every node that calls it, sizes and options as values ([`LowerCtx::sized`]):
+    /// `plan` gives it every node of the operator in a graph whose nodes of it would
+    /// otherwise compile two copies or more.
+    pub sized_kernel: bool,
     /// Cross-check cases: model bodies (DSL items, optionally starting with `opset = N;`)
     /// that exercise the operator's dtypes, shapes and attributes. `cargo xtask codegen`
     /// turns each into a model in `tests/src/cases.rs`, which the tests run against ONNX
@@ -165,6 +170,7 @@ pub const BASE: OpSchema = OpSchema {
     packs: |_| Vec::new(),
     fusion: Fusion::NONE,
     absorbed: None,
+    sized_kernel: false,
     cases: |_| Vec::new(),
 };
 
@@ -687,6 +693,8 @@ pub struct LowerCtx<'a> {
     pub epilogue_bias: Option<&'a [f32]>,
     /// As [`ScratchCtx::winograd`].
     pub winograd: u8,
+    /// The node calls its kernel's `_shared` form ([`OpSchema::sized_kernel`]).
+    pub sized: bool,
     /// The model's opset (for defaults that changed between opsets).
     pub opset: i64,
 }

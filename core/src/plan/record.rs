@@ -25,6 +25,8 @@ pub struct Step {
     /// A convolution runs as Winograd F(2x2, 3x3) in passes of this many rows of its 4x4
     /// elements (4: all sixteen at once; 1: a quarter of the scratch), or not (0).
     pub winograd: u8,
+    /// The node calls its kernel's `_shared` form ([`super::sized`]).
+    pub sized: bool,
     /// Work of later nodes this node's kernel does on its output.
     pub epilogue: Epilogue,
     /// A convolution with a folded BatchNormalization: its replacement weight and bias.
@@ -90,6 +92,7 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
         folded,
         deferred,
     } = fused;
+    let sized = super::sized::sized_nodes(&graph);
     let steps = epilogue
         .into_iter()
         .zip(skip)
@@ -103,6 +106,7 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
             // As planned: a control-flow body is not planned again to learn its size.
             scratch_elems: arena.scratch_elems[i],
             winograd: winograd[i],
+            sized: sized[i],
             epilogue,
             folded,
             deferred,

@@ -18,10 +18,14 @@ pub fn copy<T: Copy>(y: &mut [T], x: &[T]) {
 }
 
 /// A recurrent state: `n` values copied from `init` as a tensor is ([`copy`]: no
-/// `memcpy` on the microcontrollers for it, once an inference), or zeros.
+/// `memcpy` on the microcontrollers for it, once an inference), or zeros. On the cores
+/// without an FPU, where a recurrent kernel may take its sizes as values, the copy is a
+/// rolled loop whatever `n` ([`super::copy_run`]): with `n` unknown, [`copy`] kept its
+/// `memcpy` branch.
 #[inline]
 pub(crate) fn init_state(state: &mut [f32], init: Option<&[f32]>, n: usize) {
     match init {
+        Some(init) if cfg!(tinyonnx_soft_float) => super::copy_run(&mut state[..n], &init[..n]),
         Some(init) => copy(&mut state[..n], &init[..n]),
         None => super::fill_run(&mut state[..n], 0.0),
     }

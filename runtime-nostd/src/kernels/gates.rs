@@ -133,3 +133,268 @@ impl Activation for Gate {
         }
     }
 }
+
+/// The sized copies against the constant ones, which the ONNX Runtime cross-checks hold
+/// to ONNX: the same arithmetic in the same order, so the same bits. (The boards
+/// without an FPU run the sized copies of the zoos' nodes against ONNX Runtime too.)
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use std::vec::Vec;
+
+    use super::super::unary::{Relu, Sigmoid, Tanh};
+    use super::super::{GateWeights, lstm, rnn};
+    use super::{Gate, Sizes};
+
+    const SEQ: usize = 3;
+    const BATCH: usize = 2;
+    const INPUT: usize = 3;
+    const HIDDEN: usize = 4;
+    const DIRS: usize = 2;
+    const SIZES: Sizes = Sizes {
+        seq: SEQ,
+        batch: BATCH,
+        input: INPUT,
+        hidden: HIDDEN,
+        dirs: DIRS,
+    };
+    const STATE: usize = DIRS * BATCH * HIDDEN;
+    const Y: usize = SEQ * STATE;
+
+    /// Deterministic values in [-0.6, 0.6].
+    fn values(n: usize, step: f32) -> Vec<f32> {
+        (0..n)
+            .map(|i| 0.6 * (i as f32 * step + 0.3).sin())
+            .collect()
+    }
+
+    /// `B[k, n]` given by `at(kk, j)` in panels of `NR` columns, as the compiler packs.
+    fn pack(k: usize, n: usize, at: impl Fn(usize, usize) -> f32) -> Vec<f32> {
+        use super::super::packed::{NR, packed_len};
+        let mut out = std::vec![0.0; packed_len(k, n)];
+        for p in 0..n.div_ceil(NR) {
+            for kk in 0..k {
+                for j in 0..NR.min(n - p * NR) {
+                    out[(p * k + kk) * NR + j] = at(kk, p * NR + j);
+                }
+            }
+        }
+        out
+    }
+
+    fn same(a: &[f32], b: &[f32], what: &str) {
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(a), bits(b), "{what}");
+    }
+
+    #[test]
+    fn lstm_sized_equals_lstm() {
+        let g4 = 4 * HIDDEN;
+        let x = values(SEQ * BATCH * INPUT, 0.37);
+        let (w, r) = (
+            values(DIRS * g4 * INPUT, 0.11),
+            values(DIRS * g4 * HIDDEN, 0.23),
+        );
+        let b = values(DIRS * 2 * g4, 0.05);
+        let (h0, c0, p) = (
+            values(STATE, 0.7),
+            values(STATE, 0.9),
+            values(DIRS * 3 * HIDDEN, 0.3),
+        );
+        let mut wr = Vec::new();
+        for d in 0..DIRS {
+            wr.extend(pack(INPUT + HIDDEN, g4, |kk, j| {
+                if kk < INPUT {
+                    w[(d * g4 + j) * INPUT + kk]
+                } else {
+                    r[(d * g4 + j) * HIDDEN + kk - INPUT]
+                }
+            }));
+        }
+        let bias: Vec<f32> = (0..DIRS)
+            .flat_map(|d| (0..g4).map(move |j| (d, j)))
+            .map(|(d, j)| b[d * 2 * g4 + j] + b[d * 2 * g4 + g4 + j])
+            .collect();
+        let plain = GateWeights::Plain {
+            w: &w,
+            r: &r,
+            b: Some(&b),
+        };
+        let packed = GateWeights::Packed {
+            wr: &wr,
+            bias: Some(&bias),
+        };
+        let plain_opts = lstm::Options {
+            clip: f32::INFINITY,
+            input_forget: false,
+            reverse: false,
+        };
+        let cells_opts = lstm::Options {
+            clip: 0.8,
+            input_forget: true,
+            reverse: false,
+        };
+        for (weights, opts, p) in [
+            (plain, plain_opts, None),
+            (plain, cells_opts, Some(&p[..])),
+            (packed, plain_opts, None),
+            (packed, cells_opts, Some(&p[..])),
+        ] {
+            let run = |sized: bool| {
+                let (mut y, mut y_h, mut y_c) = (
+                    std::vec![0.0; Y],
+                    std::vec![0.0; STATE],
+                    std::vec![0.0; STATE],
+                );
+                let mut scratch = std::vec![0.0; BATCH * (g4 + INPUT + HIDDEN)];
+                let (h0, c0) = (Some(&h0[..]), Some(&c0[..]));
+                if sized {
+                    let acts = [Gate::Sigmoid, Gate::Relu, Gate::Tanh];
+                    lstm::lstm_sized(
+                        SIZES,
+                        acts,
+                        &x,
+                        weights,
+                        h0,
+                        c0,
+                        p,
+                        opts,
+                        &mut y,
+                        &mut y_h,
+                        &mut y_c,
+                        &mut scratch,
+                    );
+                } else {
+                    lstm::lstm::<SEQ, BATCH, INPUT, HIDDEN, DIRS, Sigmoid, Relu, Tanh>(
+                        &x,
+                        weights,
+                        h0,
+                        c0,
+                        p,
+                        opts,
+                        &mut y,
+                        &mut y_h,
+                        &mut y_c,
+                        &mut scratch,
+                    );
+                }
+                [y, y_h, y_c]
+            };
+            let (a, b) = (run(false), run(true));
+            for (k, (a, b)) in a.iter().zip(&b).enumerate() {
+                same(
+                    a,
+                    b,
+                    &std::format!("LSTM output {k}, {weights:?}, {opts:?}"),
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn gru_and_rnn_sized_equal_the_constant_copies() {
+        let g3 = 3 * HIDDEN;
+        let x = values(SEQ * BATCH * INPUT, 0.41);
+        let (w, r) = (
+            values(DIRS * g3 * INPUT, 0.13),
+            values(DIRS * g3 * HIDDEN, 0.29),
+        );
+        let b = values(DIRS * 2 * g3, 0.07);
+        let h0 = values(STATE, 0.5);
+        for lbr in [false, true] {
+            let opts = rnn::Options {
+                clip: 0.7,
+                reverse: false,
+                linear_before_reset: lbr,
+            };
+            let weights = GateWeights::Plain {
+                w: &w,
+                r: &r,
+                b: Some(&b),
+            };
+            let run = |sized: bool| {
+                let (mut y, mut y_h) = (std::vec![0.0; Y], std::vec![0.0; STATE]);
+                let mut scratch = std::vec![0.0; 5 * HIDDEN];
+                if sized {
+                    let acts = [Gate::Relu, Gate::Sigmoid];
+                    rnn::gru_sized(
+                        SIZES,
+                        acts,
+                        &x,
+                        weights,
+                        Some(&h0),
+                        opts,
+                        &mut y,
+                        &mut y_h,
+                        &mut scratch,
+                    );
+                } else {
+                    rnn::gru::<SEQ, BATCH, INPUT, HIDDEN, DIRS, Relu, Sigmoid>(
+                        &x,
+                        weights,
+                        Some(&h0),
+                        opts,
+                        &mut y,
+                        &mut y_h,
+                        &mut scratch,
+                    );
+                }
+                [y, y_h]
+            };
+            let (a, b) = (run(false), run(true));
+            same(
+                &a[0],
+                &b[0],
+                &std::format!("GRU Y, linear_before_reset {lbr}"),
+            );
+            same(
+                &a[1],
+                &b[1],
+                &std::format!("GRU Y_h, linear_before_reset {lbr}"),
+            );
+        }
+        let (w, r) = (&w[..DIRS * HIDDEN * INPUT], &r[..DIRS * HIDDEN * HIDDEN]);
+        let b = &b[..DIRS * 2 * HIDDEN];
+        let opts = rnn::Options {
+            clip: f32::INFINITY,
+            reverse: false,
+            linear_before_reset: false,
+        };
+        let run = |sized: bool| {
+            let (mut y, mut y_h) = (std::vec![0.0; Y], std::vec![0.0; STATE]);
+            let mut scratch = std::vec![0.0; HIDDEN];
+            if sized {
+                rnn::rnn_sized(
+                    SIZES,
+                    [Gate::Tanh],
+                    &x,
+                    w,
+                    r,
+                    Some(b),
+                    Some(&h0),
+                    opts,
+                    &mut y,
+                    &mut y_h,
+                    &mut scratch,
+                );
+            } else {
+                rnn::rnn::<SEQ, BATCH, INPUT, HIDDEN, DIRS, Tanh>(
+                    &x,
+                    w,
+                    r,
+                    Some(b),
+                    Some(&h0),
+                    opts,
+                    &mut y,
+                    &mut y_h,
+                    &mut scratch,
+                );
+            }
+            [y, y_h]
+        };
+        let (a, b) = (run(false), run(true));
+        same(&a[0], &b[0], "RNN Y");
+        same(&a[1], &b[1], "RNN Y_h");
+    }
+}

@@ -89,6 +89,37 @@ pub fn gru<
     }
 }
 
+/// [`gru`] for a node of a model whose recurrent nodes would each compile their own
+/// copy: [`gru_sized`] on the cores without an FPU, else [`gru`] (as
+/// [`super::lstm::lstm_shared`] says why). `acts` names `F` and `G`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn gru_shared<
+    const SEQ: usize,
+    const BATCH: usize,
+    const INPUT: usize,
+    const HIDDEN: usize,
+    const DIRS: usize,
+    F: UnaryOp,
+    G: UnaryOp,
+>(
+    acts: [Gate; 2],
+    x: &[f32],
+    weights: GateWeights<'_>,
+    h0: Option<&[f32]>,
+    opts: Options,
+    y: &mut [f32],
+    y_h: &mut [f32],
+    scratch: &mut [f32],
+) {
+    if cfg!(tinyonnx_soft_float) {
+        let sizes = Fixed::<SEQ, BATCH, INPUT, HIDDEN, DIRS>.get();
+        gru_sized(sizes, acts, x, weights, h0, opts, y, y_h, scratch);
+    } else {
+        gru::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G>(x, weights, h0, opts, y, y_h, scratch);
+    }
+}
+
 /// [`gru`] with the sizes and the activations (`f`, `g`) as values: one copy of the
 /// kernel for every node that calls it with weights of the same kind, its options read
 /// at run time.
@@ -420,6 +451,38 @@ pub fn rnn<
         y_h,
         scratch,
     );
+}
+
+/// [`rnn`] for a node of a model whose recurrent nodes would each compile their own
+/// copy: [`rnn_sized`] on the cores without an FPU, else [`rnn`] (as
+/// [`super::lstm::lstm_shared`] says why). `act` names `F`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn rnn_shared<
+    const SEQ: usize,
+    const BATCH: usize,
+    const INPUT: usize,
+    const HIDDEN: usize,
+    const DIRS: usize,
+    F: UnaryOp,
+>(
+    act: [Gate; 1],
+    x: &[f32],
+    w: &[f32],
+    r: &[f32],
+    b: Option<&[f32]>,
+    h0: Option<&[f32]>,
+    opts: Options,
+    y: &mut [f32],
+    y_h: &mut [f32],
+    scratch: &mut [f32],
+) {
+    if cfg!(tinyonnx_soft_float) {
+        let sizes = Fixed::<SEQ, BATCH, INPUT, HIDDEN, DIRS>.get();
+        rnn_sized(sizes, act, x, w, r, b, h0, opts, y, y_h, scratch);
+    } else {
+        rnn::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F>(x, w, r, b, h0, opts, y, y_h, scratch);
+    }
 }
 
 /// [`rnn`] with the sizes and the activation as values: one copy of the kernel for

@@ -74,6 +74,7 @@ pub static LSTM: OpSchema = OpSchema {
             Vec::new()
         }
     },
+    sized_kernel: true,
     ..BASE
 };
 
@@ -371,10 +372,10 @@ pub(super) fn gate_weights(
 }
 
 fn lower(cx: &LowerCtx) -> TokenStream {
-    let (seq, batch, input, hidden, dirs) = dims(cx);
+    let dirs = dims(cx).4;
     let kernels = kernels();
     let acts = activations(cx.attrs, dirs).expect("checked during inference");
-    let [f, g, h] = acts.map(|a| Ident::new(a, Span::call_site()));
+    let acts = acts.map(|a| Ident::new(a, Span::call_site()));
     let opt = |i: usize| cx.opt_expr(i);
     let (b, h0, c0, p) = (opt(3), opt(5), opt(6), opt(7));
     let (x, w, r) = (&cx.input(0).expr, &cx.input(1).expr, &cx.input(2).expr);
@@ -384,16 +385,39 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let input_forget = cx.attrs.int("input_forget") == 1;
     let reverse = cx.attrs.string("direction") == Some("reverse");
     let scratch = &cx.scratch.as_ref().expect("LSTM asks for scratch").expr;
+    let opts = quote!(#kernels::lstm::Options { clip: #clip, input_forget: #input_forget, reverse: #reverse });
+    let call = kernel_call(
+        cx,
+        ("lstm", "lstm"),
+        &acts,
+        quote!(#x, #weights, #h0, #c0, #p, #opts, #y, #y_h, #y_c, #scratch),
+    );
     quote! {
         #decls
-        #kernels::lstm::lstm::<
-            #seq, #batch, #input, #hidden, #dirs,
-            #kernels::unary::#f, #kernels::unary::#g, #kernels::unary::#h,
-        >(
-            #x, #weights, #h0, #c0, #p,
-            #kernels::lstm::Options { clip: #clip, input_forget: #input_forget, reverse: #reverse },
-            #y, #y_h, #y_c, #scratch,
-        );
+        #call;
+    }
+}
+
+/// The call of the recurrent kernel `kernels::<module>::<name>` with the node's sizes
+/// and activations `acts` as its constant parameters; where the plan lets the node
+/// share a copy ([`LowerCtx::sized`]), of its `<name>_shared` form, which also takes
+/// the activations as values.
+pub(super) fn kernel_call(
+    cx: &LowerCtx,
+    (module, name): (&str, &str),
+    acts: &[Ident],
+    args: TokenStream,
+) -> TokenStream {
+    let (seq, batch, input, hidden, dirs) = dims(cx);
+    let kernels = kernels();
+    let module = Ident::new(module, Span::call_site());
+    let generics = quote!(<#seq, #batch, #input, #hidden, #dirs, #(#kernels::unary::#acts),*>);
+    if cx.sized {
+        let name = Ident::new(&format!("{name}_shared"), Span::call_site());
+        quote!(#kernels::#module::#name::#generics([#(#kernels::gates::Gate::#acts),*], #args))
+    } else {
+        let name = Ident::new(name, Span::call_site());
+        quote!(#kernels::#module::#name::#generics(#args))
     }
 }
 

@@ -6,8 +6,8 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use super::lstm::{
-    RECURRENT_ATTRS, activation_list, clip_tokens, expect_shape, gate_weights, known_weights,
-    recurrent_dims, recurrent_outputs, weights_known,
+    RECURRENT_ATTRS, activation_list, clip_tokens, expect_shape, gate_weights, kernel_call,
+    known_weights, recurrent_dims, recurrent_outputs, weights_known,
 };
 use crate::ops::schema::prelude::*;
 use crate::types::{Dim, Shape, TensorType};
@@ -57,6 +57,7 @@ pub static GRU: OpSchema = OpSchema {
             Vec::new()
         }
     },
+    sized_kernel: true,
     ..BASE
 };
 
@@ -76,6 +77,7 @@ pub static RNN: OpSchema = OpSchema {
     lower: |cx| lower(cx, 1),
     macs: |cx| macs(cx, 1),
     scratch: |cx| hidden_of(&cx.outputs),
+    sized_kernel: true,
     ..BASE
 };
 
@@ -166,7 +168,7 @@ fn gru_packed(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
 }
 
 fn lower(cx: &LowerCtx, gates: usize) -> TokenStream {
-    let (seq, batch, input, hidden, dirs) = dims(cx);
+    let dirs = dims(cx).4;
     let kernels = kernels();
     let opt = |i: usize| cx.opt_expr(i);
     let (b, h0) = (opt(3), opt(5));
@@ -183,25 +185,31 @@ fn lower(cx: &LowerCtx, gates: usize) -> TokenStream {
     let ident = |a: &str| Ident::new(a, Span::call_site());
     let opts = quote!(#kernels::rnn::Options { clip: #clip, reverse: #reverse, linear_before_reset: #lbr });
     if gates == 3 {
-        let [f, g] = activation_list(cx.attrs, dirs, ["Sigmoid", "Tanh"])
+        let acts = activation_list(cx.attrs, dirs, ["Sigmoid", "Tanh"])
             .expect("checked during inference")
             .map(ident);
         let (decls, weights) = gate_weights(gru_packed(cx), (w, r, &b));
+        let call = kernel_call(
+            cx,
+            ("rnn", "gru"),
+            &acts,
+            quote!(#x, #weights, #h0, #opts, #y, #y_h, #scratch),
+        );
         quote! {
             #decls
-            #kernels::rnn::gru::<#seq, #batch, #input, #hidden, #dirs, #kernels::unary::#f, #kernels::unary::#g>(
-                #x, #weights, #h0, #opts, #y, #y_h, #scratch,
-            );
+            #call;
         }
     } else {
-        let [f] = activation_list(cx.attrs, dirs, ["Tanh"])
+        let acts = activation_list(cx.attrs, dirs, ["Tanh"])
             .expect("checked during inference")
             .map(ident);
-        quote! {
-            #kernels::rnn::rnn::<#seq, #batch, #input, #hidden, #dirs, #kernels::unary::#f>(
-                #x, #w, #r, #b, #h0, #opts, #y, #y_h, #scratch,
-            );
-        }
+        let call = kernel_call(
+            cx,
+            ("rnn", "rnn"),
+            &acts,
+            quote!(#x, #w, #r, #b, #h0, #opts, #y, #y_h, #scratch),
+        );
+        quote!(#call;)
     }
 }
 
