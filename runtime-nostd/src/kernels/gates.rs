@@ -265,8 +265,21 @@ mod tests {
                         &mut y_c,
                         &mut scratch,
                     );
+                } else if p.is_none() {
+                    lstm::lstm::<SEQ, BATCH, INPUT, HIDDEN, DIRS, Sigmoid, Relu, Tanh, true>(
+                        &x,
+                        weights,
+                        h0,
+                        c0,
+                        p,
+                        opts,
+                        &mut y,
+                        &mut y_h,
+                        &mut y_c,
+                        &mut scratch,
+                    );
                 } else {
-                    lstm::lstm::<SEQ, BATCH, INPUT, HIDDEN, DIRS, Sigmoid, Relu, Tanh>(
+                    lstm::lstm::<SEQ, BATCH, INPUT, HIDDEN, DIRS, Sigmoid, Relu, Tanh, false>(
                         &x,
                         weights,
                         h0,

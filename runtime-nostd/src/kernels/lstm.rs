@@ -21,10 +21,12 @@ pub struct Options {
 /// for the concatenated input and state rows of one step: each step's gates are then
 /// one matrix product. Packed weights ([`GateWeights::Packed`]): per direction the
 /// `[INPUT + HIDDEN, 4H]` matrix `[W; R]^T` in panels, and `[DIRS, 4H]` biases `Wb + Rb`.
-/// Inlined, as [`super::rnn::gru`]: in generated code the weights' kind, the peepholes'
-/// presence and the options are constants, so only the routine the node needs is
-/// compiled (the plain weights' products and the cells with peepholes, clip and coupled
-/// gates were 2 KB of a firmware that used neither).
+/// Inlined, as [`super::rnn::gru`]: in generated code the weights' kind is a constant,
+/// so only the routine the node needs is compiled (the plain weights' products were
+/// 2 KB of a firmware that used none). `PLAIN_CELLS`: the node has no peepholes, clip
+/// or coupled gates (`p`, `opts.clip` and `opts.input_forget` are then not read), a
+/// parameter, not a test of `opts`: LLVM did not fold that test of the constant
+/// `f32::INFINITY` in LstmZoo's forward pass and compiled both cells (2.9 KB more).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn lstm<
@@ -36,6 +38,7 @@ pub fn lstm<
     F: UnaryOp,
     G: UnaryOp,
     H: UnaryOp,
+    const PLAIN_CELLS: bool,
 >(
     x: &[f32],
     weights: GateWeights<'_>,
@@ -48,27 +51,21 @@ pub fn lstm<
     y_c: &mut [f32],
     gates: &mut [f32],
 ) {
-    let plain_cells = p.is_none() && opts.clip == f32::INFINITY && !opts.input_forget;
     let sizes = Fixed::<SEQ, BATCH, INPUT, HIDDEN, DIRS>;
     let acts = (Static::<F>::new(), Static::<G>::new(), Static::<H>::new());
-    macro_rules! run {
-        ($packed:literal, $plain:literal) => {
-            run::<_, _, _, _, $packed, $plain>(
-                sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
-            )
-        };
-    }
-    match (weights, plain_cells) {
-        (GateWeights::Packed { .. }, true) => run!(true, true),
-        (GateWeights::Packed { .. }, false) => run!(true, false),
-        (GateWeights::Plain { .. }, true) => run!(false, true),
-        (GateWeights::Plain { .. }, false) => run!(false, false),
+    match weights {
+        GateWeights::Packed { .. } => run::<_, _, _, _, true, PLAIN_CELLS>(
+            sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
+        ),
+        GateWeights::Plain { .. } => run::<_, _, _, _, false, PLAIN_CELLS>(
+            sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
+        ),
     }
 }
 
 /// [`lstm`] for a node of a model whose recurrent nodes would each compile their own
 /// copy (the plan says so): on the cores without an FPU through [`lstm_sized`], one
-/// copy for all of them; elsewhere [`lstm`]. `gates` names `F`, `G` and `H`.
+/// copy for all of them; elsewhere [`lstm`]. `gates_act` names `F`, `G` and `H`.
 ///
 /// Without an FPU the float operations are library calls, which the loops' constant
 /// counts barely speed up (the LSTM zoo: 3 % more instructions for 5.8 KB less flash on
@@ -85,6 +82,7 @@ pub fn lstm_shared<
     F: UnaryOp,
     G: UnaryOp,
     H: UnaryOp,
+    const PLAIN_CELLS: bool,
 >(
     gates_act: [Gate; 3],
     x: &[f32],
@@ -104,7 +102,7 @@ pub fn lstm_shared<
             sizes, gates_act, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
         );
     } else {
-        lstm::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G, H>(
+        lstm::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G, H, PLAIN_CELLS>(
             x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
         );
     }
@@ -198,6 +196,9 @@ fn run<
                         let ht = &h[bt * hidden..(bt + 1) * hidden];
                         let gb = &mut gates[bt * g4..(bt + 1) * g4];
                         for (k, out) in gb.iter_mut().enumerate() {
+                            // A loop on the microcontrollers: unrolled for small sizes,
+                            // the products took 1.3 KB more (LstmZoo's 16 gates of 9 inputs).
+                            super::rolled();
                             let mut s = bd.map_or(0.0, |bd| bd[k] + bd[g4 + k]);
                             let wrow = &wd[k * input..(k + 1) * input];
                             for (wv, xv) in wrow.iter().zip(xb) {

@@ -271,6 +271,7 @@ fn gru_packed<
                     let at = bt * hidden..(bt + 1) * hidden;
                     let rg = &zr[bt * g2 + hidden..(bt + 1) * g2];
                     for ((o, &pre), &hv) in reset[at.clone()].iter_mut().zip(rg).zip(&h[at]) {
+                        super::rolled();
                         *o = f_act.apply(clip(pre)) * hv;
                     }
                 }
@@ -330,6 +331,9 @@ fn gru_cells<F: Activation, G: Activation, const CLIP: bool>(
         let (cb, eb) = (&cand[at.clone()], &rec[at.clone()]);
         let (hb, yb) = (&mut h[at], &mut y[out..out + hidden]);
         for j in 0..hidden {
+            // Kept a loop on the microcontrollers: a small constant count was unrolled
+            // whole, each cell with its own copy of the activations.
+            super::rolled();
             let pre = if linear_before_reset {
                 cb[j] + f_act.apply(clip(rg[j])) * eb[j]
             } else {

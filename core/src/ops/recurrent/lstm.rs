@@ -386,10 +386,14 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let reverse = cx.attrs.string("direction") == Some("reverse");
     let scratch = &cx.scratch.as_ref().expect("LSTM asks for scratch").expr;
     let opts = quote!(#kernels::lstm::Options { clip: #clip, input_forget: #input_forget, reverse: #reverse });
+    // No peepholes, clip or coupled gates: the cells without their tests.
+    let plain_cells = cx.inputs.get(7).is_none_or(Option::is_none)
+        && !matches!(cx.attrs.get("clip"), Some(AttrValue::Float(c)) if c.is_finite())
+        && !input_forget;
     let call = kernel_call(
         cx,
         ("lstm", "lstm"),
-        &acts,
+        (&acts, &[plain_cells]),
         quote!(#x, #weights, #h0, #c0, #p, #opts, #y, #y_h, #y_c, #scratch),
     );
     quote! {
@@ -398,20 +402,21 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     }
 }
 
-/// The call of the recurrent kernel `kernels::<module>::<name>` with the node's sizes
-/// and activations `acts` as its constant parameters; where the plan lets the node
-/// share a copy ([`LowerCtx::sized`]), of its `<name>_shared` form, which also takes
-/// the activations as values.
+/// The call of the recurrent kernel `kernels::<module>::<name>` with the node's sizes,
+/// activations `acts` and then `flags` as its constant parameters; where the plan lets
+/// the node share a copy ([`LowerCtx::sized`]), of its `<name>_shared` form, which also
+/// takes the activations as values.
 pub(super) fn kernel_call(
     cx: &LowerCtx,
     (module, name): (&str, &str),
-    acts: &[Ident],
+    (acts, flags): (&[Ident], &[bool]),
     args: TokenStream,
 ) -> TokenStream {
     let (seq, batch, input, hidden, dirs) = dims(cx);
     let kernels = kernels();
     let module = Ident::new(module, Span::call_site());
-    let generics = quote!(<#seq, #batch, #input, #hidden, #dirs, #(#kernels::unary::#acts),*>);
+    let generics =
+        quote!(<#seq, #batch, #input, #hidden, #dirs, #(#kernels::unary::#acts,)* #(#flags),*>);
     if cx.sized {
         let name = Ident::new(&format!("{name}_shared"), Span::call_site());
         quote!(#kernels::#module::#name::#generics([#(#kernels::gates::Gate::#acts),*], #args))

@@ -192,7 +192,7 @@ fn lower(cx: &LowerCtx, gates: usize) -> TokenStream {
         let call = kernel_call(
             cx,
             ("rnn", "gru"),
-            &acts,
+            (&acts, &[]),
             quote!(#x, #weights, #h0, #opts, #y, #y_h, #scratch),
         );
         quote! {
@@ -206,7 +206,7 @@ fn lower(cx: &LowerCtx, gates: usize) -> TokenStream {
         let call = kernel_call(
             cx,
             ("rnn", "rnn"),
-            &acts,
+            (&acts, &[]),
             quote!(#x, #w, #r, #b, #h0, #opts, #y, #y_h, #scratch),
         );
         quote!(#call;)
