@@ -392,7 +392,7 @@ mod tests {
                     &mut scratch,
                 );
             } else {
-                rnn::rnn::<SEQ, BATCH, INPUT, HIDDEN, DIRS, Tanh>(
+                rnn::rnn::<SEQ, BATCH, INPUT, HIDDEN, DIRS, Tanh, false>(
                     &x,
                     w,
                     r,

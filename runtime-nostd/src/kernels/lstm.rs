@@ -109,8 +109,9 @@ pub fn lstm_shared<
 }
 
 /// [`lstm`] with the sizes and the activations (`f`, `g`, `h`) as values: one copy of
-/// the kernel for every node that calls it with weights of the same kind (the cells
-/// test for peepholes, clip and coupled gates).
+/// the kernel for every node that calls it, whichever its weights' kind (both products
+/// in it: on the Cortex-M3 one copy of the steps and cells took 700 B less than one a
+/// kind for LstmZoo) and whether its cells have peepholes, clip or coupled gates.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn lstm_sized(
@@ -128,14 +129,7 @@ pub fn lstm_sized(
     gates: &mut [f32],
 ) {
     let acts = (f, g, h);
-    match weights {
-        GateWeights::Packed { .. } => run::<_, _, _, _, true, false>(
-            sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
-        ),
-        GateWeights::Plain { .. } => run::<_, _, _, _, false, false>(
-            sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
-        ),
-    }
+    run::<_, _, _, _, true, false>(sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates);
 }
 
 /// [`lstm`] for weights packed or not (`PACKED`, which `weights` is) and cells with
@@ -187,7 +181,7 @@ fn run<
             let t = if backwards { seq - 1 - step } else { step };
             let xt = &x[t * batch * input..(t + 1) * batch * input];
             match weights {
-                GateWeights::Plain { w, r, b } if !PACKED => {
+                GateWeights::Plain { w, r, b } if !PACKED || !S::FIXED => {
                     let wd = &w[d * g4 * input..(d + 1) * g4 * input];
                     let rd = &r[d * g4 * hidden..(d + 1) * g4 * hidden];
                     let bd = b.map(|b| &b[d * 2 * g4..(d + 1) * 2 * g4]);
@@ -201,18 +195,26 @@ fn run<
                             super::rolled();
                             let mut s = bd.map_or(0.0, |bd| bd[k] + bd[g4 + k]);
                             let wrow = &wd[k * input..(k + 1) * input];
+                            // Sizes as values: no copies of the body for a count
+                            // the compiler does not know.
                             for (wv, xv) in wrow.iter().zip(xb) {
+                                if !S::FIXED {
+                                    super::rolled();
+                                }
                                 s += wv * xv;
                             }
                             let rrow = &rd[k * hidden..(k + 1) * hidden];
                             for (rv, hv) in rrow.iter().zip(ht) {
+                                if !S::FIXED {
+                                    super::rolled();
+                                }
                                 s += rv * hv;
                             }
                             *out = s;
                         }
                     }
                 }
-                GateWeights::Packed { wr, bias } if PACKED => {
+                GateWeights::Packed { wr, bias } if PACKED || !S::FIXED => {
                     let xh = &mut xh[..batch * xh_len];
                     for (bt, row) in xh.chunks_exact_mut(xh_len).enumerate() {
                         super::copy_run(&mut row[..input], &xt[bt * input..(bt + 1) * input]);
@@ -233,20 +235,25 @@ fn run<
                         false,
                     );
                 }
-                // `lstm` passes `PACKED` as the weights' kind.
+                // `lstm` passes `PACKED` as the weights' kind (sizes `FIXED`).
                 _ => unreachable!("lstm: weights not of the kind PACKED says"),
             }
             for bt in 0..batch {
                 let out = ((t * dirs + d) * batch + bt) * hidden;
-                gate_update::<F, G, H, PLAIN_CELLS>(
-                    (acts, hidden),
+                let cells = (
                     &gates[bt * g4..(bt + 1) * g4],
                     &mut c[bt * hidden..(bt + 1) * hidden],
                     &mut h[bt * hidden..(bt + 1) * hidden],
                     &mut y[out..out + hidden],
-                    pd,
-                    opts,
                 );
+                if S::FIXED {
+                    let (gb, cb, hb, yb) = cells;
+                    gate_update::<F, G, H, PLAIN_CELLS>((acts, hidden), gb, cb, hb, yb, pd, opts);
+                } else {
+                    // Sizes as values: one copy of the cells for the packed and the plain
+                    // weights' kernels.
+                    shared_update((acts, hidden), cells, pd, opts);
+                }
             }
         }
     }
@@ -274,6 +281,17 @@ fn gate_update<F: Activation, G: Activation, H: Activation, const PLAIN: bool>(
         return;
     }
     cells::<F, G, H, PLAIN>((acts, hidden), gb, cb, hb, yb, pd, opts);
+}
+
+/// [`gate_update`] out of line and without its constant flags, for the sized copies.
+#[inline(never)]
+fn shared_update<F: Activation, G: Activation, H: Activation>(
+    (acts, hidden): ((F, G, H), usize),
+    (gb, cb, hb, yb): (&[f32], &mut [f32], &mut [f32], &mut [f32]),
+    pd: Option<&[f32]>,
+    opts: Options,
+) {
+    gate_update::<F, G, H, false>((acts, hidden), gb, cb, hb, yb, pd, opts);
 }
 
 /// [`cells`] compiled for AVX and FMA.

@@ -46,6 +46,41 @@ pub struct Strided<'a> {
     pub cols: usize,
 }
 
+/// [`gemm_packed`] for a caller whose sizes are values, not constants (the recurrent
+/// kernels' sized copies): out of line, where its checks, which do not fold there, are
+/// not copied into each call (three a GRU step). `inline` picks `gemm_packed`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn gemm_packed_sized(
+    inline: bool,
+    mkn: (usize, usize, usize),
+    a: &[f32],
+    a_rs: usize,
+    bp: &[f32],
+    init: Option<Strided<'_>>,
+    y: &mut [f32],
+    out: (usize, usize),
+) {
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn outlined(
+        mkn: (usize, usize, usize),
+        a: &[f32],
+        a_rs: usize,
+        bp: &[f32],
+        init: Option<Strided<'_>>,
+        y: &mut [f32],
+        out: (usize, usize),
+    ) {
+        gemm_packed(mkn, a, a_rs, bp, init, y, out, false);
+    }
+    if inline {
+        gemm_packed(mkn, a, a_rs, bp, init, y, out, false);
+    } else {
+        outlined(mkn, a, a_rs, bp, init, y, out);
+    }
+}
+
 /// `y(r, j) = act(init(r, j) + sum_k a[r * a_rs + k] * B(k, j))` for `r < m`, `j < n`,
 /// with `B` packed (see the module docs), `init` zero when absent, `act` a Relu when
 /// `relu`, and `y(r, j)` stored at `y[r * y_rs + j * y_cs]`.

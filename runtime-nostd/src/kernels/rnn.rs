@@ -193,7 +193,7 @@ fn gru_packed<
     } else {
         opts.linear_before_reset
     };
-    use super::packed::{Strided, gemm_packed, packed_len};
+    use super::packed::{Strided, gemm_packed_sized, packed_len};
     let (xh_len, g2, state) = (input + hidden, 2 * hidden, batch * hidden);
     let x = &x[..seq * batch * input];
     let scratch = &mut scratch[..tinyonnx_layout::gru::scratch(batch, input, hidden, true)];
@@ -231,7 +231,8 @@ fn gru_packed<
                 super::copy_run(&mut row[input..], &h[bt * hidden..(bt + 1) * hidden]);
             }
             let b_zr = bias_at(0, g2);
-            gemm_packed(
+            gemm_packed_sized(
+                S::FIXED,
                 (batch, xh_len, g2),
                 xh,
                 xh_len,
@@ -239,10 +240,10 @@ fn gru_packed<
                 b_zr,
                 zr,
                 (g2, 1),
-                false,
             );
             let b_wh = bias_at(g2, hidden);
-            gemm_packed(
+            gemm_packed_sized(
+                S::FIXED,
                 (batch, input, hidden),
                 xt,
                 input,
@@ -250,12 +251,12 @@ fn gru_packed<
                 b_wh,
                 cand,
                 (hidden, 1),
-                false,
             );
             if linear_before_reset {
                 // h~ = g(x W_h + Wb_h + r (h R_h + Rb_h)).
                 let b_rh = bias_at(3 * hidden, hidden);
-                gemm_packed(
+                gemm_packed_sized(
+                    S::FIXED,
                     (batch, hidden, hidden),
                     h,
                     hidden,
@@ -263,7 +264,6 @@ fn gru_packed<
                     b_rh,
                     rec,
                     (hidden, 1),
-                    false,
                 );
             } else {
                 // h~ = g(x W_h + (r h) R_h + Wb_h + Rb_h): the reset state first.
@@ -280,7 +280,8 @@ fn gru_packed<
                     rows: hidden,
                     cols: 1,
                 });
-                gemm_packed(
+                gemm_packed_sized(
+                    S::FIXED,
                     (batch, hidden, hidden),
                     reset,
                     hidden,
@@ -288,7 +289,6 @@ fn gru_packed<
                     init,
                     rec,
                     (hidden, 1),
-                    false,
                 );
             }
             gru_cells::<F, G, CLIP>(
@@ -422,6 +422,8 @@ fn gru_plain<S: RecurrentSizes, F: Activation, G: Activation>(
 }
 
 /// `RNN`: `H_t = f(W x_t + R H_{t-1} + Wb + Rb)`; `scratch` holds `HIDDEN` values.
+/// `CLIP`: the node has a `clip` (else `opts.clip` is not read and nothing is clamped),
+/// a parameter the compiler sets, as the LSTM's `PLAIN_CELLS`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn rnn<
@@ -431,6 +433,7 @@ pub fn rnn<
     const HIDDEN: usize,
     const DIRS: usize,
     F: UnaryOp,
+    const CLIP: bool,
 >(
     x: &[f32],
     w: &[f32],
@@ -442,7 +445,7 @@ pub fn rnn<
     y_h: &mut [f32],
     scratch: &mut [f32],
 ) {
-    rnn_run(
+    rnn_run::<_, _, CLIP>(
         Fixed::<SEQ, BATCH, INPUT, HIDDEN, DIRS>,
         Static::<F>::new(),
         x,
@@ -469,6 +472,7 @@ pub fn rnn_shared<
     const HIDDEN: usize,
     const DIRS: usize,
     F: UnaryOp,
+    const CLIP: bool,
 >(
     act: [Gate; 1],
     x: &[f32],
@@ -485,7 +489,7 @@ pub fn rnn_shared<
         let sizes = Fixed::<SEQ, BATCH, INPUT, HIDDEN, DIRS>.get();
         rnn_sized(sizes, act, x, w, r, b, h0, opts, y, y_h, scratch);
     } else {
-        rnn::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F>(x, w, r, b, h0, opts, y, y_h, scratch);
+        rnn::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, CLIP>(x, w, r, b, h0, opts, y, y_h, scratch);
     }
 }
 
@@ -506,13 +510,14 @@ pub fn rnn_sized(
     y_h: &mut [f32],
     scratch: &mut [f32],
 ) {
-    rnn_run(sizes, f, x, w, r, b, h0, opts, y, y_h, scratch);
+    // Clamped whatever `opts.clip` (an infinite bound leaves every value as it is).
+    rnn_run::<_, _, true>(sizes, f, x, w, r, b, h0, opts, y, y_h, scratch);
 }
 
 /// [`rnn`] and [`rnn_sized`].
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-fn rnn_run<S: RecurrentSizes, F: Activation>(
+fn rnn_run<S: RecurrentSizes, F: Activation, const CLIP: bool>(
     sizes: S,
     f_act: F,
     x: &[f32],
@@ -560,7 +565,12 @@ fn rnn_run<S: RecurrentSizes, F: Activation>(
                     let pre = bias
                         + dot(&wd[j * input..(j + 1) * input], xt)
                         + dot(&rd[j * hidden..(j + 1) * hidden], hp);
-                    *v = f_act.apply(pre.clamp(-opts.clip, opts.clip));
+                    let pre = if CLIP {
+                        pre.clamp(-opts.clip, opts.clip)
+                    } else {
+                        pre
+                    };
+                    *v = f_act.apply(pre);
                 }
                 super::copy_run(&mut h[bt * hidden..(bt + 1) * hidden], new);
                 let out = ((t * dirs + d) * batch + bt) * hidden;

@@ -238,6 +238,11 @@ pub(super) fn recurrent_outputs(
 }
 
 /// The `clip` attribute as an `f32` expression, infinity when absent.
+/// Whether the node clamps its pre-activations (a finite `clip`).
+pub(super) fn clipped(attrs: &Attrs) -> bool {
+    matches!(attrs.get("clip"), Some(AttrValue::Float(c)) if c.is_finite())
+}
+
 pub(super) fn clip_tokens(attrs: &Attrs) -> TokenStream {
     match attrs.get("clip") {
         Some(AttrValue::Float(c)) if c.is_finite() => quote!(#c),
@@ -387,9 +392,8 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let scratch = &cx.scratch.as_ref().expect("LSTM asks for scratch").expr;
     let opts = quote!(#kernels::lstm::Options { clip: #clip, input_forget: #input_forget, reverse: #reverse });
     // No peepholes, clip or coupled gates: the cells without their tests.
-    let plain_cells = cx.inputs.get(7).is_none_or(Option::is_none)
-        && !matches!(cx.attrs.get("clip"), Some(AttrValue::Float(c)) if c.is_finite())
-        && !input_forget;
+    let plain_cells =
+        cx.inputs.get(7).is_none_or(Option::is_none) && !clipped(cx.attrs) && !input_forget;
     let call = kernel_call(
         cx,
         ("lstm", "lstm"),

@@ -6,8 +6,8 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::quote;
 
 use super::lstm::{
-    RECURRENT_ATTRS, activation_list, clip_tokens, expect_shape, gate_weights, kernel_call,
-    known_weights, recurrent_dims, recurrent_outputs, weights_known,
+    RECURRENT_ATTRS, activation_list, clip_tokens, clipped, expect_shape, gate_weights,
+    kernel_call, known_weights, recurrent_dims, recurrent_outputs, weights_known,
 };
 use crate::ops::schema::prelude::*;
 use crate::types::{Dim, Shape, TensorType};
@@ -175,6 +175,7 @@ fn lower(cx: &LowerCtx, gates: usize) -> TokenStream {
     let (x, w, r) = (&cx.input(0).expr, &cx.input(1).expr, &cx.input(2).expr);
     let (y, y_h) = (&cx.outputs[0].expr, &cx.outputs[1].expr);
     let clip = clip_tokens(cx.attrs);
+    let clipped = clipped(cx.attrs);
     let reverse = cx.attrs.string("direction") == Some("reverse");
     let lbr = gates == 3 && cx.attrs.int("linear_before_reset") == 1;
     let scratch = &cx
@@ -206,7 +207,7 @@ fn lower(cx: &LowerCtx, gates: usize) -> TokenStream {
         let call = kernel_call(
             cx,
             ("rnn", "rnn"),
-            (&acts, &[]),
+            (&acts, &[clipped]),
             quote!(#x, #w, #r, #b, #h0, #opts, #y, #y_h, #scratch),
         );
         quote!(#call;)
