@@ -2,8 +2,9 @@
 //! [`super::rnn`]) take as either constants or values: a node's sizes and its gate
 //! activations. With constants ([`Fixed`], [`Static`]) each node's kernel is a copy
 //! unrolled to its sizes, the fastest; with values ([`Sizes`], [`Gate`]) every node of
-//! a model shares one copy, which the plan picks when a model carries several recurrent
-//! nodes that would each need their own (a copy is 1-3 KB of flash on a Cortex-M).
+//! a model shares one copy: the `_shared` entry points take it on the cores without an
+//! FPU, for the nodes the plan marks (several of an operator that would each need their
+//! own copy, 1-3 KB of flash each on a Cortex-M).
 
 use core::marker::PhantomData;
 
@@ -22,6 +23,14 @@ pub struct Sizes {
     pub hidden: usize,
     /// Directions: 1, or 2 for `bidirectional`.
     pub dirs: usize,
+}
+
+impl Sizes {
+    /// `(seq, batch, input, hidden, dirs)`.
+    #[inline(always)]
+    pub const fn all(self) -> (usize, usize, usize, usize, usize) {
+        (self.seq, self.batch, self.input, self.hidden, self.dirs)
+    }
 }
 
 /// A recurrent node's sizes: [`Fixed`] (constants) or [`Sizes`] (values).

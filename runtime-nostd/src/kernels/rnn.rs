@@ -181,13 +181,7 @@ fn gru_packed<
     y_h: &mut [f32],
     scratch: &mut [f32],
 ) {
-    let Sizes {
-        seq,
-        batch,
-        input,
-        hidden,
-        dirs,
-    } = sizes.get();
+    let (seq, batch, input, hidden, dirs) = sizes.get().all();
     let linear_before_reset = if S::FIXED {
         LINEAR_BEFORE_RESET
     } else {
@@ -363,13 +357,7 @@ fn gru_plain<S: RecurrentSizes, F: Activation, G: Activation>(
     y_h: &mut [f32],
     scratch: &mut [f32],
 ) {
-    let Sizes {
-        seq,
-        batch,
-        input,
-        hidden,
-        dirs,
-    } = sizes.get();
+    let (seq, batch, input, hidden, dirs) = sizes.get().all();
     let (g3, state) = (3 * hidden, batch * hidden);
     super::copy::init_state(y_h, h0, dirs * state);
     let (gx, rest) = scratch[..5 * hidden].split_at_mut(g3);
@@ -530,13 +518,7 @@ fn rnn_run<S: RecurrentSizes, F: Activation, const CLIP: bool>(
     y_h: &mut [f32],
     scratch: &mut [f32],
 ) {
-    let Sizes {
-        seq,
-        batch,
-        input,
-        hidden,
-        dirs,
-    } = sizes.get();
+    let (seq, batch, input, hidden, dirs) = sizes.get().all();
     let state = batch * hidden;
     super::copy::init_state(y_h, h0, dirs * state);
     // On the RISC-V cores without an FPU, where `dot` is a loop, the cells a loop too.
