@@ -129,11 +129,14 @@ pub fn lstm_sized(
     gates: &mut [f32],
 ) {
     let acts = (f, g, h);
+    // `PACKED` is not read with sizes as values: `run` matches `weights`.
     run::<_, _, _, _, true, false>(sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates);
 }
 
 /// [`lstm`] for weights packed or not (`PACKED`, which `weights` is) and cells with
-/// neither peepholes, clip nor coupled gates or not (`PLAIN_CELLS`, which `lstm` found).
+/// neither peepholes, clip nor coupled gates or not (`PLAIN_CELLS`, which the compiler
+/// set). With sizes as values (not `FIXED`) it runs either kind of weights and the cells
+/// with their tests, whatever the two flags say.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn run<

@@ -160,7 +160,8 @@ pub fn gru_sized(
 /// [`gru`] with the weights packed: per step three matrix products over the whole
 /// batch (z and r at once from `[x_t, h]`, the candidate's input and recurrence parts
 /// apart), then one pass over the cells. `LINEAR_BEFORE_RESET` is
-/// `opts.linear_before_reset`; `CLIP`, whether `opts.clip` is finite.
+/// `opts.linear_before_reset` (with sizes as values, not `FIXED`, that option is read
+/// instead); `CLIP`, whether `opts.clip` is finite (the sized copy always clamps).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn gru_packed<
