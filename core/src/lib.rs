@@ -22,6 +22,8 @@ pub mod layers;
 pub mod ops;
 pub mod plan;
 pub mod quantize;
+#[cfg(test)]
+mod scratch;
 pub mod suggest;
 pub mod syntax;
 pub mod types;
@@ -66,9 +68,8 @@ mod tests {
         for v in [16_777_217i64, 123_456_789] {
             bytes.extend(v.to_le_bytes());
         }
-        let path = std::env::temp_dir().join(format!("tinyonnx-i64-{}.npy", std::process::id()));
-        std::fs::write(&path, bytes).unwrap();
-        let p = path.display().to_string();
+        let file = crate::scratch::TempFile::new("i64.npy", &bytes);
+        let p = file.to_string();
         let c = super::compile(quote! {
             model M {
                 input x: i64[2];
@@ -100,14 +101,9 @@ mod tests {
         let values: Vec<u8> = (0..n)
             .flat_map(|i| (i as f32 * 0.5).to_le_bytes())
             .collect();
-        let dir = std::env::temp_dir();
-        let npy = dir.join(format!("tinyonnx-stream-{}.npy", std::process::id()));
+        let dir = crate::scratch::Scratch::new();
         let bytes = crate::weights::tests::npy_bytes("<f4", &format!("({n},)"), &values);
-        std::fs::write(&npy, bytes).unwrap();
-        let st = dir.join(format!(
-            "tinyonnx-stream-{}.safetensors",
-            std::process::id()
-        ));
+        let p = dir.write("stream.npy", &bytes);
         // A header whose length is not a multiple of 4: the data starts unaligned.
         let json = format!(
             r#"{{"b":{{"dtype":"F32","shape":[{n}],"data_offsets":[0,{}]}}}} "#,
@@ -116,8 +112,7 @@ mod tests {
         let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
         bytes.extend(json.as_bytes());
         bytes.extend(values.iter().rev());
-        std::fs::write(&st, bytes).unwrap();
-        let (p, q) = (npy.display().to_string(), st.display().to_string());
+        let q = dir.write("stream.safetensors", &bytes);
         let c = super::compile(quote! {
             model M {
                 input x: f32[20000];
@@ -153,8 +148,6 @@ mod tests {
         // prost's own bytes of the decoded model decode to the same model.
         let again = tinyonnx_proto::ModelProto::decode(m.encode_to_vec().as_slice()).unwrap();
         assert_eq!(again, m);
-        std::fs::remove_file(npy).ok();
-        std::fs::remove_file(st).ok();
     }
 
     #[test]

@@ -638,7 +638,7 @@ pub(crate) mod tests {
     }
 
     /// An .npz holding `entries` (name, bytes), deflated.
-    fn npz_file(name: &str, entries: &[(&str, Vec<u8>)]) -> String {
+    fn npz_file(name: &str, entries: &[(&str, Vec<u8>)]) -> crate::scratch::TempFile {
         use std::io::Write;
         let mut out = std::io::Cursor::new(Vec::new());
         let mut zip = zip::ZipWriter::new(&mut out);
@@ -695,12 +695,8 @@ pub(crate) mod tests {
         );
     }
 
-    fn temp_file(name: &str, bytes: &[u8]) -> String {
-        let dir = std::env::temp_dir().join(format!("tinyonnx-weights-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
-        std::fs::write(&p, bytes).unwrap();
-        p.display().to_string()
+    fn temp_file(name: &str, bytes: &[u8]) -> crate::scratch::TempFile {
+        crate::scratch::TempFile::new(name, bytes)
     }
 
     /// A safetensors file written by hand: a u64 header length, a JSON header, the data.

@@ -685,7 +685,7 @@ mod tests {
 
     /// A safetensors file of f32 arrays, written as the format says: the header's
     /// length, its JSON, the little-endian data.
-    fn safetensors(arrays: &[(&str, &[usize], &[f32])]) -> std::path::PathBuf {
+    fn safetensors(arrays: &[(&str, &[usize], &[f32])]) -> crate::scratch::TempFile {
         let (mut header, mut data) = (Vec::new(), Vec::new());
         for (name, shape, values) in arrays {
             let start = data.len();
@@ -699,13 +699,7 @@ mod tests {
         let mut bytes = (json.len() as u64).to_le_bytes().to_vec();
         bytes.extend(json.as_bytes());
         bytes.extend(data);
-        let path = std::env::temp_dir().join(format!(
-            "tinyonnx-calibration-{}-{}.safetensors",
-            std::process::id(),
-            arrays.len()
-        ));
-        std::fs::write(&path, bytes).expect("a temporary file");
-        path
+        crate::scratch::TempFile::new("calibration.safetensors", &bytes)
     }
 
     #[test]
@@ -713,7 +707,7 @@ mod tests {
         let a: Vec<f32> = (0..12).map(|i| i as f32 / 4.0 - 1.0).collect();
         let b: Vec<f32> = (0..8).map(|i| i as f32).collect();
         let path = safetensors(&[("a", &[4, 3], &a), ("b", &[4, 1, 2], &b)]);
-        let file = path.display().to_string();
+        let file = path.to_string();
         let tokens = quote! {
             model M {
                 quantize = int8(calibration = #file);
@@ -775,7 +769,7 @@ mod tests {
 
         // Without b's array: an error that names it.
         let path = safetensors(&[("a", &[4, 3], &a)]);
-        let file = path.display().to_string();
+        let file = path.to_string();
         let e = errors(quote! {
             model M {
                 quantize = int8(calibration = #file);

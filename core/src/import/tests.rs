@@ -34,12 +34,8 @@ fn model(
     .encode_to_vec()
 }
 
-fn file(name: &str, bytes: &[u8]) -> String {
-    let dir = std::env::temp_dir().join(format!("tinyonnx-import-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, bytes).unwrap();
-    p.display().to_string()
+fn file(name: &str, bytes: &[u8]) -> crate::scratch::TempFile {
+    crate::scratch::TempFile::new(name, bytes)
 }
 
 /// Imports `path` with `args` after it; the graph or every message.
@@ -351,7 +347,9 @@ fn external_data_that_is_short_long_or_of_another_type_is_refused() {
         .iter()
         .flat_map(|v| v.to_le_bytes())
         .collect();
-    file("weights.bin", &data);
+    // The model files beside the data, in one directory.
+    let dir = crate::scratch::Scratch::new();
+    dir.write("weights.bin", &data);
     let with = |offset: &str, length: &str, data_type: i32| {
         let entries = [
             ("location", "weights.bin"),
@@ -359,7 +357,10 @@ fn external_data_that_is_short_long_or_of_another_type_is_refused() {
             ("length", length),
         ];
         let name = format!("ext_{offset}_{length}_{data_type}.onnx");
-        import(&file(&name, &external_model(data_type, &entries)), quote!())
+        import(
+            &dir.write(&name, &external_model(data_type, &entries)),
+            quote!(),
+        )
     };
     let g = with("4", "8", 1).unwrap();
     let w = g.weights[0];
