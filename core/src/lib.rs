@@ -290,6 +290,60 @@ mod tests {
     }
 
     #[test]
+    fn convolutions_share_a_sized_copy_from_three_that_differ_per_kernel() {
+        use proc_macro2::TokenStream;
+        // The flags of the Conv nodes, in order; the emitted calls agree with them.
+        let sized = |body: TokenStream| {
+            let src = quote! {
+                model M {
+                    input x: f32[1, 4, 9, 9];
+                    input wd: f32[4, 4, 3, 3];
+                    weight w8: f32[8, 4, 3, 3] = he_normal(seed = 1);
+                    weight w40: f32[40, 4, 1, 1] = he_normal(seed = 2);
+                    #body
+                }
+            };
+            let c = super::compile(src.clone()).unwrap();
+            let flags: Vec<bool> = c
+                .planned
+                .steps
+                .iter()
+                .zip(&c.planned.graph.nodes)
+                .filter(|(_, n)| n.op.op_type == "Conv")
+                .map(|(s, _)| s.sized)
+                .collect();
+            let code = super::expand(src).to_string();
+            let shared = code.matches("conv2d_shared").count()
+                + code.matches("conv2d_packed_shared").count();
+            assert_eq!(shared, flags.iter().filter(|&&f| f).count(), "{code}");
+            flags
+        };
+        // Weights computed at run time: the direct kernel. Two that differ keep their
+        // constant copies; a third shares one sized copy for all.
+        let d1 = quote! { output a = Conv(x, wd); };
+        let d2 = quote! { output b = Conv(x, wd, strides = [2, 2]); };
+        let d3 = quote! { output c = Conv(x, wd, pads = [1, 1, 1, 1]); };
+        assert_eq!(sized(quote! { #d1 #d2 }), [false, false]);
+        assert_eq!(sized(quote! { #d1 #d2 #d3 }), [true, true, true]);
+        // Known weights of eight channels: im2col, its own family; the direct pair
+        // beside it keeps its copies.
+        let i1 = quote! { output e = Conv(x, w8); };
+        let i2 = quote! { output f = Conv(x, w8, strides = [2, 2]); };
+        let i3 = quote! { output g = Conv(x, w8, pads = [1, 1, 1, 1]); };
+        assert_eq!(
+            sized(quote! { #d1 #d2 #i1 #i2 #i3 }),
+            [false, false, true, true, true]
+        );
+        // Forty channels share their gathering already: no sized copy.
+        let wide = quote! {
+            output h = Conv(x, w40);
+            output i = Conv(x, w40, strides = [2, 2]);
+            output j = Conv(x, w40, pads = [1, 1, 1, 1]);
+        };
+        assert_eq!(sized(wide), [false, false, false]);
+    }
+
+    #[test]
     fn only_a_model_of_few_nodes_has_its_run_inlined() {
         let tiny = super::compile(quote! {
             model M {

@@ -41,6 +41,13 @@ pub const fn patch_len(k: usize, positions: usize) -> usize {
     packed_len(k, positions) + ALIGN_SLACK
 }
 
+/// The output channels a group from which a convolution with packed weights (or a max
+/// pooling: channels) runs, on the microcontrollers, through a gathering shared by
+/// every such layer with its kernel window (the runtime's `kernels::SHARED_CHANNELS`
+/// says why); the compiler leaves those layers out of the convolutions it gives a copy
+/// sized at run time.
+pub const SHARED_CHANNELS: usize = 32;
+
 /// A `GRU` with its weights known at compile time: per direction three packed matrices
 /// (`[W_zr; R_zr]^T` over the concatenated input and state, `W_h^T`, `R_h^T`), and the
 /// scratch of one step.

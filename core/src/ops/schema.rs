@@ -73,11 +73,12 @@ pub struct OpSchema {
     /// The epilogue this operator becomes when it follows a node whose [`Fusion`] takes
     /// it (a `Relu`, a bias `Add`, a `BatchNormalization`).
     pub absorbed: Option<Absorbed>,
-    /// The kernel also has a `_shared` form, which on some targets runs one copy for
-    /// every node that calls it, sizes and options as values ([`LowerCtx::sized`]):
-    /// `plan` gives it every node of the operator in a graph whose nodes of it would
-    /// otherwise compile two copies or more.
-    pub sized_kernel: bool,
+    /// Where the kernel also has a `_shared` form, which on some targets runs one copy
+    /// for every node that calls it, sizes and options as values ([`LowerCtx::sized`]):
+    /// the family of a node's copy ([`SizedFamily`]), or `None` for a node whose kernel
+    /// has no such form. `plan` gives the `_shared` form to every node of a family in a
+    /// graph whose nodes of it would otherwise compile the family's `copies` or more.
+    pub sized_kernel: SizedFn,
     /// Cross-check cases: model bodies (DSL items, optionally starting with `opset = N;`)
     /// that exercise the operator's dtypes, shapes and attributes. `cargo xtask codegen`
     /// turns each into a model in `tests/src/cases.rs`, which the tests run against ONNX
@@ -122,7 +123,21 @@ pub type FoldFn = fn(&InferCtx) -> Result<Vec<Data>, OpError>;
 /// Scratch elements of a node from its input and output device shapes and attributes.
 pub type ScratchFn = fn(&ScratchCtx) -> usize;
 
-/// What an operator's scratch rule sees of one node.
+/// The family of a node's kernel copy that can be shared with sizes as values
+/// ([`OpSchema::sized_kernel`]), from what its scratch rule sees.
+pub type SizedFn = fn(&ScratchCtx) -> Option<SizedFamily>;
+
+/// Kernel copies that one copy with sizes as values can replace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SizedFamily {
+    /// The kernel (a convolution's direct and im2col kernels are two families).
+    pub name: &'static str,
+    /// The fewest distinct constant copies from which the shared one takes less flash
+    /// (measured on the cores that take it).
+    pub copies: usize,
+}
+
+/// What an operator's scratch rule (and [`SizedFn`]) sees of one node.
 #[derive(Debug)]
 pub struct ScratchCtx<'a> {
     /// Device shapes of the inputs (`None` for omitted optional ones).
@@ -170,7 +185,7 @@ pub const BASE: OpSchema = OpSchema {
     packs: |_| Vec::new(),
     fusion: Fusion::NONE,
     absorbed: None,
-    sized_kernel: false,
+    sized_kernel: |_| None,
     cases: |_| Vec::new(),
 };
 

@@ -3,8 +3,8 @@
 //! From a checked [`Graph`] it decides which quantized groups run as integer kernels
 //! and which dequantized constants are computed at compile time ([`qdq`]), the node
 //! order ([`schedule`]), each node's kernel
-//! variant (a convolution's Winograd passes, a recurrent kernel's copy sized at run
-//! time when several nodes would each compile their own: [`sized`]), the arena offsets, views, in-place writes
+//! variant (a convolution's Winograd passes, a recurrent or convolution kernel's copy
+//! sized at run time when several nodes would each compile their own: [`sized`]), the arena offsets, views, in-place writes
 //! and scratch regions ([`arena`], [`scratch`]), the fused epilogues ([`fuse`]), the
 //! weights the assembler takes from their files ([`stream`]) and the
 //! plans of the control-flow bodies, each placed in its node's scratch region (a tree
@@ -12,7 +12,8 @@
 //! order and one [`Step`] per node. Emission only reads it.
 //!
 //! This stage reads `ir`, `ops`, `data` and `types`; nothing below it imports it, and
-//! its own files import one way (`qdq` and `sized` import none of them): `record` -> `fuse`, `sized`, `scratch` -> `arena`;
+//! its own files import one way (`qdq` imports none of them): `record` -> `fuse`, `sized`, `scratch` -> `arena`;
+//! `sized` -> `scratch` (what a node's rules see);
 //! `schedule` -> `scratch`, `arena`.
 
 pub mod arena;

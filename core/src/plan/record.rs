@@ -92,7 +92,7 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
         folded,
         deferred,
     } = fused;
-    let sized = super::sized::sized_nodes(&graph);
+    let sized = super::sized::sized_nodes(&graph, winograd);
     let steps = epilogue
         .into_iter()
         .zip(skip)

@@ -19,7 +19,13 @@ pub fn scratch_elems(graph: &Graph, i: usize, winograd: u8) -> usize {
     if let Some(c) = &node.control {
         return scratch_bytes(graph, c).div_ceil(4);
     }
-    let cx = ScratchCtx {
+    (node.op.scratch)(&node_ctx(graph, node, winograd))
+}
+
+/// What an operator's rules see of `node`: device shapes, attributes, which inputs
+/// are known, the Winograd choice.
+pub(super) fn node_ctx<'a>(graph: &Graph, node: &'a Node, winograd: u8) -> ScratchCtx<'a> {
+    ScratchCtx {
         inputs: node
             .inputs
             .iter()
@@ -37,8 +43,7 @@ pub fn scratch_elems(graph: &Graph, i: usize, winograd: u8) -> usize {
             .map(|t| t.is_some_and(|id| graph.tensors[id].value.is_some()))
             .collect(),
         winograd,
-    };
-    (node.op.scratch)(&cx)
+    }
 }
 
 /// A body as a graph to plan and emit: the outer graph's tensors and ports, the body's

@@ -2,32 +2,48 @@
 //! ([`OpSchema::sized_kernel`](crate::ops::OpSchema::sized_kernel)).
 //!
 //! A kernel whose sizes are constants is compiled once per distinct set of them: for
-//! the recurrent operators each copy is 1-3 KB of flash on a Cortex-M, and a model with
-//! an LSTM of two widths, or a GRU and a reversed one, carried one copy each. When a
-//! graph holds nodes of such an operator that differ, each of them calls the kernel's
-//! `_shared` form, which on the cores without an FPU runs one copy for all of them that
-//! reads sizes and options as values (elsewhere the constant copies, which are much
-//! faster there; the runtime's `lstm_shared` says by how much). Nodes alike share their
-//! constant copy anyway, so they keep it. The choice does not depend on the target.
+//! the recurrent operators and the convolutions each copy is 0.5-3 KB of flash on a
+//! Cortex-M, and a model with an LSTM of two widths, or five convolutions of different
+//! shapes, carried one copy each. When a graph holds enough nodes of a kernel family
+//! that differ (the family's `copies`: two LSTMs, three direct convolutions), each of
+//! them calls the kernel's `_shared` form, which on the cores without an FPU runs one
+//! copy for all of them that reads sizes and options as values (elsewhere the constant
+//! copies, which are much faster there; the runtime's `lstm_shared` and
+//! `conv2d_shared` say by how much). Nodes alike share their constant copy anyway, so
+//! they count once. The choice does not depend on the target.
 
 use std::collections::HashMap;
 
 use crate::ir::Graph;
+use crate::ops::SizedFamily;
 
-/// One flag per node of `graph`: whether it calls its kernel's `_shared` form.
-pub fn sized_nodes(graph: &Graph) -> Vec<bool> {
-    let mut keys: HashMap<&str, Vec<String>> = HashMap::new();
-    for node in graph.nodes.iter().filter(|n| n.op.sized_kernel) {
+/// One flag per node of `graph` (run with the Winograd choices `winograd`): whether it
+/// calls its kernel's `_shared` form.
+pub fn sized_nodes(graph: &Graph, winograd: &[u8]) -> Vec<bool> {
+    let families: Vec<Option<(&str, SizedFamily)>> = graph
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            if n.control.is_some() {
+                return None;
+            }
+            let cx = super::scratch::node_ctx(graph, n, winograd.get(i).copied().unwrap_or(0));
+            (n.op.sized_kernel)(&cx).map(|family| (n.op.op_type, family))
+        })
+        .collect();
+    let mut keys: HashMap<(&str, SizedFamily), Vec<String>> = HashMap::new();
+    for (node, family) in graph.nodes.iter().zip(&families) {
+        let Some(family) = family else { continue };
         let key = instance_key(graph, node);
-        let seen = keys.entry(node.op.op_type).or_default();
+        let seen = keys.entry(*family).or_default();
         if !seen.contains(&key) {
             seen.push(key);
         }
     }
-    graph
-        .nodes
+    families
         .iter()
-        .map(|n| n.op.sized_kernel && keys.get(n.op.op_type).is_some_and(|k| k.len() > 1))
+        .map(|f| f.is_some_and(|f| keys.get(&f).is_some_and(|k| k.len() >= f.1.copies)))
         .collect()
 }
 

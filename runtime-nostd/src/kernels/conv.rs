@@ -20,6 +20,58 @@ pub(crate) fn valid_range(out: usize, len: usize, stride: usize, offset: isize) 
     (lo.min(hi), hi)
 }
 
+/// A convolution's sizes as values (1-D as height 1): batch, input channels and
+/// image, output channels, groups, kernel window, output image, strides, dilations,
+/// top and left pads (the bottom and right ones are implied by the output size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConvSizes {
+    /// Batch.
+    pub n: usize,
+    /// Input channels.
+    pub c: usize,
+    /// Input rows.
+    pub h: usize,
+    /// Input columns.
+    pub w: usize,
+    /// Output channels.
+    pub m: usize,
+    /// Groups.
+    pub g: usize,
+    /// Kernel rows.
+    pub kh: usize,
+    /// Kernel columns.
+    pub kw: usize,
+    /// Output rows.
+    pub oh: usize,
+    /// Output columns.
+    pub ow: usize,
+    /// Row stride.
+    pub sh: usize,
+    /// Column stride.
+    pub sw: usize,
+    /// Row dilation.
+    pub dh: usize,
+    /// Column dilation.
+    pub dw: usize,
+    /// Top pad.
+    pub pt: usize,
+    /// Left pad.
+    pub pl: usize,
+}
+
+/// What a sized convolution copy reads of one node ([`conv2d_sized`],
+/// [`conv2d_packed_sized`]): its sizes, the positions of an im2col tile (unused by the
+/// direct kernel), and whether a Relu follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConvCall {
+    /// The sizes.
+    pub sizes: ConvSizes,
+    /// Output positions a tile of [`conv2d_packed_sized`].
+    pub block: usize,
+    /// A Relu after the convolution.
+    pub relu: bool,
+}
+
 /// `y[N, M, OH, OW] = conv(x[N, C, H, W], w[M, C/G, KH, KW]) + b`, then `max(y, 0)` when
 /// `RELU`. Padding is zero; `PT`/`PL` are the top/left pads (the bottom/right ones are
 /// implied by the output size).
@@ -120,6 +172,206 @@ pub fn conv2d<
                 }
             }
         }
+    }
+}
+
+/// [`conv2d`] with the sizes as values: one copy for every node the plan marks.
+#[inline(never)]
+pub fn conv2d_sized(call: &ConvCall, x: &[f32], w: &[f32], b: Option<&[f32]>, y: &mut [f32]) {
+    direct(call.sizes, call.relu, x, w, b, y);
+}
+
+/// The body of [`conv2d_sized`]: [`conv2d`]'s loops over sizes as values, those over
+/// the taps and the plane kept rolled (the copy is for the cores without an FPU,
+/// where each product is two library calls).
+#[inline(always)]
+fn direct(sizes: ConvSizes, relu: bool, x: &[f32], w: &[f32], b: Option<&[f32]>, y: &mut [f32]) {
+    let ConvSizes {
+        n: bn,
+        c,
+        h,
+        w: iw_len,
+        m,
+        g: groups,
+        kh: wkh,
+        kw: wkw,
+        oh: ooh,
+        ow: oow,
+        sh,
+        sw,
+        dh,
+        dw,
+        pt,
+        pl,
+    } = sizes;
+    let cg = c / groups;
+    let mg = m / groups;
+    let x = &x[..bn * c * h * iw_len];
+    let w = &w[..m * cg * wkh * wkw];
+    let y = &mut y[..bn * m * ooh * oow];
+    for n in 0..bn {
+        for oc in 0..m {
+            let g = oc / mg;
+            let plane = &mut y[(n * m + oc) * ooh * oow..(n * m + oc + 1) * ooh * oow];
+            let bias = b.map_or(0.0, |b| b[oc]);
+            super::fill_rolled(plane, bias);
+            for icg in 0..cg {
+                let ic = g * cg + icg;
+                let xplane = &x[(n * c + ic) * h * iw_len..(n * c + ic + 1) * h * iw_len];
+                for kh in 0..wkh {
+                    let off_h = (kh * dh) as isize - pt as isize;
+                    let (oh_lo, oh_hi) = valid_range(ooh, h, sh, off_h);
+                    for kw in 0..wkw {
+                        let wv = w[((oc * cg + icg) * wkh + kh) * wkw + kw];
+                        let off_w = (kw * dw) as isize - pl as isize;
+                        let (ow_lo, ow_hi) = valid_range(oow, iw_len, sw, off_w);
+                        for oh in oh_lo..oh_hi {
+                            let ih = (oh * sh) as isize + off_h;
+                            let xrow = &xplane[ih as usize * iw_len..(ih as usize + 1) * iw_len];
+                            let yrow = &mut plane[oh * oow..(oh + 1) * oow];
+                            if sw == 1 {
+                                let start = (ow_lo as isize + off_w) as usize;
+                                let src = &xrow[start..start + (ow_hi - ow_lo)];
+                                super::axpy(&mut yrow[ow_lo..ow_hi], wv, src);
+                            } else {
+                                for ow in ow_lo..ow_hi {
+                                    super::rolled();
+                                    let iw = ((ow * sw) as isize + off_w) as usize;
+                                    yrow[ow] += wv * xrow[iw];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            if relu {
+                for v in plane.iter_mut() {
+                    super::rolled();
+                    *v = super::math::relu(*v);
+                }
+            }
+        }
+    }
+}
+
+/// Whether the `_shared` entry points take the copies with sizes as values: on the
+/// cores without an FPU, where each product is library calls and the sizes as values
+/// cost about 1 % (ConvZoo: 4.6 KB less flash on the Cortex-M3, 3.2 KB on the
+/// riscv32). Not on the FPU cores: there ConvZoo took 44 % more instructions for
+/// 2.7 KB, a real model (PaddleOCR's classifier) 5-10 % more for 7-12 KB.
+const SIZED: bool = cfg!(tinyonnx_soft_float);
+
+/// A node's [`ConvCall`] as a constant, for the sized copies (its address, not
+/// eighteen stores a call).
+macro_rules! call_const {
+    ($block:expr, $relu:expr) => {
+        &const {
+            ConvCall {
+                sizes: ConvSizes {
+                    n: N,
+                    c: C,
+                    h: H,
+                    w: W,
+                    m: M,
+                    g: G,
+                    kh: KH,
+                    kw: KW,
+                    oh: OH,
+                    ow: OW,
+                    sh: SH,
+                    sw: SW,
+                    dh: DH,
+                    dw: DW,
+                    pt: PT,
+                    pl: PL,
+                },
+                block: $block,
+                relu: $relu,
+            }
+        }
+    };
+}
+
+/// `v` through a value the optimizer cannot see through: given the constant at each
+/// call, LLVM's function specialization made a copy of the sized kernel per call (three
+/// of 2-4 KB in the CIFAR CNN), and given one constant at all of them, a copy for it.
+#[inline(always)]
+fn opaque<T>(v: T) -> T {
+    core::hint::black_box(v)
+}
+
+/// [`conv2d`] for a node the plan marks (three or more direct convolutions that would
+/// each need a copy): [`conv2d_sized`] where [`SIZED`], else [`conv2d`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn conv2d_shared<
+    const N: usize,
+    const C: usize,
+    const H: usize,
+    const W: usize,
+    const M: usize,
+    const G: usize,
+    const KH: usize,
+    const KW: usize,
+    const OH: usize,
+    const OW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const PT: usize,
+    const PL: usize,
+    const RELU: bool,
+>(
+    x: &[f32],
+    w: &[f32],
+    b: Option<&[f32]>,
+    y: &mut [f32],
+) {
+    if SIZED {
+        conv2d_sized(opaque(call_const!(0, RELU)), x, w, b, y);
+    } else {
+        conv2d::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, RELU>(x, w, b, y);
+    }
+}
+
+/// [`conv2d_packed`] for a node the plan marks (three or more im2col convolutions
+/// below [`super::SHARED_CHANNELS`] channels a group): [`conv2d_packed_sized`] where
+/// [`SIZED`], else [`conv2d_packed`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub fn conv2d_packed_shared<
+    const N: usize,
+    const C: usize,
+    const H: usize,
+    const W: usize,
+    const M: usize,
+    const G: usize,
+    const KH: usize,
+    const KW: usize,
+    const OH: usize,
+    const OW: usize,
+    const SH: usize,
+    const SW: usize,
+    const DH: usize,
+    const DW: usize,
+    const PT: usize,
+    const PL: usize,
+    const PB: usize,
+    const RELU: bool,
+>(
+    x: &[f32],
+    w: &[f32],
+    b: Option<&[f32]>,
+    y: &mut [f32],
+    patches: &mut [f32],
+) {
+    if SIZED {
+        conv2d_packed_sized(opaque(call_const!(PB, RELU)), x, w, b, y, patches);
+    } else {
+        conv2d_packed::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB, RELU>(
+            x, w, b, y, patches,
+        );
     }
 }
 
@@ -320,6 +572,78 @@ pub(crate) fn im2col<
     }
 }
 
+/// [`conv2d_packed`] with the sizes as values (`block` the positions of a tile): one
+/// copy for every node the plan marks, its panels gathered by [`pack_panel_sized`].
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+pub fn conv2d_packed_sized(
+    call: &ConvCall,
+    x: &[f32],
+    w: &[f32],
+    b: Option<&[f32]>,
+    y: &mut [f32],
+    patches: &mut [f32],
+) {
+    use super::packed::{NR, Strided, gemm_packed, packed_len};
+    let ConvSizes {
+        n: bn,
+        c,
+        h,
+        w: iw_len,
+        m,
+        g: groups,
+        kh,
+        kw,
+        oh,
+        ow,
+        ..
+    } = call.sizes;
+    let (block, relu) = (call.block, call.relu);
+    let cg = c / groups;
+    let mg = m / groups;
+    let k = cg * kh * kw;
+    let positions = oh * ow;
+    let x = &x[..bn * c * h * iw_len];
+    let w = &w[..m * k];
+    let y = &mut y[..bn * m * positions];
+    let patches = &mut super::cache_aligned(patches)[..packed_len(k, block)];
+    for n in 0..bn {
+        for g in 0..groups {
+            let bias = b.map(|b| Strided {
+                values: &b[g * mg..(g + 1) * mg],
+                rows: 1,
+                cols: 0,
+            });
+            let xg = &x[(n * c + g * cg) * h * iw_len..(n * c + (g + 1) * cg) * h * iw_len];
+            let mut p0 = 0;
+            while p0 < positions {
+                let pb = block.min(positions - p0);
+                for (i, panel) in patches
+                    .chunks_exact_mut(k * NR)
+                    .take(pb.div_ceil(NR))
+                    .enumerate()
+                {
+                    let first = p0 + i * NR;
+                    let width = NR.min(p0 + pb - first);
+                    pack_panel_sized(&call.sizes, xg, first, width, panel);
+                }
+                let out = (n * m + g * mg) * positions + p0;
+                gemm_packed(
+                    (mg, k, pb),
+                    &w[g * mg * k..(g + 1) * mg * k],
+                    k,
+                    patches,
+                    bias,
+                    &mut y[out..],
+                    (positions, 1),
+                    relu,
+                );
+                p0 += pb;
+            }
+        }
+    }
+}
+
 /// Whether every tile of `block` out of `positions` output positions is whole panels of
 /// `NR`.
 const fn whole_panels(positions: usize, block: usize) -> bool {
@@ -329,13 +653,24 @@ const fn whole_panels(positions: usize, block: usize) -> bool {
 
 /// The image sizes of a convolution as values, for [`pack_panel_shared`]: input rows
 /// and columns, output columns, top and left padding.
-#[cfg(any(target_os = "none", test))]
 struct Window {
     h: usize,
     w: usize,
     ow: usize,
     pt: usize,
     pl: usize,
+}
+
+/// A convolution's kernel window: rows, columns, strides, dilations (constants in
+/// [`pack_panel_shared`], values in [`pack_panel_sized`]).
+#[derive(Clone, Copy)]
+struct Taps {
+    kh: usize,
+    kw: usize,
+    sh: usize,
+    sw: usize,
+    dh: usize,
+    dw: usize,
 }
 
 /// [`pack_panel`] with the image sizes as values (the kernel window's constants), for
@@ -357,6 +692,49 @@ fn pack_panel_shared<
     width: usize,
     panel: &mut [f32],
 ) {
+    let taps = Taps {
+        kh: KH,
+        kw: KW,
+        sh: SH,
+        sw: SW,
+        dh: DH,
+        dw: DW,
+    };
+    pack_runs(win, taps, xg, (first, width), panel);
+}
+
+/// [`pack_panel_shared`] with the kernel window as values too, for
+/// [`conv2d_packed_sized`].
+#[inline(never)]
+fn pack_panel_sized(s: &ConvSizes, xg: &[f32], first: usize, width: usize, panel: &mut [f32]) {
+    let win = Window {
+        h: s.h,
+        w: s.w,
+        ow: s.ow,
+        pt: s.pt,
+        pl: s.pl,
+    };
+    let taps = Taps {
+        kh: s.kh,
+        kw: s.kw,
+        sh: s.sh,
+        sw: s.sw,
+        dh: s.dh,
+        dw: s.dw,
+    };
+    pack_runs(&win, taps, xg, (first, width), panel);
+}
+
+/// The body of [`pack_panel_shared`] and [`pack_panel_sized`]: one panel of positions
+/// `first..first + width` as runs of one output row each.
+#[inline(always)]
+fn pack_runs(
+    win: &Window,
+    taps: Taps,
+    xg: &[f32],
+    (first, width): (usize, usize),
+    panel: &mut [f32],
+) {
     use super::packed::NR;
     let (oh0, ow0) = (first / win.ow, first % win.ow);
     // On the cores without an FPU the loop below takes this case too: the second copy
@@ -364,7 +742,7 @@ fn pack_panel_shared<
     // library calls.
     if !cfg!(tinyonnx_soft_float) && width == NR && ow0 + NR <= win.ow {
         // All positions in one output row (a constant run length: vector copies).
-        pack_run::<KH, KW, SH, SW, DH, DW>(win, xg, (oh0, ow0), (0, NR), panel);
+        pack_run(win, taps, xg, (oh0, ow0), (0, NR), panel);
         return;
     }
     // Positions across output rows, or a partial panel: a run per output row, then
@@ -372,7 +750,7 @@ fn pack_panel_shared<
     let (mut oh, mut ow, mut j) = (oh0, ow0, 0);
     while j < width {
         let len = (width - j).min(win.ow - ow);
-        pack_run::<KH, KW, SH, SW, DH, DW>(win, xg, (oh, ow), (j, len), panel);
+        pack_run(win, taps, xg, (oh, ow), (j, len), panel);
         (oh, ow, j) = (oh + 1, 0, j + len);
     }
     if width < NR {
@@ -383,7 +761,6 @@ fn pack_panel_shared<
 }
 
 /// `dst` filled with zeros by a rolled loop ([`super::fill_rolled`]).
-#[cfg(any(target_os = "none", test))]
 #[inline(always)]
 fn zero(dst: &mut [f32]) {
     super::fill_rolled(dst, 0.0);
@@ -394,17 +771,10 @@ fn zero(dst: &mut [f32]) {
 /// channel by channel: what decides a tap's case (its input row inside the image, its
 /// run of columns inside the row) is the same for every channel, so the loop over the
 /// channels is only the copies.
-#[cfg(any(target_os = "none", test))]
 #[inline(always)]
-fn pack_run<
-    const KH: usize,
-    const KW: usize,
-    const SH: usize,
-    const SW: usize,
-    const DH: usize,
-    const DW: usize,
->(
+fn pack_run(
     win: &Window,
+    taps: Taps,
     xg: &[f32],
     (oh, ow0): (usize, usize),
     (j0, len): (usize, usize),
@@ -412,18 +782,26 @@ fn pack_run<
 ) {
     use super::packed::NR;
     let &Window { h, w, pt, pl, .. } = win;
-    let taps = KH * KW;
+    let Taps {
+        kh: rows,
+        kw: cols,
+        sh,
+        sw,
+        dh,
+        dw,
+    } = taps;
+    let taps = rows * cols;
     // On the cores without an FPU not unrolled over the window's rows either.
     let taps_h = if cfg!(tinyonnx_soft_float) {
-        super::opaque(KH)
+        super::opaque(rows)
     } else {
-        KH
+        rows
     };
     for kh in 0..taps_h {
         // Not unrolled over the window's columns: one copy of the cases below (the
         // CIFAR CNN's flash 412 B less, its instructions 0.1 % more).
-        let taps_w = super::opaque(KW);
-        let ih = (oh * SH + kh * DH).wrapping_sub(pt);
+        let taps_w = super::opaque(cols);
+        let ih = (oh * sh + kh * dh).wrapping_sub(pt);
         for kw in 0..taps_w {
             // Column `j` of this tap's row of channel `c`'s block of the panel.
             let at = (kh * taps_w + kw) * NR + j0;
@@ -437,21 +815,21 @@ fn pack_run<
                 }
                 continue;
             }
-            let iw0 = (ow0 * SW + kw * DW) as isize - pl as isize;
+            let iw0 = (ow0 * sw + kw * dw) as isize - pl as isize;
             let row = ih * w;
             // On the cores without an FPU only the general gathering: next to products
             // that are library calls, the copies below save little time and take flash.
             if cfg!(tinyonnx_soft_float) {
                 for (plane, block) in channels {
-                    gather(&mut block[at..at + len], &plane[row..row + w], iw0, SW);
+                    gather(&mut block[at..at + len], &plane[row..row + w], iw0, sw);
                 }
-            } else if len == NR && SW == 1 && iw0 >= 0 && iw0 as usize + NR <= w {
+            } else if len == NR && sw == 1 && iw0 >= 0 && iw0 as usize + NR <= w {
                 let from = row + iw0 as usize;
                 for (plane, block) in channels {
                     super::rolled();
                     block[at..at + NR].copy_from_slice(&plane[from..from + NR]);
                 }
-            } else if len == NR && SW == 2 && iw0 >= 0 && iw0 as usize + 2 * NR <= w {
+            } else if len == NR && sw == 2 && iw0 >= 0 && iw0 as usize + 2 * NR <= w {
                 let from = row + iw0 as usize;
                 for (plane, block) in channels {
                     super::rolled();
@@ -461,7 +839,7 @@ fn pack_run<
                         src.try_into().expect("2 NR values"),
                     );
                 }
-            } else if len == NR && SW == 1 {
+            } else if len == NR && sw == 1 {
                 // At the image's left or right edge: the eight values around the row
                 // copied as one run where they lie inside `xg` (those of the channels
                 // before or after), then the ones outside the row zeroed.
@@ -480,7 +858,7 @@ fn pack_run<
                 }
             } else {
                 for (plane, block) in channels {
-                    gather(&mut block[at..at + len], &plane[row..row + w], iw0, SW);
+                    gather(&mut block[at..at + len], &plane[row..row + w], iw0, sw);
                 }
             }
         }
@@ -488,7 +866,6 @@ fn pack_run<
 }
 
 /// `dst[j] = xrow[iw0 + j * sw]`, zero where that falls outside the row.
-#[cfg(any(target_os = "none", test))]
 #[inline(always)]
 fn gather(dst: &mut [f32], xrow: &[f32], iw0: isize, sw: usize) {
     for (j, v) in dst.iter_mut().enumerate() {

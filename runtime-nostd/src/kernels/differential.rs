@@ -349,6 +349,21 @@ macro_rules! conv_case {
                 $n, $c, $h, $w, $m, $g, $kh, $kw, $oh, $ow, $sh, $sw, $dh, $dw, $pt, $pl, $pb,
             >((&x, &w, Some(&b)), (&mut y, &mut patches), $relu, true);
             check(&y, &want, path, &std::format!("im2col shared PB {} {what}", $pb));
+            // The copies with sizes as values (the microcontrollers' without an FPU).
+            let call = super::conv::ConvCall {
+                sizes: super::conv::ConvSizes {
+                    n: $n, c: $c, h: $h, w: $w, m: $m, g: $g, kh: $kh, kw: $kw, oh: $oh,
+                    ow: $ow, sh: $sh, sw: $sw, dh: $dh, dw: $dw, pt: $pt, pl: $pl,
+                },
+                block: $pb,
+                relu: $relu,
+            };
+            let mut y = std::vec![f32::NAN; len];
+            super::conv::conv2d_sized(&call, &x, &w, Some(&b), &mut y);
+            check(&y, &want, path, &std::format!("conv2d_sized {what}"));
+            let mut y = std::vec![f32::NAN; len];
+            super::conv::conv2d_packed_sized(&call, &x, &w, Some(&b), &mut y, &mut patches);
+            check(&y, &want, path, &std::format!("conv2d_packed_sized PB {} {what}", $pb));
             #[cfg(target_arch = "x86_64")]
             if path == Path::Avx512 && tinyonnx_layout::direct::applies($g, $ow) {
                 let ring_len = tinyonnx_layout::direct::ring_len(

@@ -225,7 +225,7 @@ pub(crate) fn four(s: &[f32], at: usize) -> &[f32; 4] {
 /// instructions). The small models' layers keep their specialized code (the digits
 /// CNN, 8 and 16 channels: over 50 % slower with an early form of the shared
 /// gathering, 0.6-2.7 % with the shared pooling, for less than 100 B).
-pub(crate) const SHARED_CHANNELS: usize = 32;
+pub(crate) const SHARED_CHANNELS: usize = tinyonnx_layout::SHARED_CHANNELS;
 
 /// Called in a loop's body: on the microcontrollers (bare-metal targets), keeps LLVM
 /// from unrolling the loop by a runtime count (an assembly statement counts as a call

@@ -20,6 +20,14 @@ pub(super) const RECURRENT_ATTRS: [AttrSpec; 7] = [
     attr("layout", AttrKind::Int, AttrDefault::Int(0)).since(14),
 ];
 
+/// The recurrent kernels' family (LSTM, GRU and RNN, each by its operator): any two of
+/// their copies take more flash than the shared one (LstmZoo and RnnZoo on the cores
+/// without an FPU).
+pub(super) const SIZED: SizedFamily = SizedFamily {
+    name: "recurrent",
+    copies: 2,
+};
+
 pub static LSTM: OpSchema = OpSchema {
     cases: |_| {
         cases(&[
@@ -74,7 +82,7 @@ pub static LSTM: OpSchema = OpSchema {
             Vec::new()
         }
     },
-    sized_kernel: true,
+    sized_kernel: |_| Some(SIZED),
     ..BASE
 };
 

@@ -57,7 +57,7 @@ pub static GRU: OpSchema = OpSchema {
             Vec::new()
         }
     },
-    sized_kernel: true,
+    sized_kernel: |_| Some(super::lstm::SIZED),
     ..BASE
 };
 
@@ -77,7 +77,7 @@ pub static RNN: OpSchema = OpSchema {
     lower: |cx| lower(cx, 1),
     macs: |cx| macs(cx, 1),
     scratch: |cx| hidden_of(&cx.outputs),
-    sized_kernel: true,
+    sized_kernel: |_| Some(super::lstm::SIZED),
     ..BASE
 };
 
