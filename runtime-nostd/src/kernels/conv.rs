@@ -139,24 +139,8 @@ pub fn conv2d<
                         let wv = w[((oc * cg + icg) * KH + kh) * KW + kw];
                         let off_w = (kw * DW) as isize - PL as isize;
                         let (ow_lo, ow_hi) = valid_range(OW, W, SW, off_w);
-                        for oh in oh_lo..oh_hi {
-                            let ih = (oh * SH) as isize + off_h;
-                            let xrow = &xplane[ih as usize * W..(ih as usize + 1) * W];
-                            let yrow = &mut plane[oh * OW..(oh + 1) * OW];
-                            if SW == 1 {
-                                let start = (ow_lo as isize + off_w) as usize;
-                                let src = &xrow[start..start + (ow_hi - ow_lo)];
-                                super::axpy(&mut yrow[ow_lo..ow_hi], wv, src);
-                            } else {
-                                for ow in ow_lo..ow_hi {
-                                    if soft {
-                                        super::rolled();
-                                    }
-                                    let iw = ((ow * SW) as isize + off_w) as usize;
-                                    yrow[ow] += wv * xrow[iw];
-                                }
-                            }
-                        }
+                        let rows = (oh_lo, oh_hi, ow_lo, ow_hi);
+                        tap(plane, xplane, wv, rows, (W, OW, SH, SW, off_h, off_w), soft);
                     }
                 }
             }
@@ -170,6 +154,40 @@ pub fn conv2d<
                     }
                     *v = super::math::relu(*v);
                 }
+            }
+        }
+    }
+}
+
+/// One kernel tap of a direct convolution: `plane[oh][ow] += wv * xplane[ih][iw]` for
+/// output rows `oh_lo..oh_hi` and columns `ow_lo..ow_hi` (all inside the input), where
+/// `ih = oh * sh + off_h` and `iw = ow * sw + off_w` (`w` input and `ow` output
+/// columns); a strided row's loop kept rolled where `rolled`.
+#[allow(clippy::type_complexity)]
+#[inline(always)]
+fn tap(
+    plane: &mut [f32],
+    xplane: &[f32],
+    wv: f32,
+    (oh_lo, oh_hi, ow_lo, ow_hi): (usize, usize, usize, usize),
+    (w, ow_len, sh, sw, off_h, off_w): (usize, usize, usize, usize, isize, isize),
+    rolled: bool,
+) {
+    for oh in oh_lo..oh_hi {
+        let ih = (oh * sh) as isize + off_h;
+        let xrow = &xplane[ih as usize * w..(ih as usize + 1) * w];
+        let yrow = &mut plane[oh * ow_len..(oh + 1) * ow_len];
+        if sw == 1 {
+            let start = (ow_lo as isize + off_w) as usize;
+            let src = &xrow[start..start + (ow_hi - ow_lo)];
+            super::axpy(&mut yrow[ow_lo..ow_hi], wv, src);
+        } else {
+            for ow in ow_lo..ow_hi {
+                if rolled {
+                    super::rolled();
+                }
+                let iw = ((ow * sw) as isize + off_w) as usize;
+                yrow[ow] += wv * xrow[iw];
             }
         }
     }
@@ -225,22 +243,9 @@ fn direct(sizes: ConvSizes, relu: bool, x: &[f32], w: &[f32], b: Option<&[f32]>,
                         let wv = w[((oc * cg + icg) * wkh + kh) * wkw + kw];
                         let off_w = (kw * dw) as isize - pl as isize;
                         let (ow_lo, ow_hi) = valid_range(oow, iw_len, sw, off_w);
-                        for oh in oh_lo..oh_hi {
-                            let ih = (oh * sh) as isize + off_h;
-                            let xrow = &xplane[ih as usize * iw_len..(ih as usize + 1) * iw_len];
-                            let yrow = &mut plane[oh * oow..(oh + 1) * oow];
-                            if sw == 1 {
-                                let start = (ow_lo as isize + off_w) as usize;
-                                let src = &xrow[start..start + (ow_hi - ow_lo)];
-                                super::axpy(&mut yrow[ow_lo..ow_hi], wv, src);
-                            } else {
-                                for ow in ow_lo..ow_hi {
-                                    super::rolled();
-                                    let iw = ((ow * sw) as isize + off_w) as usize;
-                                    yrow[ow] += wv * xrow[iw];
-                                }
-                            }
-                        }
+                        let rows = (oh_lo, oh_hi, ow_lo, ow_hi);
+                        let geometry = (iw_len, oow, sh, sw, off_h, off_w);
+                        tap(plane, xplane, wv, rows, geometry, true);
                     }
                 }
             }
