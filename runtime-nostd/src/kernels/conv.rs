@@ -577,9 +577,11 @@ pub(crate) fn im2col<
     }
 }
 
-/// [`conv2d_packed`] with the sizes as values (`block` the positions of a tile): one
-/// copy for every node the plan marks, its panels gathered by [`pack_panel_sized`].
-#[allow(clippy::too_many_arguments)]
+/// [`conv2d_packed`] with the sizes, the tile's positions and the Relu as values: one
+/// copy for every node the plan marks, its panels gathered by [`pack_panel_sized`]. Its
+/// tiles' loop is [`im2col`]'s written again over values: one body generic over both
+/// made the constant copies larger (the digits CNN's two by 120 and 56 B on the
+/// Cortex-M4F).
 #[inline(never)]
 pub fn conv2d_packed_sized(
     call: &ConvCall,
