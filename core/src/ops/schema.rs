@@ -725,6 +725,17 @@ pub struct Epilogue {
 }
 
 impl LowerCtx<'_> {
+    /// The kernel function `name`, or its `_shared` form for a node the plan marks
+    /// ([`LowerCtx::sized`]).
+    pub fn kernel_fn(&self, name: &str) -> proc_macro2::Ident {
+        let name = if self.sized {
+            format!("{name}_shared")
+        } else {
+            name.to_string()
+        };
+        proc_macro2::Ident::new(&name, proc_macro2::Span::call_site())
+    }
+
     /// The compile-time int64 values of input `i`, when it has them.
     pub fn const_i64(&self, i: usize) -> Option<&[i64]> {
         self.input_consts

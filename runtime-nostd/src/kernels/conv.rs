@@ -20,38 +20,39 @@ pub(crate) fn valid_range(out: usize, len: usize, stride: usize, offset: isize) 
     (lo.min(hi), hi)
 }
 
-/// A convolution's sizes as values (1-D as height 1): batch, input channels and
-/// image, output channels, groups, kernel window, output image, strides, dilations,
-/// top and left pads (the bottom and right ones are implied by the output size).
+/// The geometry of a 2-D convolution, NCHW (1-D runs as height 1): `x [n, c, h, w]`,
+/// `m` output channels in `g` groups, a `kh x kw` kernel, `y [n, m, oh, ow]`; strides,
+/// dilations and the top and left pads (the bottom and right ones are implied by the
+/// output size). The int8 kernels (`quant`) and the f32 ones sized at run time read it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConvSizes {
-    /// Batch.
+pub struct ConvGeometry {
+    /// Images.
     pub n: usize,
     /// Input channels.
     pub c: usize,
-    /// Input rows.
+    /// Input height.
     pub h: usize,
-    /// Input columns.
+    /// Input width.
     pub w: usize,
     /// Output channels.
     pub m: usize,
     /// Groups.
     pub g: usize,
-    /// Kernel rows.
+    /// Kernel height.
     pub kh: usize,
-    /// Kernel columns.
+    /// Kernel width.
     pub kw: usize,
-    /// Output rows.
+    /// Output height.
     pub oh: usize,
-    /// Output columns.
+    /// Output width.
     pub ow: usize,
-    /// Row stride.
+    /// Vertical stride.
     pub sh: usize,
-    /// Column stride.
+    /// Horizontal stride.
     pub sw: usize,
-    /// Row dilation.
+    /// Vertical dilation.
     pub dh: usize,
-    /// Column dilation.
+    /// Horizontal dilation.
     pub dw: usize,
     /// Top pad.
     pub pt: usize,
@@ -65,7 +66,7 @@ pub struct ConvSizes {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConvCall {
     /// The sizes.
-    pub sizes: ConvSizes,
+    pub sizes: ConvGeometry,
     /// Output positions a tile of [`conv2d_packed_sized`].
     pub block: usize,
     /// A Relu after the convolution.
@@ -203,8 +204,8 @@ pub fn conv2d_sized(call: &ConvCall, x: &[f32], w: &[f32], b: Option<&[f32]>, y:
 /// the taps and the plane kept rolled (the copy is for the cores without an FPU,
 /// where each product is two library calls).
 #[inline(always)]
-fn direct(sizes: ConvSizes, relu: bool, x: &[f32], w: &[f32], b: Option<&[f32]>, y: &mut [f32]) {
-    let ConvSizes {
+fn direct(sizes: ConvGeometry, relu: bool, x: &[f32], w: &[f32], b: Option<&[f32]>, y: &mut [f32]) {
+    let ConvGeometry {
         n: bn,
         c,
         h,
@@ -267,12 +268,14 @@ fn direct(sizes: ConvSizes, relu: bool, x: &[f32], w: &[f32], b: Option<&[f32]>,
 const SIZED: bool = cfg!(tinyonnx_soft_float);
 
 /// A node's [`ConvCall`] as a constant, for the sized copies (its address, not
-/// eighteen stores a call).
+/// eighteen stores a call), passed through `black_box`: given the constant at each
+/// call, LLVM's function specialization made a copy of the sized kernel per call (three
+/// of 2-4 KB in the CIFAR CNN), and given one constant at all of them, a copy for it.
 macro_rules! call_const {
     ($block:expr, $relu:expr) => {
         &const {
             ConvCall {
-                sizes: ConvSizes {
+                sizes: ConvGeometry {
                     n: N,
                     c: C,
                     h: H,
@@ -295,14 +298,6 @@ macro_rules! call_const {
             }
         }
     };
-}
-
-/// `v` through a value the optimizer cannot see through: given the constant at each
-/// call, LLVM's function specialization made a copy of the sized kernel per call (three
-/// of 2-4 KB in the CIFAR CNN), and given one constant at all of them, a copy for it.
-#[inline(always)]
-fn opaque<T>(v: T) -> T {
-    core::hint::black_box(v)
 }
 
 /// [`conv2d`] for a node the plan marks (three or more direct convolutions that would
@@ -334,7 +329,7 @@ pub fn conv2d_shared<
     y: &mut [f32],
 ) {
     if SIZED {
-        conv2d_sized(opaque(call_const!(0, RELU)), x, w, b, y);
+        conv2d_sized(core::hint::black_box(call_const!(0, RELU)), x, w, b, y);
     } else {
         conv2d::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, RELU>(x, w, b, y);
     }
@@ -372,7 +367,8 @@ pub fn conv2d_packed_shared<
     patches: &mut [f32],
 ) {
     if SIZED {
-        conv2d_packed_sized(opaque(call_const!(PB, RELU)), x, w, b, y, patches);
+        let call = core::hint::black_box(call_const!(PB, RELU));
+        conv2d_packed_sized(call, x, w, b, y, patches);
     } else {
         conv2d_packed::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB, RELU>(
             x, w, b, y, patches,
@@ -592,7 +588,7 @@ pub fn conv2d_packed_sized(
     patches: &mut [f32],
 ) {
     use super::packed::{NR, Strided, gemm_packed, packed_len};
-    let ConvSizes {
+    let ConvGeometry {
         n: bn,
         c,
         h,
@@ -713,7 +709,7 @@ fn pack_panel_shared<
 /// [`pack_panel_shared`] with the kernel window as values too, for
 /// [`conv2d_packed_sized`].
 #[inline(never)]
-fn pack_panel_sized(s: &ConvSizes, xg: &[f32], first: usize, width: usize, panel: &mut [f32]) {
+fn pack_panel_sized(s: &ConvGeometry, xg: &[f32], first: usize, width: usize, panel: &mut [f32]) {
     let win = Window {
         h: s.h,
         w: s.w,

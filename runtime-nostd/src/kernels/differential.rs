@@ -351,7 +351,7 @@ macro_rules! conv_case {
             check(&y, &want, path, &std::format!("im2col shared PB {} {what}", $pb));
             // The copies with sizes as values (the microcontrollers' without an FPU).
             let call = super::conv::ConvCall {
-                sizes: super::conv::ConvSizes {
+                sizes: super::conv::ConvGeometry {
                     n: $n, c: $c, h: $h, w: $w, m: $m, g: $g, kh: $kh, kw: $kw, oh: $oh,
                     ow: $ow, sh: $sh, sw: $sw, dh: $dh, dw: $dw, pt: $pt, pl: $pl,
                 },

@@ -6,6 +6,10 @@
 
 use tinyonnx_layout::q8;
 
+// The int8 convolutions' geometry, shared with the f32 ones (generated code names it
+// here).
+pub use super::conv::ConvGeometry;
+
 /// An integer type values are quantized to: `i8`, `u8`, `i16` or `u16`, and no other
 /// (sealed), so that the kernels may take a one-byte `Quant` for the byte it is.
 pub trait Quant: Copy + sealed::Sealed {
@@ -1182,45 +1186,6 @@ fn pair_pass_portable<A: Quant, B: Quant>(x: &[A], w: &[B], acc: &mut [i32; q8::
         acc[2 * p] = acc[2 * p].wrapping_add(lower);
         acc[2 * p + 1] = acc[2 * p + 1].wrapping_add(both.wrapping_sub(lower) >> 8);
     }
-}
-
-/// The geometry of a 2-D convolution, NCHW (1-D runs as height 1): `x [n, c, h, w]`,
-/// `m` output channels in `g` groups, a `kh x kw` kernel, `y [n, m, oh, ow]`; strides,
-/// dilations and the top and left pads.
-#[derive(Debug, Clone, Copy)]
-pub struct ConvGeometry {
-    /// Images.
-    pub n: usize,
-    /// Input channels.
-    pub c: usize,
-    /// Input height.
-    pub h: usize,
-    /// Input width.
-    pub w: usize,
-    /// Output channels.
-    pub m: usize,
-    /// Groups.
-    pub g: usize,
-    /// Kernel height.
-    pub kh: usize,
-    /// Kernel width.
-    pub kw: usize,
-    /// Output height.
-    pub oh: usize,
-    /// Output width.
-    pub ow: usize,
-    /// Vertical stride.
-    pub sh: usize,
-    /// Horizontal stride.
-    pub sw: usize,
-    /// Vertical dilation.
-    pub dh: usize,
-    /// Horizontal dilation.
-    pub dw: usize,
-    /// Top pad.
-    pub pt: usize,
-    /// Left pad.
-    pub pl: usize,
 }
 
 /// `QLinearConv` with its weights packed at compile time: for each output position, the

@@ -496,16 +496,6 @@ fn plan(cx: &LowerCtx) -> (usize, usize, usize, usize, [Axis; 2]) {
     (x[0], x[1], w[0], g, as_2d(&axes))
 }
 
-/// `name`, or its `_shared` form for a node the plan marks ([`LowerCtx::sized`]).
-fn shared_name(cx: &LowerCtx, name: &str) -> proc_macro2::Ident {
-    let name = if cx.sized {
-        format!("{name}_shared")
-    } else {
-        name.to_string()
-    };
-    proc_macro2::Ident::new(&name, proc_macro2::Span::call_site())
-}
-
 fn lower(cx: &LowerCtx) -> TokenStream {
     let (n, c, m, g, [h, w]) = plan(cx);
     let xs = &cx.input(0).expr;
@@ -533,7 +523,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         w.pad_begin,
     ];
     let tile = tile_positions(weights.is_some(), m / g, k, h.output * w.output);
-    let packed_fn = shared_name(cx, "conv2d_packed");
+    let packed_fn = cx.kernel_fn("conv2d_packed");
     let packed = match (tile, weights, &cx.scratch) {
         (Some(pb), Some(weights), Some(scratch)) => {
             // The weights as they are ([M/G, K] per group, after any folding): the
@@ -598,7 +588,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
             #call
         };
     }
-    let direct_fn = shared_name(cx, "conv2d");
+    let direct_fn = cx.kernel_fn("conv2d");
     quote! {
         #kernels::conv::#direct_fn::<#(#dims),*, #(#win),*, #relu>(#xs, #ws, #b, #y);
     }

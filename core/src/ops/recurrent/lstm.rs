@@ -429,11 +429,10 @@ pub(super) fn kernel_call(
     let module = Ident::new(module, Span::call_site());
     let generics =
         quote!(<#seq, #batch, #input, #hidden, #dirs, #(#kernels::unary::#acts,)* #(#flags),*>);
+    let name = cx.kernel_fn(name);
     if cx.sized {
-        let name = Ident::new(&format!("{name}_shared"), Span::call_site());
         quote!(#kernels::#module::#name::#generics([#(#kernels::gates::Gate::#acts),*], #args))
     } else {
-        let name = Ident::new(name, Span::call_site());
         quote!(#kernels::#module::#name::#generics(#args))
     }
 }
