@@ -70,7 +70,16 @@ pub fn gemm_dot<const K: usize>(
             {
                 acc = super::arch::arm::dot_vmla(row, col, acc);
             }
-            #[cfg(not(all(feature = "fma-vfp4", target_arch = "arm")))]
+            // RISC-V F: one instruction a product instead of two (LinearRegression
+            // through `run`: 52 -> 44 instructions).
+            #[cfg(all(feature = "fma-rvf", target_arch = "riscv32"))]
+            for kk in 0..K {
+                acc = super::arch::riscv32::fmadd(row[kk], col[kk], acc);
+            }
+            #[cfg(not(any(
+                all(feature = "fma-vfp4", target_arch = "arm"),
+                all(feature = "fma-rvf", target_arch = "riscv32")
+            )))]
             for kk in 0..K {
                 acc += row[kk] * col[kk];
             }

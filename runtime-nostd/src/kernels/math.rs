@@ -138,7 +138,7 @@ pub fn sqrt(x: f32) -> f32 {
     #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
     return super::arch::arm::tinyonnx_sqrt_vfp(x);
     #[cfg(all(target_arch = "riscv32", tinyonnx_riscv_f))]
-    return super::arch::riscv32::tinyonnx_sqrt_rv(x);
+    return super::arch::riscv32::sqrt(x);
     #[cfg(not(any(
         all(feature = "fma-vfp4", target_arch = "arm"),
         all(target_arch = "riscv32", tinyonnx_riscv_f)

@@ -332,15 +332,7 @@ pub(crate) fn add_units<Q: Quant>(a: &[Q], b: &[Q], y: &mut [Q], u: &tinyonnx_la
 #[inline(always)]
 fn fma(x: f32, y: f32, z: f32) -> f32 {
     #[cfg(all(feature = "fma-rvf", target_arch = "riscv32"))]
-    {
-        let r: f32;
-        // Safety: FMADD.S reads and writes only the named registers (the F extension,
-        // which the `fma-rvf` feature promises); it rounds as the default mode says.
-        unsafe {
-            core::arch::asm!("fmadd.s {r}, {x}, {y}, {z}", r = lateout(freg) r, x = in(freg) x, y = in(freg) y, z = in(freg) z, options(pure, nomem, nostack));
-        }
-        r
-    }
+    return super::arch::riscv32::fmadd(x, y, z);
     #[cfg(not(all(feature = "fma-rvf", target_arch = "riscv32")))]
     libm::fmaf(x, y, z)
 }

@@ -1,30 +1,34 @@
 //! 32-bit RISC-V with the F extension (`tinyonnx_riscv_f`, set by the build script): the
-//! square root, and with the `fma-rvf` feature (`tinyonnx_fma_rows`) the `FMADD.S` loops
-//! of the packed products.
+//! square root, and with the `fma-rvf` feature the fused multiply-add and
+//! (`tinyonnx_fma_rows`) the `FMADD.S` loops of the packed products.
 
-// Safety: the declaration matches the routine assembled below: the float ABIs of these
-// targets (ilp32f, ilp32d) pass and return an f32 in fa0; it reads no memory.
-unsafe extern "C" {
-    pub(crate) safe fn tinyonnx_sqrt_rv(x: f32) -> f32;
+/// The FPU's square root, correctly rounded (in the default round-to-nearest-even mode)
+/// as `libm::sqrtf`, whose software version takes about 500 bytes with its table.
+#[inline(always)]
+pub(crate) fn sqrt(x: f32) -> f32 {
+    let r: f32;
+    // Safety: FSQRT.S reads and writes only the named float registers, which the F
+    // extension this module is compiled for provides; it touches no memory or stack.
+    unsafe {
+        core::arch::asm!("fsqrt.s {r}, {x}", r = lateout(freg) r, x = in(freg) x, options(pure, nomem, nostack));
+    }
+    r
 }
 
-// The FPU's square root, correctly rounded (in the default round-to-nearest-even mode)
-// as `libm::sqrtf`, whose software version takes about 500 bytes with its table. A
-// routine rather than inline assembly: stable rustc does not enable the `freg` operands
-// of `asm!` on these targets.
-core::arch::global_asm!(
-    ".section .text.tinyonnx_sqrt_rv,\"ax\",@progbits",
-    ".global tinyonnx_sqrt_rv",
-    ".type tinyonnx_sqrt_rv,@function",
-    // The assembler of module-level assembly does not always see the target's F.
-    ".option push",
-    ".option arch, +f",
-    "tinyonnx_sqrt_rv:",
-    "    fsqrt.s fa0, fa0",
-    "    ret",
-    ".option pop",
-    ".size tinyonnx_sqrt_rv, . - tinyonnx_sqrt_rv",
-);
+/// `x * y + z` rounded once (`FMADD.S`): what the `fma-rvf` feature opts in to, results
+/// that differ from a product and a sum in the last bit.
+#[cfg(feature = "fma-rvf")]
+#[inline(always)]
+pub(crate) fn fmadd(x: f32, y: f32, z: f32) -> f32 {
+    let r: f32;
+    // Safety: FMADD.S reads and writes only the named float registers (the F extension
+    // this module is compiled for); it touches no memory or stack and rounds as the
+    // default mode says.
+    unsafe {
+        core::arch::asm!("fmadd.s {r}, {x}, {y}, {z}", r = lateout(freg) r, x = in(freg) x, y = in(freg) y, z = in(freg) z, options(pure, nomem, nostack));
+    }
+    r
+}
 
 // Safety: the declarations match the routines assembled below (ilp32f: the first eight
 // arguments in a0-a7, the rest on the stack from 0(sp); nothing returned); callers uphold
