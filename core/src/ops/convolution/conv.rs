@@ -48,21 +48,15 @@ pub static CONV: OpSchema = OpSchema {
     lower,
     macs,
     scratch: |cx| {
-        let (Some(x), Some(w)) = (cx.inputs[0].as_ref(), cx.inputs[1].as_ref()) else {
+        let Some(s) = ConvShape::of(cx) else {
             return 0;
         };
-        let g = cx.attrs.int("group") as usize;
-        let positions: usize = cx.outputs[0][2..].iter().product();
-        let k: usize = w[1..].iter().product();
-        let Ok(axes) = geometry("Conv", cx.attrs, &x[2..], &w[2..], false) else {
-            return 0;
-        };
+        let path = s.path(cx.winograd);
         // The AVX-512 direct kernel reuses this scratch where its ring fits
         // (`tinyonnx_layout::direct::fits`); no target plans more for it.
-        let im2col =
-            tile_positions(cx.consts[1], w[0] / g, k, positions).map_or(0, |pb| patch_len(k, pb));
-        if let Some(tb) = winograd_tiles(cx.winograd, cx.consts[1], x[1], w[0], g, as_2d(&axes)) {
-            let winograd = winograd_scratch(x[1], w[0], as_2d(&axes), tb, cx.winograd.into());
+        let im2col = path.im2col.map_or(0, |pb| patch_len(s.k(), pb));
+        if let Some(tb) = path.winograd {
+            let winograd = winograd_scratch(s.c, s.m, s.axes, tb, cx.winograd.into());
             // Passes of fewer than four element rows share the scratch with the im2col
             // kernel, which runs instead where the CPU makes it faster (see `lower`).
             return if cx.winograd < 4 {
@@ -74,36 +68,31 @@ pub static CONV: OpSchema = OpSchema {
         im2col
     },
     packs: |cx| {
-        let (_, c, m, g, [h, w]) = plan(cx);
-        let k = c / g * h.kernel * w.kernel;
         let known = cx.input_consts.get(1).copied().flatten().is_some();
-        if tile_positions(known, m / g, k, h.output * w.output).is_some()
-            || winograd_tiles(cx.winograd, known, c, m, g, [h, w]).is_some()
-        {
+        let path = ConvShape::lowered(cx, known).path(cx.winograd);
+        if path.im2col.is_some() || path.winograd.is_some() {
             vec![1]
         } else {
             Vec::new()
         }
     },
     sized_kernel: |cx| {
-        let (Some(x), Some(w)) = (cx.inputs[0].as_ref(), cx.inputs[1].as_ref()) else {
-            return None;
-        };
-        let g = cx.attrs.int("group") as usize;
-        let axes = geometry("Conv", cx.attrs, &x[2..], &w[2..], false).ok()?;
-        let positions: usize = cx.outputs[0][2..].iter().product();
-        let k: usize = w[1..].iter().product();
-        if winograd_tiles(cx.winograd, cx.consts[1], x[1], w[0], g, as_2d(&axes)).is_some() {
-            return None;
-        }
-        match tile_positions(cx.consts[1], w[0] / g, k, positions) {
+        let s = ConvShape::of(cx)?;
+        match s.path(cx.winograd) {
+            Path {
+                winograd: Some(_), ..
+            } => None,
             // Shares its gathering on the microcontrollers already.
-            Some(_) if w[0] / g >= tinyonnx_layout::SHARED_CHANNELS => None,
-            Some(_) => Some(SizedFamily {
+            Path {
+                im2col: Some(_), ..
+            } if s.m / s.g >= tinyonnx_layout::SHARED_CHANNELS => None,
+            Path {
+                im2col: Some(_), ..
+            } => Some(SizedFamily {
                 name: "im2col",
                 copies: SIZED_COPIES,
             }),
-            None => Some(SizedFamily {
+            Path { im2col: None, .. } => Some(SizedFamily {
                 name: "direct",
                 copies: SIZED_COPIES,
             }),
@@ -116,6 +105,72 @@ pub static CONV: OpSchema = OpSchema {
     },
     ..BASE
 };
+
+/// What decides a convolution's kernels: whether its weights are known at compile time
+/// (the macro packs or transforms them), its channels, groups and two spatial axes.
+#[derive(Clone, Copy)]
+struct ConvShape {
+    known: bool,
+    c: usize,
+    m: usize,
+    g: usize,
+    axes: [Axis; 2],
+}
+
+/// The kernels a convolution runs on, chosen once from its [`ConvShape`] and the plan's
+/// Winograd rows: its scratch, packing, sharing, transformed weights and lowering all
+/// read this one choice.
+#[derive(Clone, Copy)]
+struct Path {
+    /// Tiles per block where it runs as Winograd ([`winograd_tiles`]).
+    winograd: Option<usize>,
+    /// Output positions per tile where it runs as im2col products ([`tile_positions`];
+    /// beside Winograd passes, the kernel a CPU may pick instead); else the direct kernel.
+    im2col: Option<usize>,
+}
+
+impl ConvShape {
+    /// From what the planner's rules see of a node; `None` before its shapes are known.
+    fn of(cx: &ScratchCtx) -> Option<ConvShape> {
+        let (Some(x), Some(w)) = (cx.inputs[0].as_ref(), cx.inputs[1].as_ref()) else {
+            return None;
+        };
+        let axes = geometry("Conv", cx.attrs, &x[2..], &w[2..], false).ok()?;
+        Some(ConvShape {
+            known: cx.consts[1],
+            c: x[1],
+            m: w[0],
+            g: cx.attrs.int("group") as usize,
+            axes: as_2d(&axes),
+        })
+    }
+
+    /// From what the lowering sees, the weights `known` as it finds them.
+    fn lowered(cx: &LowerCtx, known: bool) -> ConvShape {
+        let (_, c, m, g, axes) = plan(cx);
+        ConvShape {
+            known,
+            c,
+            m,
+            g,
+            axes,
+        }
+    }
+
+    /// Values of one patch: a group's channels times the kernel window.
+    fn k(&self) -> usize {
+        let [h, w] = self.axes;
+        self.c / self.g * h.kernel * w.kernel
+    }
+
+    fn path(&self, winograd_rows: u8) -> Path {
+        let [h, w] = self.axes;
+        Path {
+            winograd: winograd_tiles(winograd_rows, self.known, self.c, self.m, self.g, self.axes),
+            im2col: tile_positions(self.known, self.m / self.g, self.k(), h.output * w.output),
+        }
+    }
+}
 
 /// Patch elements of scratch the im2col path aims at (a tile of positions times the
 /// patch length); a tile has at least 32 positions.
@@ -522,7 +577,8 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         h.pad_begin,
         w.pad_begin,
     ];
-    let tile = tile_positions(weights.is_some(), m / g, k, h.output * w.output);
+    let path = ConvShape::lowered(cx, weights.is_some()).path(cx.winograd);
+    let tile = path.im2col;
     let packed_fn = cx.kernel_fn("conv2d_packed");
     let packed = match (tile, weights, &cx.scratch) {
         (Some(pb), Some(weights), Some(scratch)) => {
@@ -543,11 +599,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
         }
         _ => None,
     };
-    if let (Some(tb), Some(weights), Some(scratch)) = (
-        winograd_tiles(cx.winograd, weights.is_some(), c, m, g, [h, w]),
-        weights,
-        &cx.scratch,
-    ) {
+    if let (Some(tb), Some(weights), Some(scratch)) = (path.winograd, weights, &cx.scratch) {
         let (decl, wu) = node_static("wu", winograd_kernel(weights, m, c));
         let sc = &scratch.expr;
         let (pt, pl) = (h.pad_begin, w.pad_begin);
