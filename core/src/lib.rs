@@ -468,6 +468,34 @@ mod tests {
     }
 
     #[test]
+    fn only_a_winograd_kernel_the_model_asked_for_counts_as_transformed() {
+        use super::emit_rust::{stored_weight_bytes, transformed_weight_bytes};
+        let pooled = |setting| pooled_convs(setting, 8, 64, 4);
+        let (auto, never) = (pooled(quote!(winograd = auto;)), pooled(quote!()));
+        // w3 is 64 x 64 x 3 x 3 f32; stored as 16 x 64 x 64: 7 more values every 9.
+        assert_eq!(transformed_weight_bytes(&auto.planned), 64 * 64 * 7 * 4);
+        assert_eq!(transformed_weight_bytes(&never.planned), 0);
+        // `always` marks every node; only the 3x3 convolution stores its kernel so.
+        let always = pooled(quote!(winograd = always;));
+        assert_eq!(transformed_weight_bytes(&always.planned), 64 * 64 * 7 * 4);
+        // The declared weights are counted alike in both.
+        let declared = (64 * 8 + 64 * 64 * 9) * 4;
+        assert_eq!(stored_weight_bytes(&auto.planned), declared);
+        assert_eq!(stored_weight_bytes(&never.planned), declared);
+        // And what INFO says, for a lone convolution the author asked to transform.
+        let code = super::expand(quote! {
+            model M {
+                winograd = always;
+                input x: f32[1, 8, 16, 16];
+                weight w: f32[8, 8, 3, 3] = he_normal(seed = 1);
+                output y = Conv(x, w, pads = [1, 1, 1, 1]);
+            }
+        })
+        .to_string();
+        assert!(code.contains(&format!("transformed_bytes : {}", 8 * 8 * 7 * 4)));
+    }
+
+    #[test]
     fn metadata_and_doc_comments_reach_the_model_proto() {
         use tinyonnx_proto::Message;
         let c = super::compile(quote! {

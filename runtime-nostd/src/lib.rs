@@ -139,6 +139,10 @@ pub struct ModelInfo {
     /// Bytes of weight data the firmware stores (packed weights without their padding;
     /// parameters folded at compile time, such as a fused BatchNormalization's, not counted).
     pub weights_bytes: usize,
+    /// Bytes stored beyond `weights_bytes` for weights kept transformed where the model
+    /// asked for it (`winograd = auto` or `always`: 16 values for every 9 of a 3x3
+    /// kernel); 0 otherwise.
+    pub transformed_bytes: usize,
     /// Number of ONNX nodes.
     pub nodes: usize,
     /// Multiply-accumulates of one inference.
@@ -157,6 +161,11 @@ pub struct ModelInfo {
 }
 
 impl ModelInfo {
+    /// Flash the weights take: as declared plus the transformed copies.
+    pub const fn stored_weight_bytes(&self) -> usize {
+        self.weights_bytes + self.transformed_bytes
+    }
+
     /// Elements of all inputs together.
     pub const fn input_elements(&self) -> usize {
         total(self.inputs)
@@ -212,12 +221,12 @@ const fn total(ports: &[TensorInfo]) -> usize {
 /// const _: () = tinyonnx::assert_fits(&Big::INFO, 65_536, 65_536);
 /// ```
 pub const fn assert_fits(info: &ModelInfo, weights_budget: usize, arena_budget: usize) {
-    if info.weights_bytes > weights_budget {
+    if info.stored_weight_bytes() > weights_budget {
         const_panic::concat_panic!(
             "model `",
             display: info.name,
             "` has ",
-            info.weights_bytes,
+            info.stored_weight_bytes(),
             " bytes of weights, more than the ",
             weights_budget,
             " bytes of flash this firmware declares for weights"

@@ -916,6 +916,7 @@ pub fn info_of(c: &tinyonnx_core::driver::Compiled) -> ModelInfo {
         outputs: leak(g.outputs.iter().map(|&o| port(o)).collect()),
         params: g.params(),
         weights_bytes: tinyonnx_core::emit_rust::stored_weight_bytes(p),
+        transformed_bytes: tinyonnx_core::emit_rust::transformed_weight_bytes(p),
         nodes: g.nodes.len(),
         macs: tinyonnx_core::emit_rust::macs(p),
         arena_bytes: p.arena_bytes,

@@ -127,7 +127,7 @@ impl Board {
         // The firmware's runner has room for 48 inputs and 48 outputs (`MAX_PORTS`).
         info.inputs.len() <= 48
             && info.outputs.len() <= 48
-            && info.weights_bytes <= self.flash - self.code
+            && info.stored_weight_bytes() <= self.flash - self.code
             && info.arena_bytes + io <= self.ram - self.stack
     }
 }
@@ -140,8 +140,11 @@ pub struct Row {
     pub passed: bool,
     pub flash_bytes: u64,
     pub weights_bytes: usize,
-    /// Flash of the bare binary (no printing) minus the weights: code, constants, the
-    /// vector table and the padding of packed weight panels.
+    /// Flash the model's transformed weight copies take beyond `weights_bytes`, where
+    /// it asked for them (`INFO.transformed_bytes`: Winograd's kernels).
+    pub transformed_bytes: usize,
+    /// Flash of the bare binary (no printing) minus the weights and their transformed
+    /// copies: code, constants, the vector table and the padding of packed weight panels.
     pub bare_code_bytes: u64,
     pub ram_bytes: u64,
     pub arena_bytes: usize,
@@ -176,6 +179,7 @@ impl Row {
             passed,
             flash_bytes: flash,
             weights_bytes: info.weights_bytes,
+            transformed_bytes: info.transformed_bytes,
             bare_code_bytes,
             ram_bytes: ram,
             arena_bytes: info.arena_bytes,
@@ -615,10 +619,12 @@ fn build(
 }
 
 /// The flash of the bare binary [`build`] built beside the model's firmware, minus the
-/// model's weights.
+/// model's weights and the transformed copies it asked for.
 fn bare_code(board: &Board, target_dir: &Path, info: &ModelInfo) -> Result<u64> {
     let bare = target_dir.join(board.target).join("release").join(BARE_BIN);
-    Ok(sizes(&bare)?.0.saturating_sub(info.weights_bytes as u64))
+    Ok(sizes(&bare)?
+        .0
+        .saturating_sub(info.stored_weight_bytes() as u64))
 }
 
 /// Whether the inference kept to the stack budget its model states, saying so if not.
@@ -1051,12 +1057,13 @@ pub fn specials_on(root: &Path, board: &Board) -> Result<Specials> {
 /// The table header.
 pub fn print_header() {
     println!(
-        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>9} {:>8} {:>9} {:>11} {:>11} {:>11} {:>10} {:>8} {:>10}",
+        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>11} {:>9} {:>8} {:>9} {:>11} {:>11} {:>11} {:>10} {:>8} {:>10}",
         "board",
         "model",
         "passed",
         "flash",
         "weights",
+        "transformed",
         "bare code",
         "RAM",
         "arena",
@@ -1071,12 +1078,13 @@ pub fn print_header() {
 
 fn print_row(r: &Row) {
     println!(
-        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>9} {:>8} {:>9} {:>11} {:>11} {:>11} {:>10} {:>8.2} {:>10.3e}",
+        "{:<11} {:<18} {:>6} {:>9} {:>9} {:>11} {:>9} {:>8} {:>9} {:>11} {:>11} {:>11} {:>10} {:>8.2} {:>10.3e}",
         r.board,
         r.model,
         if r.passed { "yes" } else { "NO" },
         r.flash_bytes,
         r.weights_bytes,
+        r.transformed_bytes,
         r.bare_code_bytes.to_string(),
         r.ram_bytes,
         r.arena_bytes,

@@ -14,7 +14,7 @@ use crate::plan::Planned;
 use crate::syntax::ModelDef;
 
 use steps::{input_ident, lower_ctx, read_weights, steps};
-pub use steps::{macs, stored_weight_bytes};
+pub use steps::{macs, stored_weight_bytes, transformed_weight_bytes};
 
 fn doc_lines(text: &str) -> TokenStream {
     let lines = text.lines().map(|l| format!(" {l}"));
@@ -155,6 +155,7 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
     let nodes = graph.nodes.len();
     let total_macs = macs(p);
     let weights_bytes = stored_weight_bytes(p);
+    let transformed_bytes = transformed_weight_bytes(p);
     let (onnx_statics, onnx_const) = onnx_items(name_str, onnx, streamed);
 
     // Weights: aligned static bytes, viewed as typed arrays.
@@ -291,6 +292,7 @@ pub fn emit(model: &ModelDef, p: &Planned, onnx: &[u8], streamed: &[Streamed]) -
                 outputs: &[#(#output_infos),*],
                 params: #params,
                 weights_bytes: #weights_bytes,
+                transformed_bytes: #transformed_bytes,
                 nodes: #nodes,
                 macs: #total_macs,
                 arena_bytes: #arena_bytes,

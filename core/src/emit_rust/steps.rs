@@ -383,6 +383,18 @@ pub fn stored_weight_bytes(p: &Planned) -> usize {
     bytes
 }
 
+/// Bytes the firmware stores beyond [`stored_weight_bytes`] for weights kept transformed
+/// where the model asked for it (a Winograd convolution's `[16][M][C]` kernel holds 16
+/// values for every 9 of its declared weight, which that count takes as declared): the
+/// plan's [`Step::transformed_bytes`].
+pub fn transformed_weight_bytes(p: &Planned) -> usize {
+    p.steps
+        .iter()
+        .filter(|s| !s.skip)
+        .map(|s| s.transformed_bytes + s.bodies.iter().map(transformed_weight_bytes).sum::<usize>())
+        .sum()
+}
+
 /// Multiply-accumulates of one run of node `i`: a loop's body times its trips, the
 /// larger branch of an `If`.
 fn control_macs(outer: &Planned, i: usize) -> u64 {

@@ -79,6 +79,10 @@ pub struct OpSchema {
     /// has no such form. `plan` gives the `_shared` form to every node of a family in a
     /// graph whose nodes of it would otherwise compile the family's `copies` or more.
     pub sized_kernel: SizedFn,
+    /// Bytes of flash a node's weights take beyond their declared size where the kernel
+    /// the plan chose stores them transformed (a Winograd convolution's kernel, which the
+    /// model asked for), from what its scratch rule sees; 0 for most.
+    pub transformed: ScratchFn,
     /// Cross-check cases: model bodies (DSL items, optionally starting with `opset = N;`)
     /// that exercise the operator's dtypes, shapes and attributes. `cargo xtask codegen`
     /// turns each into a model in `tests/src/cases.rs`, which the tests run against ONNX
@@ -186,6 +190,7 @@ pub const BASE: OpSchema = OpSchema {
     fusion: Fusion::NONE,
     absorbed: None,
     sized_kernel: |_| None,
+    transformed: |_| 0,
     cases: |_| Vec::new(),
 };
 

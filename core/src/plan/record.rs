@@ -27,6 +27,9 @@ pub struct Step {
     pub winograd: u8,
     /// The node calls its kernel's `_shared` form ([`super::sized`]).
     pub sized: bool,
+    /// Bytes its weights take in flash beyond their declared size, stored transformed
+    /// for the kernel chosen (`OpSchema::transformed`).
+    pub transformed_bytes: usize,
     /// Work of later nodes this node's kernel does on its output.
     pub epilogue: Epilogue,
     /// A convolution with a folded BatchNormalization: its replacement weight and bias.
@@ -107,6 +110,12 @@ pub(super) fn assemble(graph: Graph, arena: Plan, winograd: &[u8], fused: Schedu
             scratch_elems: arena.scratch_elems[i],
             winograd: winograd[i],
             sized: sized[i],
+            transformed_bytes: if graph.nodes[i].control.is_some() {
+                0
+            } else {
+                let node = &graph.nodes[i];
+                (node.op.transformed)(&super::scratch::node_ctx(&graph, node, winograd[i]))
+            },
             epilogue,
             folded,
             deferred,

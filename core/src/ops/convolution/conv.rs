@@ -98,6 +98,12 @@ pub static CONV: OpSchema = OpSchema {
             }),
         }
     },
+    // `[16][M][C]` f32 for the declared `[M][C][3][3]`: 7 more values every 9.
+    transformed: |cx| {
+        ConvShape::of(cx)
+            .filter(|s| s.path(cx.winograd).winograd.is_some())
+            .map_or(0, |s| s.m * s.c * (16 - 9) * 4)
+    },
     fusion: Fusion {
         relu: &[DType::F32],
         row_bias: false,
