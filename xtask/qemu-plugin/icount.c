@@ -15,6 +15,13 @@
  * every branch counted taken with the smallest pipeline refill (P = 1); a division at
  * its upper bound (12 cycles); no overlap of neighbouring loads.
  *
+ * With `cycles=cv32e40p` the same for 32-bit RISC-V, by the cycle table of OpenHW Group's
+ * CV32E40P user manual ("Pipeline Details"), a 4-stage in-order RV32IMC[F] core whose
+ * timings are published (Espressif's for the ESP32-C3 are not), its FPU with the RTL's
+ * default latencies (FPU_ADDMUL_LAT = FPU_OTHERS_LAT = 0). Assumptions as above: every
+ * branch taken (3 cycles), a division at its upper bound (35; FDIV.S and FSQRT.S 19), no
+ * load-use or FPU result stalls (the pipeline's one-cycle hazards), aligned jump targets.
+ *
  * Debian ships QEMU with plugin support but without qemu-plugin.h, so the few functions
  * used here are declared by hand from the plugin API.
  */
@@ -54,6 +61,8 @@ __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
 static uint64_t executed;
 static uint64_t cycles;
+/* The cycle model: none, or one of these. */
+enum { MODEL_NONE, MODEL_ARMV7M, MODEL_CV32E40P };
 static int model_cycles;
 static uint64_t mark_addr = UINT64_MAX;
 static uint64_t marks[MAX_MARKS];
@@ -172,6 +181,59 @@ static unsigned armv7m_cycles(const char *dis)
     return 1;
 }
 
+/* The mnemonic of QEMU's RISC-V disassembly, which prints the encoding first
+   ("00c92b03          lw     s6,12(s2)"); its length in `*len`. */
+static const char *riscv_mnemonic(const char *dis, size_t *len)
+{
+    dis += strspn(dis, " \t");
+    dis += strcspn(dis, " \t");
+    dis += strspn(dis, " \t");
+    *len = strcspn(dis, " \t");
+    return dis;
+}
+
+static int is(const char *m, size_t len, const char *name)
+{
+    return len == strlen(name) && strncmp(m, name, len) == 0;
+}
+
+/* Estimated cycles of one RISC-V instruction on the CV32E40P (see the top of this file). */
+static unsigned cv32e40p_cycles(const char *dis)
+{
+    size_t len;
+    const char *m = riscv_mnemonic(dis, &len);
+    const char *ops = m + len;
+    if (is(m, len, "mulh") || is(m, len, "mulhu") || is(m, len, "mulhsu")) {
+        return 5;
+    }
+    if (is(m, len, "div") || is(m, len, "divu") || is(m, len, "rem") || is(m, len, "remu")) {
+        return 35;
+    }
+    if (starts(m, "fdiv.") || starts(m, "fsqrt.")) {
+        return 19;
+    }
+    if (is(m, len, "j") || is(m, len, "jal") || is(m, len, "jalr") || is(m, len, "jr") ||
+        is(m, len, "ret") || is(m, len, "call") || is(m, len, "tail")) {
+        return 2;
+    }
+    /* Every conditional branch (beq ... bgeu and the pseudo-forms beqz, bgt, ...). */
+    if (m[0] == 'b') {
+        return 3;
+    }
+    /* The CSRs the table times at 4: the machine state, trap and counter registers. */
+    if (starts(m, "csr")) {
+        static const char *const SLOW[] = {"mstatus", "mepc",  "mtvec", "mcause", "mcycle",
+                                           "minstret", "mhpm", "mcountinhibit", "dscr",
+                                           "dpc",     "dscratch"};
+        for (size_t i = 0; i < sizeof SLOW / sizeof SLOW[0]; i++) {
+            if (strstr(ops, SLOW[i])) {
+                return 4;
+            }
+        }
+    }
+    return 1;
+}
+
 static void on_mark(unsigned int vcpu_index, void *userdata)
 {
     (void)vcpu_index;
@@ -191,7 +253,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         uint64_t weight = 0;
         for (size_t i = 0; i < n; i++) {
             char *dis = qemu_plugin_insn_disas(qemu_plugin_tb_get_insn(tb, i));
-            weight += dis ? armv7m_cycles(dis) : 1;
+            weight += !dis ? 1 : model_cycles == MODEL_ARMV7M ? armv7m_cycles(dis) : cv32e40p_cycles(dis);
             free(dis);
         }
         qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &cycles, weight);
@@ -230,7 +292,9 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
         if (strncmp(argv[i], "mark=", 5) == 0) {
             mark_addr = strtoull(argv[i] + 5, NULL, 0);
         } else if (strcmp(argv[i], "cycles=armv7m") == 0) {
-            model_cycles = 1;
+            model_cycles = MODEL_ARMV7M;
+        } else if (strcmp(argv[i], "cycles=cv32e40p") == 0) {
+            model_cycles = MODEL_CV32E40P;
         }
     }
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
