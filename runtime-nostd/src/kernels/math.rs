@@ -38,11 +38,11 @@ fn exp_clamped(x: f32) -> f32 {
     // Horner step first copies its coefficient into the accumulator, here only each
     // pair's low one is (11 instructions in all where Horner's form took 13).
     let r2 = r * r;
-    let low = 1.666_666_5e-1 * r + 0.5;
-    let mid = 8.333_452e-3 * r + 4.166_579_6e-2;
-    let high = 1.987_569_1e-4 * r + 1.398_2e-3;
-    let p = (high * r2 + mid) * r2 + low;
-    let e = p * r2 + r + 1.0;
+    let low = mul_add(1.666_666_5e-1, r, 0.5);
+    let mid = mul_add(8.333_452e-3, r, 4.166_579_6e-2);
+    let high = mul_add(1.987_569_1e-4, r, 1.398_2e-3);
+    let p = mul_add(mul_add(high, r2, mid), r2, low);
+    let e = mul_add(p, r2, r) + 1.0;
     // 2^n for n in -126..=127 (the clamp keeps it there).
     e * f32::from_bits(((bits + 127) as u32) << 23)
 }
@@ -61,7 +61,7 @@ const TANH_P: [f32; 6] = [
 ];
 const TANH_Q: [f32; 4] = [1.0, 0.462_557_64, 2.377_720_4e-2, 2.285_419_9e-4];
 
-/// `x P(x^2) / Q(x^2)` on `x` clamped to `[-lim, lim]`. The powers of `x^2` first and
+/// `tanh`'s `x P(x^2) / Q(x^2)` on `x` clamped to `[-lim, lim]`. The powers of `x^2` first and
 /// then the sums: each term is one multiply-accumulate into the running sum (on a
 /// Cortex-M, Horner's form also has to copy each coefficient into the accumulator).
 /// Comparisons leave NaN as it is. A function of its own though `tanh` is its one
@@ -69,7 +69,18 @@ const TANH_Q: [f32; 4] = [1.0, 0.462_557_64, 2.377_720_4e-2, 2.285_419_9e-4];
 /// instructions in the Cortex-M4F's LSTM.
 #[inline(always)]
 fn odd_rational(x: f32, lim: f32, p: &[f32; 6], q: &[f32; 4]) -> f32 {
-    let x = if x > lim {
+    let x = if FUSED {
+        // Rounded once a term, the quotient at the clamp is 1 - 6e-8, not the 1 of the
+        // unfused sums; a large input's `tanh` must be exactly 1 (Atanh(Tanh(inf)) is
+        // inf, Gelu(-inf) NaN, on the host and in ONNX Runtime). So beyond the clamp
+        // the value itself, in the branches the clamp takes on RISC-V anyway.
+        if x >= lim {
+            return 1.0;
+        } else if x <= -lim {
+            return -1.0;
+        }
+        x
+    } else if x > lim {
         lim
     } else if x < -lim {
         -lim
@@ -81,9 +92,31 @@ fn odd_rational(x: f32, lim: f32, p: &[f32; 6], q: &[f32; 4]) -> f32 {
     let z3 = z2 * z;
     let z4 = z2 * z2;
     let z5 = z4 * z;
-    let num = p[0] + p[1] * z + p[2] * z2 + p[3] * z3 + p[4] * z4 + p[5] * z5;
-    let den = q[0] + q[1] * z + q[2] * z2 + q[3] * z3;
+    let num = mul_add(p[1], z, p[0]);
+    let num = mul_add(
+        p[5],
+        z5,
+        mul_add(p[4], z4, mul_add(p[3], z3, mul_add(p[2], z2, num))),
+    );
+    let den = mul_add(q[3], z3, mul_add(q[2], z2, mul_add(q[1], z, q[0])));
     x * num / den
+}
+
+/// Whether [`mul_add`] rounds once.
+const FUSED: bool = cfg!(all(feature = "fma-rvf", target_arch = "riscv32"));
+
+/// `a * b + c` as the polynomials above (and the recurrent cells' short dot products)
+/// sum their terms: rounded once on RISC-V F with the `fma-rvf` feature (`FMADD.S`, one
+/// instruction for two; the results the feature opts in to), a product and a sum
+/// elsewhere (which the Arm FPUs issue as one `VMLA`, rounding both).
+#[inline(always)]
+pub(crate) fn mul_add(a: f32, b: f32, c: f32) -> f32 {
+    #[cfg(all(feature = "fma-rvf", target_arch = "riscv32"))]
+    return super::arch::riscv32::fmadd(a, b, c);
+    #[cfg(not(all(feature = "fma-rvf", target_arch = "riscv32")))]
+    {
+        a * b + c
+    }
 }
 
 /// `t` clamped to `[0, 1]`, NaN left as it is (HardSigmoid, HardSwish). On the Arm cores
@@ -114,7 +147,7 @@ pub fn unit_clamp(t: f32) -> f32 {
 /// (a second set for the sigmoid cost reloads from memory every cell).
 #[inline(always)]
 pub fn sigmoid(x: f32) -> f32 {
-    0.5 + 0.5 * tanh(0.5 * x)
+    mul_add(0.5, tanh(0.5 * x), 0.5)
 }
 
 /// `tanh(x)`: one rational function and a clamp, no branch else, so the LSTM's five

@@ -32,7 +32,10 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
         }
         return sum;
     }
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    // As `sum` adds the products, from -0.0; fused on RISC-V F (`math::mul_add`).
+    a.iter()
+        .zip(b)
+        .fold(-0.0, |sum, (x, y)| super::math::mul_add(*x, *y, sum))
 }
 
 /// `GRU`: `y_h` holds the running state (from `h0` or zeros) and ends as the final
