@@ -70,18 +70,11 @@ pub fn gemm_dot<const K: usize>(
             {
                 acc = super::arch::arm::dot_vmla(row, col, acc);
             }
-            // RISC-V F: one instruction a product instead of two (LinearRegression
-            // through `run`: 52 -> 44 instructions).
-            #[cfg(all(feature = "fma-rvf", target_arch = "riscv32"))]
+            // Fused on RISC-V F, one instruction a product instead of two
+            // (LinearRegression through `run`: 52 -> 44 instructions).
+            #[cfg(not(all(feature = "fma-vfp4", target_arch = "arm")))]
             for kk in 0..K {
-                acc = super::arch::riscv32::fmadd(row[kk], col[kk], acc);
-            }
-            #[cfg(not(any(
-                all(feature = "fma-vfp4", target_arch = "arm"),
-                all(feature = "fma-rvf", target_arch = "riscv32")
-            )))]
-            for kk in 0..K {
-                acc += row[kk] * col[kk];
+                acc = super::math::mul_add(row[kk], col[kk], acc);
             }
             y[r * n + j] = if relu { super::math::relu(acc) } else { acc };
         }
