@@ -27,26 +27,6 @@ pub fn exp_nonpositive(x: f32) -> f32 {
     exp_clamped(if gt(-87.3, x) { -87.3 } else { x })
 }
 
-/// [`exp`] of an `x` in `[-87.3, 88.3]` or NaN.
-#[inline(always)]
-fn exp_clamped(x: f32) -> f32 {
-    let t = x * LOG2E + ROUND;
-    let n = t - ROUND;
-    let bits = t.to_bits() as i32 - ROUND.to_bits() as i32;
-    let r = x - n * LN2_HI - n * LN2_LO;
-    // The polynomial in pairs of terms (Estrin's scheme), not Horner's: on a Cortex-M each
-    // Horner step first copies its coefficient into the accumulator, here only each
-    // pair's low one is (11 instructions in all where Horner's form took 13).
-    let r2 = r * r;
-    let low = mul_add(1.666_666_5e-1, r, 0.5);
-    let mid = mul_add(8.333_452e-3, r, 4.166_579_6e-2);
-    let high = mul_add(1.987_569_1e-4, r, 1.398_2e-3);
-    let p = mul_add(mul_add(high, r2, mid), r2, low);
-    let e = mul_add(p, r2, r) + 1.0;
-    // 2^n for n in -126..=127 (the clamp keeps it there).
-    e * f32::from_bits(((bits + 127) as u32) << 23)
-}
-
 /// `tanh(x) ~ x P(x^2) / Q(x^2)` on `[-9, 9]` (where `tanh` is 1 in f32): `P` and `Q`
 /// from low degree up. The coefficients are a fit made here (relative error of
 /// `tanh(x) / x` minimized on `[0, 9]` by least squares with Lawson reweighting;
@@ -61,46 +41,79 @@ const TANH_P: [f32; 6] = [
 ];
 const TANH_Q: [f32; 4] = [1.0, 0.462_557_64, 2.377_720_4e-2, 2.285_419_9e-4];
 
-/// `tanh`'s `x P(x^2) / Q(x^2)` on `x` clamped to `[-lim, lim]`. The powers of `x^2` first and
-/// then the sums: each term is one multiply-accumulate into the running sum (on a
-/// Cortex-M, Horner's form also has to copy each coefficient into the accumulator).
-/// Comparisons leave NaN as it is. A function of its own though `tanh` is its one
-/// caller: written inline there, the same arithmetic compiled to 1.3 % more
-/// instructions in the Cortex-M4F's LSTM.
-#[inline(always)]
-fn odd_rational(x: f32, lim: f32, p: &[f32; 6], q: &[f32; 4]) -> f32 {
-    let x = if FUSED {
-        // Rounded once a term, the quotient at the clamp is 1 - 6e-8, not the 1 of the
-        // unfused sums; a large input's `tanh` must be exactly 1 (Atanh(Tanh(inf)) is
-        // inf, Gelu(-inf) NaN, on the host and in ONNX Runtime). So beyond the clamp
-        // the value itself, in the branches the clamp takes on RISC-V anyway.
-        if x >= lim {
-            return 1.0;
-        } else if x <= -lim {
-            return -1.0;
+/// The polynomial functions, written once with their multiply-adds as `$fma` (`$fused`
+/// saying whether it rounds once): the boards' forms below, and in the tests the fused
+/// form on the host too (through `libm::fmaf`). A macro, not a generic: a form generic
+/// over the rounding compiled differently on the Arm boards (the Cortex-M33's LSTM took
+/// 4 % more instructions).
+macro_rules! polynomials {
+    ($exp_clamped:ident, $odd_rational:ident, $fma:path, $fused:expr) => {
+        /// [`exp`] of an `x` in `[-87.3, 88.3]` or NaN.
+        #[inline(always)]
+        fn $exp_clamped(x: f32) -> f32 {
+            let t = x * LOG2E + ROUND;
+            let n = t - ROUND;
+            let bits = t.to_bits() as i32 - ROUND.to_bits() as i32;
+            let r = x - n * LN2_HI - n * LN2_LO;
+            // The polynomial in pairs of terms (Estrin's scheme), not Horner's: on a
+            // Cortex-M each Horner step first copies its coefficient into the accumulator,
+            // here only each pair's low one is (11 instructions in all where Horner's form
+            // took 13).
+            let r2 = r * r;
+            let low = $fma(1.666_666_5e-1, r, 0.5);
+            let mid = $fma(8.333_452e-3, r, 4.166_579_6e-2);
+            let high = $fma(1.987_569_1e-4, r, 1.398_2e-3);
+            let p = $fma($fma(high, r2, mid), r2, low);
+            let e = $fma(p, r2, r) + 1.0;
+            // 2^n for n in -126..=127 (the clamp keeps it there).
+            e * f32::from_bits(((bits + 127) as u32) << 23)
         }
-        x
-    } else if x > lim {
-        lim
-    } else if x < -lim {
-        -lim
-    } else {
-        x
+
+        /// `tanh`'s `x P(x^2) / Q(x^2)` on `x` clamped to `[-lim, lim]`. The powers of
+        /// `x^2` first and then the sums: each term is one multiply-accumulate into the
+        /// running sum (on a Cortex-M, Horner's form also has to copy each coefficient
+        /// into the accumulator). Comparisons leave NaN as it is. A function of its own
+        /// though `tanh` is its one caller: written inline there, the same arithmetic
+        /// compiled to 1.3 % more instructions in the Cortex-M4F's LSTM.
+        #[inline(always)]
+        fn $odd_rational(x: f32, lim: f32, p: &[f32; 6], q: &[f32; 4]) -> f32 {
+            let x = if $fused {
+                // Rounded once a term, the quotient at the clamp is 1 - 6e-8, not the 1 of
+                // the unfused sums; a large input's `tanh` must be exactly 1
+                // (Atanh(Tanh(inf)) is inf, Gelu(-inf) NaN, on the host and in ONNX
+                // Runtime). So beyond the clamp the value itself, in the branches the
+                // clamp takes on RISC-V anyway.
+                if x >= lim {
+                    return 1.0;
+                } else if x <= -lim {
+                    return -1.0;
+                }
+                x
+            } else if x > lim {
+                lim
+            } else if x < -lim {
+                -lim
+            } else {
+                x
+            };
+            let z = x * x;
+            let z2 = z * z;
+            let z3 = z2 * z;
+            let z4 = z2 * z2;
+            let z5 = z4 * z;
+            let num = $fma(p[1], z, p[0]);
+            let num = $fma(
+                p[5],
+                z5,
+                $fma(p[4], z4, $fma(p[3], z3, $fma(p[2], z2, num))),
+            );
+            let den = $fma(q[3], z3, $fma(q[2], z2, $fma(q[1], z, q[0])));
+            x * num / den
+        }
     };
-    let z = x * x;
-    let z2 = z * z;
-    let z3 = z2 * z;
-    let z4 = z2 * z2;
-    let z5 = z4 * z;
-    let num = mul_add(p[1], z, p[0]);
-    let num = mul_add(
-        p[5],
-        z5,
-        mul_add(p[4], z4, mul_add(p[3], z3, mul_add(p[2], z2, num))),
-    );
-    let den = mul_add(q[3], z3, mul_add(q[2], z2, mul_add(q[1], z, q[0])));
-    x * num / den
 }
+
+polynomials!(exp_clamped, odd_rational, mul_add, FUSED);
 
 /// Whether [`mul_add`] rounds once.
 const FUSED: bool = cfg!(all(feature = "fma-rvf", target_arch = "riscv32"));
@@ -379,19 +392,45 @@ mod tests {
         }
     }
 
+    polynomials!(exp_clamped_fused, odd_rational_fused, libm::fmaf, true);
+
+    fn exp_fused(x: f32) -> f32 {
+        exp_clamped_fused(x.clamp(-87.3, 88.3))
+    }
+
+    fn tanh_fused(x: f32) -> f32 {
+        odd_rational_fused(x, 9.0, &TANH_P, &TANH_Q)
+    }
+
+    fn sigmoid_fused(x: f32) -> f32 {
+        libm::fmaf(0.5, tanh_fused(0.5 * x), 0.5)
+    }
+
+    /// One function of each form: `exp`, `tanh`, `sigmoid`.
+    type Form = [fn(f32) -> f32; 3];
+
+    /// The functions as this build compiles them, and (as RISC-V F with `fma-rvf` does)
+    /// with each multiply-add rounded once.
+    const FORMS: [(&str, Form); 2] = [
+        ("built", [exp, tanh, sigmoid]),
+        ("fused", [exp_fused, tanh_fused, sigmoid_fused]),
+    ];
+
     #[test]
     fn exp_matches_libm() {
-        let mut worst = 0.0f32;
-        for x in sweep(-87.0, 88.0, 400_000) {
-            let want = libm::expf(x);
-            worst = worst.max(((exp(x) - want) / want).abs());
+        for (name, [exp, _, _]) in FORMS {
+            let mut worst = 0.0f32;
+            for x in sweep(-87.0, 88.0, 400_000) {
+                let want = libm::expf(x);
+                worst = worst.max(((exp(x) - want) / want).abs());
+            }
+            std::eprintln!("exp ({name}): worst relative error {worst:e}");
+            assert!(worst < 3e-7, "{name}: relative error {worst}");
+            assert_eq!(exp(0.0), 1.0, "{name}");
+            assert!(exp(f32::NAN).is_nan(), "{name}");
+            assert!(exp(-1000.0) < 2e-38 && exp(-1000.0) >= 0.0, "{name}");
+            assert!(exp(1000.0).is_finite() && exp(1000.0) > 1e38, "{name}");
         }
-        std::eprintln!("exp: worst relative error {worst:e}");
-        assert!(worst < 3e-7, "relative error {worst}");
-        assert_eq!(exp(0.0), 1.0);
-        assert!(exp(f32::NAN).is_nan());
-        assert!(exp(-1000.0) < 2e-38 && exp(-1000.0) >= 0.0);
-        assert!(exp(1000.0).is_finite() && exp(1000.0) > 1e38);
     }
 
     #[test]
@@ -416,32 +455,42 @@ mod tests {
 
     #[test]
     fn sigmoid_and_tanh_match_libm() {
-        let (mut ws, mut wt, mut wt_rel, mut top) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
-        for x in sweep(-30.0, 30.0, 600_000) {
-            ws = ws.max((sigmoid(x) - 1.0 / (1.0 + libm::expf(-x))).abs());
-            let want = libm::tanhf(x);
-            wt = wt.max((tanh(x) - want).abs());
-            top = top.max(tanh(x).abs());
-            if x.abs() < 0.625 && want != 0.0 {
-                wt_rel = wt_rel.max(((tanh(x) - want) / want).abs());
+        for (name, [_, tanh, sigmoid]) in FORMS {
+            let (mut ws, mut wt, mut wt_rel, mut top) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
+            for x in sweep(-30.0, 30.0, 600_000) {
+                ws = ws.max((sigmoid(x) - 1.0 / (1.0 + libm::expf(-x))).abs());
+                let want = libm::tanhf(x);
+                wt = wt.max((tanh(x) - want).abs());
+                top = top.max(tanh(x).abs());
+                if x.abs() < 0.625 && want != 0.0 {
+                    wt_rel = wt_rel.max(((tanh(x) - want) / want).abs());
+                }
             }
+            std::eprintln!(
+                "{name} sigmoid: {ws:e} absolute; tanh: {wt:e} absolute, {wt_rel:e} relative \
+                 near 0, largest {top}"
+            );
+            assert!(ws < 3e-7, "{name}: sigmoid absolute error {ws}");
+            assert!(wt < 4.5e-7, "{name}: tanh absolute error {wt}");
+            // Near zero the approximation keeps relative accuracy too.
+            assert!(
+                wt_rel < 4e-7,
+                "{name}: tanh relative error near 0: {wt_rel}"
+            );
+            assert!(top <= 1.000_000_3, "{name}: tanh reaches {top}");
+            assert_eq!(tanh(1e-30), 1e-30, "{name}");
+            // Exactly 1 at the clamp and beyond, as Atanh(Tanh(inf)) and Gelu(-inf) need.
+            for x in [9.0, 100.0, f32::INFINITY] {
+                assert_eq!(tanh(x), 1.0, "{name}: tanh({x})");
+                assert_eq!(tanh(-x), -1.0, "{name}: tanh(-{x})");
+            }
+            assert_eq!(sigmoid(f32::NEG_INFINITY), 0.0, "{name}");
+            assert_eq!(sigmoid(f32::INFINITY), 1.0, "{name}");
+            assert_eq!(sigmoid(0.0), 0.5, "{name}");
+            assert!(
+                tanh(f32::NAN).is_nan() && sigmoid(f32::NAN).is_nan(),
+                "{name}"
+            );
         }
-        std::eprintln!(
-            "sigmoid: {ws:e} absolute; tanh: {wt:e} absolute, {wt_rel:e} relative near 0, \
-             largest {top}"
-        );
-        assert!(ws < 3e-7, "sigmoid absolute error {ws}");
-        assert!(wt < 4.5e-7, "tanh absolute error {wt}");
-        // Near zero the approximation keeps relative accuracy too.
-        assert!(wt_rel < 4e-7, "tanh relative error near 0: {wt_rel}");
-        assert!(top <= 1.000_000_3, "tanh reaches {top}");
-        assert_eq!(tanh(1e-30), 1e-30);
-        assert_eq!(tanh(100.0), 1.0);
-        assert_eq!(tanh(-100.0), -1.0);
-        assert_eq!(tanh(f32::INFINITY), 1.0);
-        assert_eq!(sigmoid(f32::NEG_INFINITY), 0.0);
-        assert_eq!(sigmoid(f32::INFINITY), 1.0);
-        assert_eq!(sigmoid(0.0), 0.5);
-        assert!(tanh(f32::NAN).is_nan() && sigmoid(f32::NAN).is_nan());
     }
 }
