@@ -162,7 +162,7 @@ pub struct ModelInfo {
 
 impl ModelInfo {
     /// Flash the weights take: as declared plus the transformed copies.
-    pub const fn stored_weight_bytes(&self) -> usize {
+    pub const fn flash_weight_bytes(&self) -> usize {
         self.weights_bytes + self.transformed_bytes
     }
 
@@ -221,12 +221,12 @@ const fn total(ports: &[TensorInfo]) -> usize {
 /// const _: () = tinyonnx::assert_fits(&Big::INFO, 65_536, 65_536);
 /// ```
 pub const fn assert_fits(info: &ModelInfo, weights_budget: usize, arena_budget: usize) {
-    if info.stored_weight_bytes() > weights_budget {
+    if info.flash_weight_bytes() > weights_budget {
         const_panic::concat_panic!(
             "model `",
             display: info.name,
             "` has ",
-            info.stored_weight_bytes(),
+            info.flash_weight_bytes(),
             " bytes of weights, more than the ",
             weights_budget,
             " bytes of flash this firmware declares for weights"

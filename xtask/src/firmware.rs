@@ -127,7 +127,7 @@ impl Board {
         // The firmware's runner has room for 48 inputs and 48 outputs (`MAX_PORTS`).
         info.inputs.len() <= 48
             && info.outputs.len() <= 48
-            && info.stored_weight_bytes() <= self.flash - self.code
+            && info.flash_weight_bytes() <= self.flash - self.code
             && info.arena_bytes + io <= self.ram - self.stack
     }
 }
@@ -624,7 +624,7 @@ fn bare_code(board: &Board, target_dir: &Path, info: &ModelInfo) -> Result<u64> 
     let bare = target_dir.join(board.target).join("release").join(BARE_BIN);
     Ok(sizes(&bare)?
         .0
-        .saturating_sub(info.stored_weight_bytes() as u64))
+        .saturating_sub(info.flash_weight_bytes() as u64))
 }
 
 /// Whether the inference kept to the stack budget its model states, saying so if not.
@@ -904,10 +904,6 @@ pub struct Specials {
 /// (the footprint issue's call-overhead target), above which the firmware run fails.
 pub const FORWARD_CEILING: u64 = 40;
 
-/// The boards with a `forward` firmware: those with an FPU, where the call overhead is
-/// what the count shows (without one, the software float routines are).
-pub const FORWARD_BOARDS: &[&str] = &["cortex-m4f", "cortex-m33", "riscv32f"];
-
 /// `LinearRegression` through `forward` on `board` (the `forward` firmware): its
 /// instructions between the markers, its output checked against the host forward pass
 /// on the same seeded input. An error above [`FORWARD_CEILING`].
@@ -944,10 +940,12 @@ pub fn forward_on(root: &Path, board: &Board) -> Result<u64> {
     Ok(report.instructions)
 }
 
-/// The boards with a `specials` firmware: those with an FPU, whose compares,
-/// conversions and product routines meet NaN and infinity in hardware (Armv7E-M's FPv4,
-/// Armv8-M's FPv5 with `VSEL`, RISC-V F with `FMADD.S`).
-pub const SPECIALS_BOARDS: &[&str] = &["cortex-m4f", "cortex-m33", "riscv32f"];
+/// The boards with an FPU, which have a `specials` and a `forward` firmware: their
+/// compares, conversions and product routines meet NaN and infinity in hardware
+/// (Armv7E-M's FPv4, Armv8-M's FPv5 with `VSEL`, RISC-V F with `FMADD.S`), and there
+/// the call overhead is what `forward`'s count shows (without one, the software float
+/// routines are).
+pub const FPU_BOARDS: &[&str] = &["cortex-m4f", "cortex-m33", "riscv32f"];
 
 /// The line a firmware prints for a case larger than its test buffers.
 const TOO_LARGE: &str = "result error the model does not fit the test buffers";
@@ -1149,14 +1147,14 @@ pub fn run_cli(
             b.name, s.cases, s.too_large, s.values
         );
     }
-    for b in boards.iter().filter(|b| FORWARD_BOARDS.contains(&b.name)) {
+    for b in boards.iter().filter(|b| FPU_BOARDS.contains(&b.name)) {
         let n = forward_on(root, b)?;
         println!(
             "LinearRegression through forward on {}: {n} instructions (ceiling {FORWARD_CEILING}), output equal to the host's",
             b.name
         );
     }
-    for b in boards.iter().filter(|b| SPECIALS_BOARDS.contains(&b.name)) {
+    for b in boards.iter().filter(|b| FPU_BOARDS.contains(&b.name)) {
         let s = specials_on(root, b)?;
         println!(
             "NaN and infinity on {}: {} operator cases with NaN, +inf and -inf in their float inputs, all equal to the host ({} more do not fit its test buffers); {} equal to ONNX Runtime, the rest differ as on the host ({}) or have no ONNX Runtime kernel",
