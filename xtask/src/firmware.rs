@@ -724,6 +724,38 @@ pub fn templates(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `cargo fmt --check` and `cargo clippy -D warnings` of every board's firmware crate
+/// (outside the workspace, so not in the workspace's lint step), its binaries for the
+/// default model; the shared files they include are linted as part of each. The
+/// feature-gated binaries need generated data and are left out.
+pub fn lint_boards(root: &Path) -> Result<()> {
+    setup::targets()?;
+    for board in BOARDS {
+        let cargo = |args: &[&str]| {
+            run(setup::cargo()
+                .current_dir(root.join(board.dir))
+                .env(
+                    "CARGO_TARGET_DIR",
+                    root.join("target/firmware").join(board.name),
+                )
+                .env_remove("TINYONNX_MODEL")
+                .args(args))
+            .with_context(|| format!("firmware crate {}: cargo {}", board.name, args.join(" ")))
+        };
+        cargo(&["fmt", "--check"])?;
+        cargo(&[
+            "clippy",
+            "--release",
+            "--quiet",
+            "--bins",
+            "--",
+            "-D",
+            "warnings",
+        ])?;
+    }
+    Ok(())
+}
+
 /// Builds one feature-gated binary of a board's firmware crate (release) into the
 /// board's target directory; returns its ELF.
 pub(crate) fn build_bin(

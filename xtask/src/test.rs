@@ -236,6 +236,9 @@ fn run_steps(root: &Path, cuda: bool) -> Result<()> {
             crate::firmware::run_cli(root, None, Some(json), &[])
         },
     )?;
+    step("firmware crates (examples/firmware): fmt, clippy", || {
+        crate::firmware::lint_boards(root)
+    })?;
     step(
         "board templates (examples/boards: STM32F4, ESP32-C3) build",
         || crate::firmware::templates(root),

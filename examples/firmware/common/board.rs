@@ -25,9 +25,9 @@ fn run_model<B: tinyonnx_firmware::Board>(board: &mut B, stack: (usize, usize)) 
     // references to the three buffers.
     let (arena, input, output) = unsafe {
         (
-            &mut *(&raw mut ARENA),
-            &mut *(&raw mut INPUT),
-            &mut *(&raw mut OUTPUT),
+            &mut *core::ptr::addr_of_mut!(ARENA),
+            &mut *core::ptr::addr_of_mut!(INPUT),
+            &mut *core::ptr::addr_of_mut!(OUTPUT),
         )
     };
     match DATASET {

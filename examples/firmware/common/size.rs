@@ -46,9 +46,9 @@ fn main() -> ! {
     // Safety: the single thread of the firmware; these are the only references.
     let (arena, input, output) = unsafe {
         (
-            &mut *(&raw mut ARENA),
-            &mut *(&raw mut INPUT),
-            &mut *(&raw mut OUTPUT),
+            &mut *core::ptr::addr_of_mut!(ARENA),
+            &mut *core::ptr::addr_of_mut!(INPUT),
+            &mut *core::ptr::addr_of_mut!(OUTPUT),
         )
     };
     // Nothing ever writes the input here, so without this the optimizer would know it
@@ -82,9 +82,9 @@ fn run_typed() -> ! {
     // Safety: the single thread of the firmware; these are the only references.
     let (arena, input, output) = unsafe {
         (
-            &mut *(&raw mut ARENA),
-            &mut *(&raw mut IN_TYPED),
-            &mut *(&raw mut OUT_TYPED),
+            &mut *core::ptr::addr_of_mut!(ARENA),
+            &mut *core::ptr::addr_of_mut!(IN_TYPED),
+            &mut *core::ptr::addr_of_mut!(OUT_TYPED),
         )
     };
     // As in `main`: the zeroed input must stay unknown to the optimizer.
