@@ -2,6 +2,7 @@
 
 use super::GateWeights;
 use super::gates::{Activation, Fixed, Gate, RecurrentSizes, Sizes, Static};
+use super::math::mul_add;
 use super::unary::UnaryOp;
 
 /// Run-time flags of one LSTM node.
@@ -198,14 +199,14 @@ fn run<
                                 if !S::FIXED {
                                     super::rolled();
                                 }
-                                s += wv * xv;
+                                s = mul_add(*wv, *xv, s);
                             }
                             let rrow = &rd[k * hidden..(k + 1) * hidden];
                             for (rv, hv) in rrow.iter().zip(ht) {
                                 if !S::FIXED {
                                     super::rolled();
                                 }
-                                s += rv * hv;
+                                s = mul_add(*rv, *hv, s);
                             }
                             *out = s;
                         }
@@ -361,8 +362,8 @@ fn cells<F: Activation, G: Activation, H: Activation, const PLAIN: bool>(
             gb[3 * hidden + j],
         );
         if let Some(pd) = pd {
-            i += pd[j] * c_prev;
-            f += pd[2 * hidden + j] * c_prev;
+            i = mul_add(pd[j], c_prev, i);
+            f = mul_add(pd[2 * hidden + j], c_prev, f);
         }
         let i = f_act.apply(clip(i));
         let f = if !PLAIN && opts.input_forget {
@@ -370,10 +371,10 @@ fn cells<F: Activation, G: Activation, H: Activation, const PLAIN: bool>(
         } else {
             f_act.apply(clip(f))
         };
-        let c = f * c_prev + i * g_act.apply(clip(g));
+        let c = mul_add(f, c_prev, i * g_act.apply(clip(g)));
         cb[j] = c;
         if let Some(pd) = pd {
-            o += pd[hidden + j] * c;
+            o = mul_add(pd[hidden + j], c, o);
         }
         let h = f_act.apply(clip(o)) * h_act.apply(c);
         hb[j] = h;
