@@ -726,7 +726,8 @@ pub fn templates(root: &Path) -> Result<()> {
 
 /// `cargo fmt --check` and `cargo clippy -D warnings` of every board's firmware crate
 /// (outside the workspace, so not in the workspace's lint step), its binaries for the
-/// default model; the shared files they include are linted as part of each. The
+/// default model. The shared files each `include!`s are linted as part of it; the shared
+/// library crate (`common/src`) is a dependency, which clippy does not lint. The
 /// feature-gated binaries need generated data and are left out.
 pub fn lint_boards(root: &Path) -> Result<()> {
     setup::targets()?;
