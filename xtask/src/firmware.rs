@@ -704,16 +704,13 @@ pub fn templates(root: &Path) -> Result<()> {
     for (name, target) in TEMPLATES {
         let dir = root.join("examples/boards").join(name);
         let target_dir = root.join("target/boards").join(name);
-        let cargo = |args: &[&str]| {
-            run(setup::cargo()
-                .current_dir(&dir)
-                .env("CARGO_TARGET_DIR", &target_dir)
-                .args(args))
-            .with_context(|| format!("board template {name}: cargo {}", args.join(" ")))
+        let crate_ = Crate {
+            dir: &dir,
+            target_dir: &target_dir,
+            label: format!("board template {name}"),
         };
-        cargo(&["fmt", "--check"])?;
-        cargo(&["clippy", "--release", "--quiet", "--", "-D", "warnings"])?;
-        cargo(&["build", "--release", "--quiet"])?;
+        crate_.fmt_and_clippy(&[])?;
+        crate_.cargo(&["build", "--release", "--quiet"])?;
         let elf = target_dir
             .join(target)
             .join("release")
@@ -732,29 +729,44 @@ pub fn templates(root: &Path) -> Result<()> {
 pub fn lint_boards(root: &Path) -> Result<()> {
     setup::targets()?;
     for board in BOARDS {
-        let cargo = |args: &[&str]| {
-            run(setup::cargo()
-                .current_dir(root.join(board.dir))
-                .env(
-                    "CARGO_TARGET_DIR",
-                    root.join("target/firmware").join(board.name),
-                )
-                .env_remove("TINYONNX_MODEL")
-                .args(args))
-            .with_context(|| format!("firmware crate {}: cargo {}", board.name, args.join(" ")))
-        };
-        cargo(&["fmt", "--check"])?;
-        cargo(&[
-            "clippy",
-            "--release",
-            "--quiet",
-            "--bins",
-            "--",
-            "-D",
-            "warnings",
-        ])?;
+        Crate {
+            dir: &root.join(board.dir),
+            target_dir: &root.join("target/firmware").join(board.name),
+            label: format!("firmware crate {}", board.name),
+        }
+        .fmt_and_clippy(&["--bins"])?;
     }
     Ok(())
+}
+
+/// A crate outside the workspace, built in its own directory (for its
+/// `.cargo/config.toml`) into `target_dir`, for the default model.
+struct Crate<'a> {
+    dir: &'a Path,
+    target_dir: &'a Path,
+    label: String,
+}
+
+impl Crate<'_> {
+    /// Runs `cargo args`, failing with the crate's label.
+    fn cargo(&self, args: &[&str]) -> Result<()> {
+        run(setup::cargo()
+            .current_dir(self.dir)
+            .env("CARGO_TARGET_DIR", self.target_dir)
+            .env_remove("TINYONNX_MODEL")
+            .args(args))
+        .with_context(|| format!("{}: cargo {}", self.label, args.join(" ")))
+    }
+
+    /// `cargo fmt --check`, then `cargo clippy --release` of `targets` with warnings
+    /// denied.
+    fn fmt_and_clippy(&self, targets: &[&str]) -> Result<()> {
+        self.cargo(&["fmt", "--check"])?;
+        let mut clippy = vec!["clippy", "--release", "--quiet"];
+        clippy.extend_from_slice(targets);
+        clippy.extend(["--", "-D", "warnings"]);
+        self.cargo(&clippy)
+    }
 }
 
 /// Builds one feature-gated binary of a board's firmware crate (release) into the
