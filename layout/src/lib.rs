@@ -19,10 +19,24 @@ pub const NR: usize = 8;
 /// panel, which the panel routines run faster.
 pub const NARROW_MAX: usize = 4;
 
+/// [`NARROW_MAX`] on microcontrollers with floats in hardware, where remainders of up
+/// to 7 columns are a narrow block too. There a model whose only padded panel is its
+/// last layer's links no panel tail code at all, which is more flash than the block's
+/// loop; without an FPU the panel code is linked anyway and the wider block's code
+/// comes on top. The compiler emits both layouts and the runtime keeps its target's
+/// (`__narrow_wide!`).
+pub const NARROW_MAX_FPU: usize = 7;
+
 /// Columns of `N` a constant `B` keeps as its narrow block ([`NARROW_MAX`]); 0 for none.
 pub const fn narrow_cols(n: usize) -> usize {
+    narrow_cols_within(n, NARROW_MAX)
+}
+
+/// Columns of `N` a constant `B` keeps as its narrow block where blocks of up to `max`
+/// columns are kept; 0 for none.
+pub const fn narrow_cols_within(n: usize, max: usize) -> usize {
     let r = n % NR;
-    if r <= NARROW_MAX { r } else { 0 }
+    if r <= max { r } else { 0 }
 }
 
 /// Values of slack a kernel's scratch carries so that its packed panels can start at a

@@ -619,6 +619,29 @@ macro_rules! __q8_order {
     };
 }
 
+/// A constant `B`'s product for this target, given in both layouts by the generated
+/// code where its last columns are 5 to 7: microcontrollers with an FPU take the narrow
+/// block (the first, `layout::NARROW_MAX_FPU`), the others a padded last panel (the
+/// second, `layout::NARROW_MAX`), so that only one is in flash.
+#[cfg(all(target_os = "none", not(tinyonnx_soft_float)))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __narrow_wide {
+    ($narrow:tt, $panels:tt) => {
+        $narrow
+    };
+}
+
+/// A constant `B`'s product for this target (see the FPU cores' version).
+#[cfg(not(all(target_os = "none", not(tinyonnx_soft_float))))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __narrow_wide {
+    ($narrow:tt, $panels:tt) => {
+        $panels
+    };
+}
+
 /// Items for generated code only; not a stable API.
 #[doc(hidden)]
 pub mod __export {

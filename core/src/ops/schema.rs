@@ -998,12 +998,35 @@ pub enum ConstB {
         rest: Vec<f32>,
         full: usize,
     },
+    /// Last columns that only the FPU microcontrollers keep as a narrow block
+    /// (`tinyonnx_layout::NARROW_MAX_FPU`): both layouts, of which the runtime's
+    /// `__narrow_wide!` keeps its target's.
+    PerTarget {
+        narrow: Box<ConstB>,
+        panels: Box<ConstB>,
+    },
 }
 
 impl ConstB {
     /// The layout for `N` columns: rows below [`DOT_BELOW`], else panels with a narrow
-    /// block for the last columns where `tinyonnx_layout::narrow_cols` keeps one.
+    /// block for the last columns where `tinyonnx_layout::narrow_cols` keeps one, both
+    /// layouts where only `tinyonnx_layout::NARROW_MAX_FPU` does.
     pub fn new(k: usize, n: usize, b: impl Fn(usize, usize) -> f32) -> ConstB {
+        use tinyonnx_layout::{NARROW_MAX, NARROW_MAX_FPU, narrow_cols_within};
+        if n >= DOT_BELOW
+            && narrow_cols_within(n, NARROW_MAX) != narrow_cols_within(n, NARROW_MAX_FPU)
+        {
+            return ConstB::PerTarget {
+                narrow: Box::new(ConstB::within(k, n, &b, NARROW_MAX_FPU)),
+                panels: Box::new(ConstB::within(k, n, &b, NARROW_MAX)),
+            };
+        }
+        ConstB::within(k, n, b, NARROW_MAX)
+    }
+
+    /// The layout for `N` columns with narrow blocks of up to `max` columns.
+    fn within(k: usize, n: usize, b: impl Fn(usize, usize) -> f32, max: usize) -> ConstB {
+        let narrow = tinyonnx_layout::narrow_cols_within(n, max);
         if n < DOT_BELOW {
             ConstB::Rows(
                 (0..n)
@@ -1011,8 +1034,8 @@ impl ConstB {
                     .map(|(j, kk)| b(kk, j))
                     .collect(),
             )
-        } else if tinyonnx_layout::narrow_cols(n) > 0 {
-            let full = n - tinyonnx_layout::narrow_cols(n);
+        } else if narrow > 0 {
+            let full = n - narrow;
             let rest = (0..k)
                 .flat_map(|kk| (full..n).map(move |j| (kk, j)))
                 .map(|(kk, j)| b(kk, j))
@@ -1039,6 +1062,11 @@ impl ConstB {
     ) -> TokenStream {
         let kernels = kernels();
         match self {
+            ConstB::PerTarget { narrow, panels } => {
+                let narrow = narrow.product((rows, k, n), a, init, y, relu);
+                let panels = panels.product((rows, k, n), a, init, y, relu);
+                quote::quote!(::tinyonnx::__narrow_wide!({ #narrow }, { #panels });)
+            }
             ConstB::Panels(v) => {
                 let (decl, b) = node_static("bp", v);
                 quote::quote! {

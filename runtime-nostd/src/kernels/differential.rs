@@ -198,7 +198,8 @@ fn gemm_dot_on_every_shape() {
     case::<17>();
 }
 
-/// A constant `B` with a narrow remainder (`tinyonnx_layout::narrow_cols`): the whole
+/// A constant `B` with a narrow remainder (`tinyonnx_layout::narrow_cols_within`, up to
+/// the FPU microcontrollers' `NARROW_MAX_FPU` columns): the whole
 /// panels through `gemm_packed`, the last `R` columns through `gemm_narrow`, as the
 /// compiler emits them, for `n` = `R`, `NR + R`, `2 NR + R`, `m` from 1 to 5, `k` from 1
 /// to 19, with and without a bias row and Relu.
@@ -207,7 +208,10 @@ fn narrow_blocks_beside_panels() {
     fn case<const R: usize>() {
         for full in [0, NR, 2 * NR] {
             let n = full + R;
-            assert_eq!(tinyonnx_layout::narrow_cols(n), R);
+            assert_eq!(
+                tinyonnx_layout::narrow_cols_within(n, tinyonnx_layout::NARROW_MAX_FPU),
+                R
+            );
             for k in [1, 4, 19] {
                 for m in 1..=5 {
                     let relu = (m + k) % 2 == 0;
@@ -256,6 +260,9 @@ fn narrow_blocks_beside_panels() {
     case::<2>();
     case::<3>();
     case::<4>();
+    case::<5>();
+    case::<6>();
+    case::<7>();
 }
 
 /// `B[k, n]` (row-major) in panels of `NR` columns, the last one padded with zeros.
