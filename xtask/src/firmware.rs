@@ -723,9 +723,10 @@ pub fn templates(root: &Path) -> Result<()> {
 
 /// `cargo fmt --check` and `cargo clippy -D warnings` of every board's firmware crate
 /// (outside the workspace, so not in the workspace's lint step), its binaries for the
-/// default model. The shared files each `include!`s are linted as part of it; the shared
-/// library crate (`common/src`) is a dependency, which clippy does not lint. The
-/// feature-gated binaries need generated data and are left out.
+/// default model, and of their shared library crate (`common`) on its own, for the host:
+/// as a dependency of theirs clippy would not lint it. The shared files each board
+/// `include!`s are linted as part of it. The feature-gated binaries need generated data
+/// and are left out.
 pub fn lint_boards(root: &Path) -> Result<()> {
     setup::targets()?;
     for board in BOARDS {
@@ -736,7 +737,12 @@ pub fn lint_boards(root: &Path) -> Result<()> {
         }
         .fmt_and_clippy(&["--bins"])?;
     }
-    Ok(())
+    Crate {
+        dir: &root.join("examples/firmware/common"),
+        target_dir: &root.join("target/firmware/common"),
+        label: "firmware library crate common".to_string(),
+    }
+    .fmt_and_clippy(&["--lib"])
 }
 
 /// A crate outside the workspace, built in its own directory (for its
