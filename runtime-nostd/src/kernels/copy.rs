@@ -95,7 +95,8 @@ pub fn transpose<T: Copy, const R: usize>(
 }
 
 /// Copies `OUTER` chunks of `CHUNK` values of `x` into `y`, whose chunks are `OUT_CHUNK`
-/// long, at `OFFSET` within each.
+/// long, at `OFFSET` within each (each chunk as a tensor's [`copy`]: no `memcpy` on the
+/// microcontrollers).
 #[inline]
 pub fn concat_part<
     T: Copy,
@@ -108,8 +109,10 @@ pub fn concat_part<
     y: &mut [T],
 ) {
     for o in 0..OUTER {
-        y[o * OUT_CHUNK + OFFSET..o * OUT_CHUNK + OFFSET + CHUNK]
-            .copy_from_slice(&x[o * CHUNK..(o + 1) * CHUNK]);
+        copy(
+            &mut y[o * OUT_CHUNK + OFFSET..o * OUT_CHUNK + OFFSET + CHUNK],
+            &x[o * CHUNK..(o + 1) * CHUNK],
+        );
     }
 }
 
@@ -260,7 +263,7 @@ pub fn gather_dyn<
 }
 
 /// One output of `Split`: `OUTER` chunks of `CHUNK` values taken from `x`, whose chunks
-/// are `IN_CHUNK` long, at `OFFSET` within each.
+/// are `IN_CHUNK` long, at `OFFSET` within each (each chunk a [`copy`]).
 #[inline]
 pub fn split_part<
     T: Copy,
@@ -273,8 +276,10 @@ pub fn split_part<
     y: &mut [T],
 ) {
     for o in 0..OUTER {
-        y[o * CHUNK..(o + 1) * CHUNK]
-            .copy_from_slice(&x[o * IN_CHUNK + OFFSET..o * IN_CHUNK + OFFSET + CHUNK]);
+        copy(
+            &mut y[o * CHUNK..(o + 1) * CHUNK],
+            &x[o * IN_CHUNK + OFFSET..o * IN_CHUNK + OFFSET + CHUNK],
+        );
     }
 }
 
