@@ -17,15 +17,49 @@ pub fn copy<T: Copy>(y: &mut [T], x: &[T]) {
     }
 }
 
+/// `dst.copy_from_slice(src)` for the runs a recurrent kernel copies every step
+/// (slices of equal length, constant where the kernel's sizes are): on the
+/// microcontrollers with an FPU, runs of up to 32 bytes as the copy, which LLVM makes a
+/// few loads and stores; else [`copy_run_dyn`].
+#[inline(always)]
+pub(crate) fn copy_run<T: Copy>(dst: &mut [T], src: &[T]) {
+    if cfg!(all(target_os = "none", not(tinyonnx_soft_float))) && size_of_val(dst) <= 32 {
+        dst.copy_from_slice(src);
+    } else {
+        copy_run_dyn(dst, src);
+    }
+}
+
+/// `dst.copy_from_slice(src)` for runs of any length (slices of equal length), never a
+/// `memcpy` call on the microcontrollers: its library code (886 B on the Cortex-M4F)
+/// was the LSTM's, GRU's and Transformer's only use of it. On the cores without an FPU
+/// a loop kept rolled (`memcpy` cost the batch-first LSTM on the riscv32 its 8 KB), on
+/// the others [`copy_rolled`] four values a step; elsewhere the copy. For the
+/// runs whose length is a value (a transpose's rows), [`copy_run`]'s short branch
+/// would be a `memcpy` call.
+#[inline(always)]
+pub(crate) fn copy_run_dyn<T: Copy>(dst: &mut [T], src: &[T]) {
+    if cfg!(tinyonnx_soft_float) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            super::rolled();
+            *d = s;
+        }
+    } else if cfg!(target_os = "none") {
+        copy_rolled::<T, 4>(dst, src);
+    } else {
+        dst.copy_from_slice(src);
+    }
+}
+
 /// A recurrent state: `n` values copied from `init` as a tensor is ([`copy`]: no
 /// `memcpy` on the microcontrollers for it, once an inference), or zeros. On the cores
 /// without an FPU, where a recurrent kernel may take its sizes as values, the copy is a
-/// rolled loop whatever `n` ([`super::copy_run`]): with `n` unknown, [`copy`] kept its
+/// rolled loop whatever `n` ([`copy_run`]): with `n` unknown, [`copy`] kept its
 /// `memcpy` branch.
 #[inline]
 pub(crate) fn init_state(state: &mut [f32], init: Option<&[f32]>, n: usize) {
     match init {
-        Some(init) if cfg!(tinyonnx_soft_float) => super::copy_run(&mut state[..n], &init[..n]),
+        Some(init) if cfg!(tinyonnx_soft_float) => copy_run(&mut state[..n], &init[..n]),
         Some(init) => copy(&mut state[..n], &init[..n]),
         // A loop on every microcontroller: RnnZoo's 16 zeros were a `memset` call, whose
         // code (174 B on the Cortex-M4F) nothing else in it needed.
@@ -41,7 +75,7 @@ pub(crate) fn init_state(state: &mut [f32], init: Option<&[f32]>, n: usize) {
 
 /// `y = x` by a loop of `STEP` values a step, out of line (one function a type and
 /// step): one for a tensor's copy, once an inference, where the smallest loop does;
-/// four for the runs a kernel copies every step or row ([`super::copy_run_dyn`]), where
+/// four for the runs a kernel copies every step or row ([`copy_run_dyn`]), where
 /// one a step took 0.7-1.3 % more of the LSTMs' instructions. The length hidden: with
 /// one caller the optimizer passed its constant in and copied the loop's body whole
 /// (ShapeZoo's 36 values: 198 B on the Cortex-M4F).
@@ -77,7 +111,7 @@ pub fn transpose<T: Copy, const R: usize>(
         super::for_rows2(shape, strides, &zeros, |row, ix, _| {
             let out = &mut y[row * n..(row + 1) * n];
             if s == 1 {
-                super::copy_run_dyn(out, &x[ix..ix + n]);
+                copy_run_dyn(out, &x[ix..ix + n]);
             } else {
                 for (j, o) in out.iter_mut().enumerate() {
                     *o = x[ix + j * s];

@@ -215,8 +215,11 @@ fn run<
                 GateWeights::Packed { wr, bias } if PACKED || !S::FIXED => {
                     let xh = &mut xh[..batch * xh_len];
                     for (bt, row) in xh.chunks_exact_mut(xh_len).enumerate() {
-                        super::copy_run(&mut row[..input], &xt[bt * input..(bt + 1) * input]);
-                        super::copy_run(&mut row[input..], &h[bt * hidden..(bt + 1) * hidden]);
+                        super::copy::copy_run(&mut row[..input], &xt[bt * input..(bt + 1) * input]);
+                        super::copy::copy_run(
+                            &mut row[input..],
+                            &h[bt * hidden..(bt + 1) * hidden],
+                        );
                     }
                     super::packed::gemm_packed(
                         (batch, xh_len, g4),

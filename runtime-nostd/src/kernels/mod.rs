@@ -141,41 +141,7 @@ pub enum GateWeights<'a> {
     },
 }
 
-/// `dst.copy_from_slice(src)` for the runs a recurrent kernel copies every step
-/// (slices of equal length, constant where the kernel's sizes are): on the
-/// microcontrollers with an FPU, runs of up to 32 bytes as the copy, which LLVM makes a
-/// few loads and stores; else [`copy_run_dyn`].
-#[inline(always)]
-pub(crate) fn copy_run<T: Copy>(dst: &mut [T], src: &[T]) {
-    if cfg!(all(target_os = "none", not(tinyonnx_soft_float))) && size_of_val(dst) <= 32 {
-        dst.copy_from_slice(src);
-    } else {
-        copy_run_dyn(dst, src);
-    }
-}
-
-/// `dst.copy_from_slice(src)` for runs of any length (slices of equal length), never a
-/// `memcpy` call on the microcontrollers: its library code (886 B on the Cortex-M4F)
-/// was the LSTM's, GRU's and Transformer's only use of it. On the cores without an FPU
-/// a loop kept rolled (`memcpy` cost the batch-first LSTM on the riscv32 its 8 KB), on
-/// the others [`copy::copy_rolled`] four values a step; elsewhere the copy. For the
-/// runs whose length is a value (a transpose's rows), [`copy_run`]'s short branch
-/// would be a `memcpy` call.
-#[inline(always)]
-pub(crate) fn copy_run_dyn<T: Copy>(dst: &mut [T], src: &[T]) {
-    if cfg!(tinyonnx_soft_float) {
-        for (d, &s) in dst.iter_mut().zip(src) {
-            rolled();
-            *d = s;
-        }
-    } else if cfg!(target_os = "none") {
-        copy::copy_rolled::<T, 4>(dst, src);
-    } else {
-        dst.copy_from_slice(src);
-    }
-}
-
-/// `dst.fill(v)`, as [`copy_run`]: a rolled loop on the cores without an FPU (no
+/// `dst.fill(v)`, as [`copy::copy_run`]: a rolled loop on the cores without an FPU (no
 /// `memset`).
 #[inline(always)]
 pub(crate) fn fill_run<T: Copy>(dst: &mut [T], v: T) {

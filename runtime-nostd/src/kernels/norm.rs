@@ -102,7 +102,7 @@ pub fn layer_norm<const OUTER: usize, const INNER: usize, const RMS: bool>(
     y: &mut [f32],
 ) {
     let y = &mut y[..OUTER * INNER];
-    super::copy_run(y, &x[..OUTER * INNER]);
+    super::copy::copy_run(y, &x[..OUTER * INNER]);
     layer_norm_inplace::<OUTER, INNER, RMS>(scale, b, eps, y);
 }
 

@@ -225,8 +225,8 @@ fn gru_packed<
             let t = if backwards { seq - 1 - step } else { step };
             let xt = &x[t * batch * input..(t + 1) * batch * input];
             for (bt, row) in xh.chunks_exact_mut(xh_len).enumerate() {
-                super::copy_run(&mut row[..input], &xt[bt * input..(bt + 1) * input]);
-                super::copy_run(&mut row[input..], &h[bt * hidden..(bt + 1) * hidden]);
+                super::copy::copy_run(&mut row[..input], &xt[bt * input..(bt + 1) * input]);
+                super::copy::copy_run(&mut row[input..], &h[bt * hidden..(bt + 1) * hidden]);
             }
             let b_zr = bias_at(0, g2);
             gemm_packed_sized(
@@ -405,9 +405,9 @@ fn gru_plain<S: RecurrentSizes, F: Activation, G: Activation>(
                     let z = gx[j];
                     new[j] = (1.0 - z) * cand + z * hp[j];
                 }
-                super::copy_run(&mut h[bt * hidden..(bt + 1) * hidden], new);
+                super::copy::copy_run(&mut h[bt * hidden..(bt + 1) * hidden], new);
                 let out = ((t * dirs + d) * batch + bt) * hidden;
-                super::copy_run(&mut y[out..out + hidden], new);
+                super::copy::copy_run(&mut y[out..out + hidden], new);
             }
         }
     }
@@ -558,9 +558,9 @@ fn rnn_run<S: RecurrentSizes, F: Activation, const CLIP: bool>(
                     };
                     *v = f_act.apply(pre);
                 }
-                super::copy_run(&mut h[bt * hidden..(bt + 1) * hidden], new);
+                super::copy::copy_run(&mut h[bt * hidden..(bt + 1) * hidden], new);
                 let out = ((t * dirs + d) * batch + bt) * hidden;
-                super::copy_run(&mut y[out..out + hidden], new);
+                super::copy::copy_run(&mut y[out..out + hidden], new);
             }
         }
     }
