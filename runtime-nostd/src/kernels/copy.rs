@@ -246,7 +246,8 @@ pub fn pad<T: Copy, const R: usize>(
 }
 
 /// `Gather` along one axis of `x` viewed as `[OUTER, N, INNER]`: for every outer index
-/// and every (non-negative, in-range) index `k` of `indices`, the `INNER` values at `k`.
+/// and every (non-negative, in-range) index `k` of `indices`, the `INNER` values at `k`
+/// (each a [`copy`]: no `memcpy` on the microcontrollers).
 #[inline]
 pub fn gather<T: Copy, const OUTER: usize, const N: usize, const INNER: usize, const K: usize>(
     x: &[T],
@@ -258,7 +259,7 @@ pub fn gather<T: Copy, const OUTER: usize, const N: usize, const INNER: usize, c
     for o in 0..OUTER {
         for (j, &k) in indices.iter().enumerate() {
             let src = &x[(o * N + k) * INNER..(o * N + k + 1) * INNER];
-            y[(o * K + j) * INNER..(o * K + j + 1) * INNER].copy_from_slice(src);
+            copy(&mut y[(o * K + j) * INNER..(o * K + j + 1) * INNER], src);
         }
     }
 }
@@ -266,7 +267,7 @@ pub fn gather<T: Copy, const OUTER: usize, const N: usize, const INNER: usize, c
 /// `Gather` with indices known only when the model runs (int64 or int32), `x` viewed as
 /// `[OUTER, N, INNER]` and `K` indices: a negative index counts from the end; one outside
 /// `-N..N` (an error in ONNX Runtime) gives `INNER` default values (zeros, false), never
-/// a read out of bounds.
+/// a read out of bounds. The values taken are a [`copy`], as in [`gather`].
 #[inline]
 pub fn gather_dyn<
     T: Copy + Default,
@@ -289,7 +290,7 @@ pub fn gather_dyn<
             let k = if i < 0 { i + N as i64 } else { i };
             let dst = &mut y[(o * K + j) * INNER..(o * K + j + 1) * INNER];
             match usize::try_from(k).ok().filter(|&k| k < N) {
-                Some(k) => dst.copy_from_slice(&x[(o * N + k) * INNER..(o * N + k + 1) * INNER]),
+                Some(k) => copy(dst, &x[(o * N + k) * INNER..(o * N + k + 1) * INNER]),
                 None => dst.fill(T::default()),
             }
         }
