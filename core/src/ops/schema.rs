@@ -1012,10 +1012,8 @@ impl ConstB {
     /// block for the last columns where `tinyonnx_layout::narrow_cols` keeps one, both
     /// layouts where only `tinyonnx_layout::NARROW_MAX_FPU` does.
     pub fn new(k: usize, n: usize, b: impl Fn(usize, usize) -> f32) -> ConstB {
-        use tinyonnx_layout::{NARROW_MAX, NARROW_MAX_FPU, narrow_cols_within};
-        if n >= DOT_BELOW
-            && narrow_cols_within(n, NARROW_MAX) != narrow_cols_within(n, NARROW_MAX_FPU)
-        {
+        use tinyonnx_layout::{NARROW_MAX, NARROW_MAX_FPU, narrow_cols, narrow_cols_within};
+        if n >= DOT_BELOW && narrow_cols(n) != narrow_cols_within(n, NARROW_MAX_FPU) {
             return ConstB::PerTarget {
                 narrow: Box::new(ConstB::within(k, n, &b, NARROW_MAX_FPU)),
                 panels: Box::new(ConstB::within(k, n, &b, NARROW_MAX)),
