@@ -739,18 +739,11 @@ fn pack_runs(
     panel: &mut [f32],
 ) {
     use super::packed::NR;
-    let (oh0, ow0) = (first / win.ow, first % win.ow);
-    // On the cores without an FPU the loop below takes this case too: the second copy
-    // of the gathering was about 1 KB of flash there, next to products that are
-    // library calls.
-    if !cfg!(tinyonnx_soft_float) && width == NR && ow0 + NR <= win.ow {
-        // All positions in one output row (a constant run length: vector copies).
-        pack_run(win, taps, xg, (oh0, ow0), (0, NR), panel);
-        return;
-    }
-    // Positions across output rows, or a partial panel: a run per output row, then
-    // zeros in the columns past `width`.
-    let (mut oh, mut ow, mut j) = (oh0, ow0, 0);
+    // A run per output row, then zeros in the columns past `width`. A whole panel in
+    // one output row is a single run of `NR`: `pack_run`'s tests of `len == NR` make
+    // its copies vector copies, so it needs no copy of its own (one was 870 B of flash
+    // on the Cortex-M4F, for a few instructions a panel).
+    let (mut oh, mut ow, mut j) = (first / win.ow, first % win.ow, 0);
     while j < width {
         let len = (width - j).min(win.ow - ow);
         pack_run(win, taps, xg, (oh, ow), (j, len), panel);
