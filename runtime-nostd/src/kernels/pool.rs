@@ -139,7 +139,7 @@ pub fn max_pool2d<
         return;
     }
     // The 2x2 stride-2 window on the Arm FPU cores: three compares a window in
-    // assembly; a NaN among the values leaves the layer to the code below.
+    // assembly, then NaN set where a window holds one.
     #[cfg(all(feature = "fma-vfp4", target_arch = "arm"))]
     if plain_2x2([KH, KW, SH, SW, DH, DW, PT, PL], (H, W, OH, OW))
         && super::arch::arm::pool::max_pool_2x2((NC, H, W, OH, OW), x, y, RELU)
