@@ -623,7 +623,7 @@ macro_rules! __q8_order {
 /// code where its last columns are 5 to 7: microcontrollers with an FPU take the narrow
 /// block (the first, `layout::NARROW_MAX_FPU`), the others a padded last panel (the
 /// second, `layout::NARROW_MAX`), so that only one is in flash.
-#[cfg(all(target_os = "none", not(tinyonnx_soft_float)))]
+#[cfg(tinyonnx_mcu_fpu)]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __narrow_wide {
@@ -633,7 +633,7 @@ macro_rules! __narrow_wide {
 }
 
 /// A constant `B`'s product for this target (see the FPU cores' version).
-#[cfg(not(all(target_os = "none", not(tinyonnx_soft_float))))]
+#[cfg(not(tinyonnx_mcu_fpu))]
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __narrow_wide {

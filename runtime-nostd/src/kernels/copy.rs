@@ -23,7 +23,7 @@ pub fn copy<T: Copy>(y: &mut [T], x: &[T]) {
 /// few loads and stores; else [`copy_run_dyn`].
 #[inline(always)]
 pub(crate) fn copy_run<T: Copy>(dst: &mut [T], src: &[T]) {
-    if cfg!(all(target_os = "none", not(tinyonnx_soft_float))) && size_of_val(dst) <= 32 {
+    if cfg!(tinyonnx_mcu_fpu) && size_of_val(dst) <= 32 {
         dst.copy_from_slice(src);
     } else {
         copy_run_dyn(dst, src);
