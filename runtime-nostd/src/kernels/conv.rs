@@ -741,8 +741,8 @@ fn pack_runs(
     use super::packed::NR;
     // A run per output row, then zeros in the columns past `width`. A whole panel in
     // one output row is a single run of `NR`: `pack_run`'s tests of `len == NR` make
-    // its copies vector copies, so it needs no copy of its own (one was 870 B of flash
-    // on the Cortex-M4F, for a few instructions a panel).
+    // its copies vector copies, so it needs no copy of its own (one was 870 B of the
+    // CIFAR CNN's flash on the Cortex-M4F, for 0.27 % of its instructions).
     let (mut oh, mut ow, mut j) = (first / win.ow, first % win.ow, 0);
     while j < width {
         let len = (width - j).min(win.ow - ow);
