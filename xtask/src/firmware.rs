@@ -509,10 +509,15 @@ pub fn run_boards(root: &Path, boards: &[Board], only: &[String]) -> Result<Vec<
     setup::targets()?;
     qemu()?;
     let plugin = plugin(root)?;
-    let ort_lib = setup::onnxruntime(root, &setup::python(root)?)?;
+    let python = setup::python(root)?;
+    let ort_lib = setup::onnxruntime(root, &python)?;
     tinyonnx_tests::use_ort_library(ort_lib);
     let mut rows = Vec::new();
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+    // The imported models' files: a fresh machine has none until they are fetched.
+    if IMPORTED.iter().any(|(name, ..)| wanted(name)) {
+        setup::real_models(root, &python)?;
+    }
     let imported: Vec<ImportedModel> = IMPORTED
         .iter()
         .filter(|(name, ..)| wanted(name))

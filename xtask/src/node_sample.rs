@@ -30,12 +30,8 @@ pub fn write_sample(root: &Path, every: usize) -> Result<(PathBuf, Vec<String>)>
         .map(|(name, _)| name)
         .collect();
     passing.sort();
-    if !cases_dir(root).join("index.tsv").exists() {
-        bail!(
-            "{}: no node cases; run `cargo xtask setup`",
-            cases_dir(root).display()
-        );
-    }
+    // A fresh machine has none until set-up writes them (idempotent).
+    crate::node_suite::generate(root, &crate::setup::python(root)?)?;
     let out = sample_dir(root);
     let bytes_dir = out.join("sample");
     std::fs::create_dir_all(&bytes_dir)?;
