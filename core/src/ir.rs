@@ -21,6 +21,8 @@ pub struct Graph {
     pub metadata: Vec<(String, String)>,
     /// The `winograd = ...;` setting.
     pub winograd: Winograd,
+    /// The `optimize = ...;` setting.
+    pub optimize: Optimize,
     /// Instances of `function` blocks: the nodes tagged with one become one call of an
     /// ONNX function.
     pub instances: Vec<Instance>,
@@ -46,6 +48,19 @@ pub enum Winograd {
     /// transformed copy its author did not ask for).
     #[default]
     Never,
+}
+
+/// What the microcontroller code favours where a kernel can be compiled either way,
+/// the model's `optimize = speed | size;` (the plan's [`crate::plan::sized`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Optimize {
+    /// A copy of a convolution or recurrent kernel per distinct node on the cores with
+    /// an FPU, its sizes constants (the default).
+    #[default]
+    Speed,
+    /// Nodes of such a kernel that would compile two or more copies share one copy
+    /// that reads its sizes at run time, on every core.
+    Size,
 }
 
 /// A named value of the graph.

@@ -340,7 +340,28 @@ mod tests {
             output i = Conv(x, w40, strides = [2, 2]);
             output j = Conv(x, w40, pads = [1, 1, 1, 1]);
         };
-        assert_eq!(sized(wide), [false, false, false]);
+        assert_eq!(sized(wide.clone()), [false, false, false]);
+        // Flash over speed: two that differ share, and their calls ask for the sized
+        // copy on every core (the `_shared` form's last generic argument).
+        let size = quote! { optimize = size; };
+        assert_eq!(sized(quote! { #size #d1 #d2 }), [true, true]);
+        // ... wide ones too, which otherwise keep their copies beside a shared gathering.
+        assert_eq!(sized(quote! { #size #wide }), [true, true, true]);
+        let twin = quote! { output k = Conv(Neg(x), wd); };
+        assert_eq!(sized(quote! { #size #d1 #twin }), [false, false]);
+        let small = |body: TokenStream| {
+            let code = super::expand(quote! {
+                model M {
+                    input x: f32[1, 4, 9, 9];
+                    input wd: f32[4, 4, 3, 3];
+                    #body
+                }
+            })
+            .to_string();
+            code.matches(", true > (").count()
+        };
+        assert_eq!(small(quote! { #size #d1 #d2 }), 2);
+        assert_eq!(small(quote! { #d1 #d2 #d3 }), 0);
     }
 
     #[test]

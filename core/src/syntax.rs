@@ -7,6 +7,7 @@
 //!                | "model_version" "=" INT ";"
 //!                | "domain" "=" STRING ";"
 //!                | "winograd" "=" IDENT ";"
+//!                | "optimize" "=" IDENT ";"
 //!                | "quantize" "=" expr ";"
 //!                | "meta" ( IDENT | STRING ) "=" STRING ";"
 //!                | "input" IDENT ":" type ";"
@@ -104,6 +105,11 @@ pub enum Item {
     },
     /// `winograd = auto | always | never;`: when 3x3 convolutions run as Winograd.
     Winograd {
+        kw: Ident,
+        value: Ident,
+    },
+    /// `optimize = speed | size;`: what the microcontroller code favours.
+    Optimize {
         kw: Ident,
         value: Ident,
     },
@@ -498,7 +504,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
     let kw: Ident = input.parse().map_err(|e| {
         syn::Error::new(
             e.span(),
-            "expected an item: `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain`, `winograd`, `quantize` or `meta`",
+            "expected an item: `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain`, `winograd`, `optimize`, `quantize` or `meta`",
         )
     })?;
     let item = match kw.to_string().as_str() {
@@ -532,6 +538,18 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
                     syn::Error::new(
                         e.span(),
                         "expected `auto`, `always` or `never`, as in `winograd = always;`",
+                    )
+                })?,
+            }
+        }
+        "optimize" => {
+            input.parse::<Token![=]>()?;
+            Item::Optimize {
+                kw,
+                value: input.parse().map_err(|e| {
+                    syn::Error::new(
+                        e.span(),
+                        "expected `speed` or `size`, as in `optimize = size;`",
                     )
                 })?,
             }
@@ -707,7 +725,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
             return Err(syn::Error::new(
                 kw.span(),
                 format!(
-                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain`, `winograd`, `quantize` or `meta`"
+                    "unknown item `{other}`: expected `input`, `weight`, `let`, `output`, `block`, `function`, `custom`, `opset`, `dim`, `model_version`, `domain`, `winograd`, `optimize`, `quantize` or `meta`"
                 ),
             ));
         }
@@ -717,7 +735,7 @@ fn parse_item(input: ParseStream) -> syn::Result<Item> {
             value.span()
         }
         Item::Domain { value, .. } | Item::Meta { value, .. } => value.span(),
-        Item::Winograd { value, .. } => value.span(),
+        Item::Winograd { value, .. } | Item::Optimize { value, .. } => value.span(),
         Item::Quantize { value, .. } => value.end_span(),
         Item::Input { ty, .. } => ty.bracket,
         Item::Weight { init, .. } => init.end_span(),
@@ -1167,6 +1185,8 @@ pub struct ImportDef {
     /// Names used for the file's inputs and outputs in the generated model and its ONNX:
     /// `(new name, name in the file)`.
     pub renames: Vec<(Ident, LitStr)>,
+    /// `optimize(size)`: as a model's `optimize = size;`.
+    pub optimize_size: bool,
 }
 
 /// Parses an import, or `None` when the tokens are not `model Name = import(...)`.
@@ -1216,6 +1236,7 @@ pub fn parse_import(tokens: TokenStream) -> Option<syn::Result<ImportDef>> {
             dims: Vec::new(),
             shapes: Vec::new(),
             renames: Vec::new(),
+            optimize_size: false,
         };
         while args.peek(Token![,]) {
             args.parse::<Token![,]>()?;
@@ -1249,11 +1270,34 @@ pub fn parse_import(tokens: TokenStream) -> Option<syn::Result<ImportDef>> {
                         Ok((new, b.parse()?))
                     })?
                 }
+                "optimize" => {
+                    let value: Ident = body.parse().map_err(|e| {
+                        syn::Error::new(
+                            e.span(),
+                            "expected `speed` or `size`, as in `optimize(size)`",
+                        )
+                    })?;
+                    def.optimize_size = match value.to_string().as_str() {
+                        "speed" => false,
+                        "size" => true,
+                        other => {
+                            return Err(syn::Error::new(
+                                value.span(),
+                                format!(
+                                    "unknown optimize setting `{other}`: expected `speed` (the default) or `size`"
+                                ),
+                            ));
+                        }
+                    };
+                    if !body.is_empty() {
+                        return Err(body.error("expected one setting, as in `optimize(size)`"));
+                    }
+                }
                 other => {
                     return Err(syn::Error::new(
                         section.span(),
                         format!(
-                            "import has no argument `{other}`: expected dims, shapes or rename"
+                            "import has no argument `{other}`: expected dims, shapes, rename or optimize"
                         ),
                     ));
                 }

@@ -4,7 +4,7 @@
 use syn::Ident;
 
 use crate::init;
-use crate::ir::{Data, TensorId, TensorKind, Winograd};
+use crate::ir::{Data, Optimize, TensorId, TensorKind, Winograd};
 use crate::layers;
 use crate::ops::{self};
 use crate::syntax::{Expr, Item, ModelDef, Pattern, TypeExpr};
@@ -17,6 +17,7 @@ impl<'m> Checker<'m> {
     pub(super) fn settings(&mut self, model: &'m ModelDef) {
         let mut opset_seen = false;
         let mut winograd_seen = false;
+        let mut optimize_seen = false;
         for item in &model.items {
             match item {
                 Item::Opset { kw, value } => {
@@ -67,6 +68,24 @@ impl<'m> Checker<'m> {
                             self.error(
                                 value.span(),
                                 format!("unknown winograd setting `{other}`: expected `never` (the default), `auto` (where the arena does not grow) or `always`"),
+                            );
+                            continue;
+                        }
+                    };
+                }
+                Item::Optimize { kw, value } => {
+                    if optimize_seen {
+                        self.error(kw.span(), "optimize is set twice");
+                        continue;
+                    }
+                    optimize_seen = true;
+                    self.graph.optimize = match value.to_string().as_str() {
+                        "speed" => Optimize::Speed,
+                        "size" => Optimize::Size,
+                        other => {
+                            self.error(
+                                value.span(),
+                                format!("unknown optimize setting `{other}`: expected `speed` (the default) or `size` (convolution and recurrent nodes share one kernel copy sized at run time, for less flash)"),
                             );
                             continue;
                         }
@@ -166,6 +185,7 @@ impl<'m> Checker<'m> {
             Item::ModelVersion { kw, .. }
             | Item::Domain { kw, .. }
             | Item::Winograd { kw, .. }
+            | Item::Optimize { kw, .. }
             | Item::Quantize { kw, .. }
                 if in_block =>
             {
@@ -180,6 +200,7 @@ impl<'m> Checker<'m> {
             Item::ModelVersion { .. }
             | Item::Domain { .. }
             | Item::Winograd { .. }
+            | Item::Optimize { .. }
             | Item::Quantize { .. }
             | Item::Meta { .. } => {}
             Item::Dim { name, .. } if in_block => {

@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use proc_macro2::Span;
 
-use crate::ir::{Data, Graph, TensorId, Winograd};
+use crate::ir::{Data, Graph, Optimize, TensorId, Winograd};
 use crate::layers;
 use crate::ops::{self, At, Attrs, OpSchema};
 use crate::syntax::{Block, CustomDef, Expr, ModelDef};
@@ -84,6 +84,7 @@ impl Checker<'_> {
                 domain: None,
                 metadata: Vec::new(),
                 winograd: Winograd::Never,
+                optimize: Optimize::Speed,
                 instances: Vec::new(),
                 device_dims: BTreeMap::new(),
                 tensors: Vec::new(),

@@ -187,6 +187,7 @@ pub(super) fn lower_ctx(p: &Planned, i: usize) -> LowerCtx<'_> {
             .and_then(Data::as_f32),
         winograd: step.winograd,
         sized: step.sized,
+        optimize_size: graph.optimize == crate::ir::Optimize::Size,
         opset: graph.opset,
     }
 }

@@ -104,6 +104,9 @@ const MAX_IF_DEPTH: usize = 32;
 pub fn import(def: &ImportDef) -> Result<Checked, Vec<syn::Error>> {
     let span = def.path.span();
     let mut cx = Checker::new(&def.name.to_string(), &def.doc);
+    if def.optimize_size {
+        cx.graph.optimize = crate::ir::Optimize::Size;
+    }
     let fail = |msg: String| vec![syn::Error::new(span, msg)];
     let (shown, bytes) = cx
         .files

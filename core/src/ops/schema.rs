@@ -137,7 +137,8 @@ pub struct SizedFamily {
     /// The kernel (a convolution's direct and im2col kernels are two families).
     pub name: &'static str,
     /// The fewest distinct constant copies from which the shared one takes less flash
-    /// (measured on the cores that take it).
+    /// (measured on the cores that take it; `usize::MAX`: only where the model asks for
+    /// flash over speed, which shares from two).
     pub copies: usize,
 }
 
@@ -715,6 +716,9 @@ pub struct LowerCtx<'a> {
     pub winograd: u8,
     /// The node calls its kernel's `_shared` form ([`OpSchema::sized_kernel`]).
     pub sized: bool,
+    /// The model's `optimize = size`: a `_shared` form takes the copy sized at run
+    /// time on every core (its last generic argument, see [`LowerCtx::small`]).
+    pub optimize_size: bool,
     /// The model's opset (for defaults that changed between opsets).
     pub opset: i64,
 }
@@ -739,6 +743,12 @@ impl LowerCtx<'_> {
             name.to_string()
         };
         proc_macro2::Ident::new(&name, proc_macro2::Span::call_site())
+    }
+
+    /// The last generic argument of a `_shared` call: whether the model asked for
+    /// flash over speed. Nothing for a node that calls its constant copy.
+    pub fn small(&self) -> Option<bool> {
+        self.sized.then_some(self.optimize_size)
     }
 
     /// The compile-time int64 values of input `i`, when it has them.

@@ -81,6 +81,7 @@ pub fn body_graph(outer: &Graph, body: &Body) -> Graph {
         domain: None,
         metadata: Vec::new(),
         winograd: outer.winograd,
+        optimize: outer.optimize,
         instances: Vec::new(),
         device_dims: outer.device_dims.clone(),
         tensors: outer.tensors.clone(),

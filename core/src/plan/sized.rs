@@ -11,10 +11,13 @@
 //! copies, which are much faster there; the runtime's `lstm_shared` and
 //! `conv2d_shared` say by how much). Nodes alike share their constant copy anyway, so
 //! they count once. The choice does not depend on the target.
+//!
+//! A model that asks for flash over speed (`optimize = size`) shares from two copies
+//! that differ, and its `_shared` calls take the sized copy on every core.
 
 use std::collections::HashMap;
 
-use crate::ir::Graph;
+use crate::ir::{Graph, Optimize};
 use crate::ops::SizedFamily;
 
 /// One flag per node of `graph` (run with the Winograd choices `winograd`): whether it
@@ -41,9 +44,14 @@ pub fn sized_nodes(graph: &Graph, winograd: &[u8]) -> Vec<bool> {
             seen.push(key);
         }
     }
+    // Flash over speed: two copies are one too many.
+    let least = |f: SizedFamily| match graph.optimize {
+        Optimize::Speed => f.copies,
+        Optimize::Size => f.copies.min(2),
+    };
     families
         .iter()
-        .map(|f| f.is_some_and(|f| keys.get(&f).is_some_and(|k| k.len() >= f.1.copies)))
+        .map(|f| f.is_some_and(|f| keys.get(&f).is_some_and(|k| k.len() >= least(f.1))))
         .collect()
 }
 

@@ -301,7 +301,8 @@ macro_rules! call_const {
 }
 
 /// [`conv2d`] for a node the plan marks (three or more direct convolutions that would
-/// each need a copy): [`conv2d_sized`] where [`SIZED`], else [`conv2d`].
+/// each need a copy): [`conv2d_sized`] where [`SIZED`] or the model asked for flash
+/// over speed (`SMALL`, `optimize = size`), else [`conv2d`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn conv2d_shared<
@@ -322,13 +323,14 @@ pub fn conv2d_shared<
     const PT: usize,
     const PL: usize,
     const RELU: bool,
+    const SMALL: bool,
 >(
     x: &[f32],
     w: &[f32],
     b: Option<&[f32]>,
     y: &mut [f32],
 ) {
-    if SIZED {
+    if SIZED || SMALL {
         conv2d_sized(core::hint::black_box(call_const!(0, RELU)), x, w, b, y);
     } else {
         conv2d::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, RELU>(x, w, b, y);
@@ -337,7 +339,7 @@ pub fn conv2d_shared<
 
 /// [`conv2d_packed`] for a node the plan marks (three or more im2col convolutions
 /// below [`super::SHARED_CHANNELS`] channels a group): [`conv2d_packed_sized`] where
-/// [`SIZED`], else [`conv2d_packed`].
+/// [`SIZED`] or `SMALL` (as [`conv2d_shared`]), else [`conv2d_packed`].
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn conv2d_packed_shared<
@@ -359,6 +361,7 @@ pub fn conv2d_packed_shared<
     const PL: usize,
     const PB: usize,
     const RELU: bool,
+    const SMALL: bool,
 >(
     x: &[f32],
     w: &[f32],
@@ -366,7 +369,7 @@ pub fn conv2d_packed_shared<
     y: &mut [f32],
     patches: &mut [f32],
 ) {
-    if SIZED {
+    if SIZED || SMALL {
         let call = core::hint::black_box(call_const!(PB, RELU));
         conv2d_packed_sized(call, x, w, b, y, patches);
     } else {

@@ -65,8 +65,10 @@ pub fn lstm<
 }
 
 /// [`lstm`] for a node of a model whose recurrent nodes would each compile their own
-/// copy (the plan says so): on the cores without an FPU through [`lstm_sized`], one
-/// copy for all of them; elsewhere [`lstm`]. `gates_act` names `F`, `G` and `H`.
+/// copy (the plan says so): on the cores without an FPU, or on every core where the
+/// model asked for flash over speed (`SMALL`, `optimize = size`), through
+/// [`lstm_sized`], one copy for all of them; elsewhere [`lstm`]. `gates_act` names
+/// `F`, `G` and `H`.
 ///
 /// Without an FPU the float operations are library calls, which the loops' constant
 /// counts barely speed up (on the Cortex-M3 the LSTM zoo took 1.4 % more instructions
@@ -84,6 +86,7 @@ pub fn lstm_shared<
     G: UnaryOp,
     H: UnaryOp,
     const PLAIN_CELLS: bool,
+    const SMALL: bool,
 >(
     gates_act: [Gate; 3],
     x: &[f32],
@@ -97,7 +100,7 @@ pub fn lstm_shared<
     y_c: &mut [f32],
     gates: &mut [f32],
 ) {
-    if cfg!(tinyonnx_soft_float) {
+    if cfg!(tinyonnx_soft_float) || SMALL {
         let sizes = Fixed::<SEQ, BATCH, INPUT, HIDDEN, DIRS>.get();
         lstm_sized(
             sizes, gates_act, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,

@@ -82,10 +82,14 @@ pub static CONV: OpSchema = OpSchema {
             Path {
                 winograd: Some(_), ..
             } => None,
-            // Shares its gathering on the microcontrollers already.
+            // Shares its gathering on the microcontrollers already: the rest of its copy
+            // (a few hundred bytes) is shared only where the model asks for flash.
             Path {
                 im2col: Some(_), ..
-            } if s.m / s.g >= tinyonnx_layout::SHARED_CHANNELS => None,
+            } if s.m / s.g >= tinyonnx_layout::SHARED_CHANNELS => Some(SizedFamily {
+                name: "im2col-wide",
+                copies: usize::MAX,
+            }),
             Path {
                 im2col: Some(_), ..
             } => Some(SizedFamily {
@@ -586,6 +590,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let path = ConvShape::lowered(cx, weights.is_some()).path(cx.winograd);
     let tile = path.im2col;
     let packed_fn = cx.kernel_fn("conv2d_packed");
+    let small = cx.small();
     let packed = match (tile, weights, &cx.scratch) {
         (Some(pb), Some(weights), Some(scratch)) => {
             // The weights as they are ([M/G, K] per group, after any folding): the
@@ -599,7 +604,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
                     // The planned scratch holds what the kernel carves from it, by the
                     // formula of the runtime's own layout crate.
                     const { assert!(#len >= ::tinyonnx::layout::patch_len(#k, #pb)) }
-                    #kernels::conv::#packed_fn::<#(#dims),*, #(#win),*, #pb, #relu>(#xs, #wp, #b, #y, #sc);
+                    #kernels::conv::#packed_fn::<#(#dims),*, #(#win),*, #pb, #relu, #small>(#xs, #wp, #b, #y, #sc);
                 },
             ))
         }
@@ -648,7 +653,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     }
     let direct_fn = cx.kernel_fn("conv2d");
     quote! {
-        #kernels::conv::#direct_fn::<#(#dims),*, #(#win),*, #relu>(#xs, #ws, #b, #y);
+        #kernels::conv::#direct_fn::<#(#dims),*, #(#win),*, #relu, #small>(#xs, #ws, #b, #y);
     }
 }
 
