@@ -414,6 +414,11 @@ pub const IMPORTED: &[(&str, &str, &str)] = &[
         "shapes(x = [1, 3, 48, 192])",
     ),
     (
+        "PaddleOcrClsSmall",
+        "target/xtask/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+        "shapes(x = [1, 3, 48, 192]), optimize(size)",
+    ),
+    (
         "SileroVadSequence",
         "target/xtask/models/silero_vad_16k_sequence.onnx",
         "dims(sequence_length = 1)",

@@ -20,6 +20,16 @@ tinyonnx::onnx_model! {
 }
 
 tinyonnx::onnx_model! {
+    /// The same classifier compiled for flash over speed: its convolutions share one
+    /// kernel copy that reads its sizes at run time, on every core.
+    pub model PaddleOcrClsSmall = import(
+        "../../target/xtask/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+        shapes(x = [1, 3, 48, 192]),
+        optimize(size),
+    );
+}
+
+tinyonnx::onnx_model! {
     /// Silero VAD, the 16 kHz sequence model (PyTorch export, opset 16; from the silero-vad
     /// wheel): 576 samples (512 new and 64 of context) and the LSTM state in, the
     /// speech probability and the new state out.
@@ -197,6 +207,10 @@ tinyonnx::onnx_model! {
 pub const MODELS: &[(Example, &str)] = &[
     (
         example::<PaddleOcrCls>(),
+        "../../target/xtask/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
+    ),
+    (
+        example::<PaddleOcrClsSmall>(),
         "../../target/xtask/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
     ),
     (
