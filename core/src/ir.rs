@@ -54,12 +54,13 @@ pub enum Winograd {
 /// the model's `optimize = speed | size;` (the plan's [`crate::plan::sized`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Optimize {
-    /// A copy of a convolution or recurrent kernel per distinct node on the cores with
-    /// an FPU, its sizes constants (the default).
+    /// A copy of a convolution kernel per distinct node on the cores with an FPU, its
+    /// sizes constants (the default).
     #[default]
     Speed,
-    /// Nodes of such a kernel that would compile two or more copies share one copy
-    /// that reads its sizes at run time, on every core.
+    /// Convolutions of one kernel that would compile two or more copies share one copy
+    /// that reads its sizes at run time, on every core. (Not the recurrent nodes: with
+    /// an FPU their shared copy took more flash than the constant ones.)
     Size,
 }
 

@@ -85,7 +85,7 @@ impl<'m> Checker<'m> {
                         other => {
                             self.error(
                                 value.span(),
-                                format!("unknown optimize setting `{other}`: expected `speed` (the default) or `size` (convolution and recurrent nodes share one kernel copy sized at run time, for less flash)"),
+                                format!("unknown optimize setting `{other}`: expected `speed` (the default) or `size` (convolutions share one kernel copy sized at run time, for less flash)"),
                             );
                             continue;
                         }

@@ -13,7 +13,8 @@
 //! they count once. The choice does not depend on the target.
 //!
 //! A model that asks for flash over speed (`optimize = size`) shares from two copies
-//! that differ, and its `_shared` calls take the sized copy on every core.
+//! that differ, and its convolutions' `_shared` calls take the sized copy on every
+//! core (the recurrent kernels' do not: see the runtime's `lstm_shared`).
 
 use std::collections::HashMap;
 

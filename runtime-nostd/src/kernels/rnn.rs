@@ -93,8 +93,8 @@ pub fn gru<
 }
 
 /// [`gru`] for a node of a model whose recurrent nodes would each compile their own
-/// copy: [`gru_sized`] on the cores without an FPU or with `SMALL`, else [`gru`] (as
-/// [`super::lstm::lstm_shared`] says). `acts` names `F` and `G`.
+/// copy: [`gru_sized`] on the cores without an FPU, else [`gru`] (as
+/// [`super::lstm::lstm_shared`] says why). `acts` names `F` and `G`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn gru_shared<
@@ -105,7 +105,6 @@ pub fn gru_shared<
     const DIRS: usize,
     F: UnaryOp,
     G: UnaryOp,
-    const SMALL: bool,
 >(
     acts: [Gate; 2],
     x: &[f32],
@@ -116,7 +115,7 @@ pub fn gru_shared<
     y_h: &mut [f32],
     scratch: &mut [f32],
 ) {
-    if cfg!(tinyonnx_soft_float) || SMALL {
+    if cfg!(tinyonnx_soft_float) {
         let sizes = Fixed::<SEQ, BATCH, INPUT, HIDDEN, DIRS>.get();
         gru_sized(sizes, acts, x, weights, h0, opts, y, y_h, scratch);
     } else {
@@ -454,8 +453,8 @@ pub fn rnn<
 }
 
 /// [`rnn`] for a node of a model whose recurrent nodes would each compile their own
-/// copy: [`rnn_sized`] on the cores without an FPU or with `SMALL`, else [`rnn`] (as
-/// [`super::lstm::lstm_shared`] says). `act` names `F`.
+/// copy: [`rnn_sized`] on the cores without an FPU, else [`rnn`] (as
+/// [`super::lstm::lstm_shared`] says why). `act` names `F`.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn rnn_shared<
@@ -466,7 +465,6 @@ pub fn rnn_shared<
     const DIRS: usize,
     F: UnaryOp,
     const CLIP: bool,
-    const SMALL: bool,
 >(
     act: [Gate; 1],
     x: &[f32],
@@ -479,7 +477,7 @@ pub fn rnn_shared<
     y_h: &mut [f32],
     scratch: &mut [f32],
 ) {
-    if cfg!(tinyonnx_soft_float) || SMALL {
+    if cfg!(tinyonnx_soft_float) {
         let sizes = Fixed::<SEQ, BATCH, INPUT, HIDDEN, DIRS>.get();
         rnn_sized(sizes, act, x, w, r, b, h0, opts, y, y_h, scratch);
     } else {

@@ -427,8 +427,8 @@ pub(super) fn kernel_call(
     let (seq, batch, input, hidden, dirs) = dims(cx);
     let kernels = kernels();
     let module = Ident::new(module, Span::call_site());
-    let small = cx.small();
-    let generics = quote!(<#seq, #batch, #input, #hidden, #dirs, #(#kernels::unary::#acts,)* #(#flags,)* #small>);
+    let generics =
+        quote!(<#seq, #batch, #input, #hidden, #dirs, #(#kernels::unary::#acts,)* #(#flags),*>);
     let name = cx.kernel_fn(name);
     if cx.sized {
         quote!(#kernels::#module::#name::#generics([#(#kernels::gates::Gate::#acts),*], #args))
