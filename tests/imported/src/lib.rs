@@ -21,7 +21,8 @@ tinyonnx::onnx_model! {
 
 tinyonnx::onnx_model! {
     /// The same classifier compiled for flash over speed: its convolutions share one
-    /// kernel copy that reads its sizes at run time, on every core.
+    /// copy of each kernel (direct, im2col), which reads its sizes at run time, on
+    /// every core.
     pub model PaddleOcrClsSmall = import(
         "../../target/xtask/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
         shapes(x = [1, 3, 48, 192]),
