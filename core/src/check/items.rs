@@ -55,41 +55,27 @@ impl<'m> Checker<'m> {
                     }
                 }
                 Item::Winograd { kw, value } => {
-                    if winograd_seen {
-                        self.error(kw.span(), "winograd is set twice");
-                        continue;
+                    let choices = [
+                        ("auto", Winograd::Auto),
+                        ("always", Winograd::Always),
+                        ("never", Winograd::Never),
+                    ];
+                    let expected =
+                        "`never` (the default), `auto` (where the arena does not grow) or `always`";
+                    if let Some(w) =
+                        self.setting(&mut winograd_seen, (kw, value), &choices, expected)
+                    {
+                        self.graph.winograd = w;
                     }
-                    winograd_seen = true;
-                    self.graph.winograd = match value.to_string().as_str() {
-                        "auto" => Winograd::Auto,
-                        "always" => Winograd::Always,
-                        "never" => Winograd::Never,
-                        other => {
-                            self.error(
-                                value.span(),
-                                format!("unknown winograd setting `{other}`: expected `never` (the default), `auto` (where the arena does not grow) or `always`"),
-                            );
-                            continue;
-                        }
-                    };
                 }
                 Item::Optimize { kw, value } => {
-                    if optimize_seen {
-                        self.error(kw.span(), "optimize is set twice");
-                        continue;
+                    let choices = [("speed", Optimize::Speed), ("size", Optimize::Size)];
+                    let expected = "`speed` (the default) or `size` (convolutions share one kernel copy sized at run time, for less flash)";
+                    if let Some(o) =
+                        self.setting(&mut optimize_seen, (kw, value), &choices, expected)
+                    {
+                        self.graph.optimize = o;
                     }
-                    optimize_seen = true;
-                    self.graph.optimize = match value.to_string().as_str() {
-                        "speed" => Optimize::Speed,
-                        "size" => Optimize::Size,
-                        other => {
-                            self.error(
-                                value.span(),
-                                format!("unknown optimize setting `{other}`: expected `speed` (the default) or `size` (convolutions share one kernel copy sized at run time, for less flash)"),
-                            );
-                            continue;
-                        }
-                    };
                 }
                 Item::Quantize { kw, value } => {
                     if self.quantize_item.is_some() {
@@ -174,6 +160,30 @@ impl<'m> Checker<'m> {
                 }
             }
         }
+    }
+
+    /// A setting given once (`seen`) as `kw = value;`: the choice `value` names, or
+    /// `None` after reporting it set twice or unknown (`expected` lists the choices).
+    fn setting<T: Copy>(
+        &mut self,
+        seen: &mut bool,
+        (kw, value): (&Ident, &Ident),
+        choices: &[(&str, T)],
+        expected: &str,
+    ) -> Option<T> {
+        if std::mem::replace(seen, true) {
+            self.error(kw.span(), format!("{kw} is set twice"));
+            return None;
+        }
+        let name = value.to_string();
+        let choice = choices.iter().find(|(n, _)| *n == name).map(|&(_, c)| c);
+        if choice.is_none() {
+            self.error(
+                value.span(),
+                format!("unknown {kw} setting `{name}`: expected {expected}"),
+            );
+        }
+        choice
     }
 
     pub(super) fn item(&mut self, item: &'m Item) {
