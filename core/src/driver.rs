@@ -294,6 +294,8 @@ pub struct EjectRequest {
     pub shapes: Vec<(String, Vec<usize>)>,
     pub name: String,
     pub weights_path: String,
+    /// `optimize(size)`: the import, and so the ejected model, favours flash.
+    pub optimize_size: bool,
 }
 
 /// Imports a file as `model Name = import(...)` would, and writes it back as DSL
@@ -322,7 +324,9 @@ pub fn eject_file(req: &EjectRequest) -> Result<crate::eject::Ejected, Vec<Strin
             req.name
         )]
     })?;
-    let tokens = quote!(pub model #name = import(#path, dims(#(#dims),*), shapes(#(#shapes),*)););
+    let optimize = req.optimize_size.then(|| quote!(, optimize(size)));
+    let tokens =
+        quote!(pub model #name = import(#path, dims(#(#dims),*), shapes(#(#shapes),*) #optimize););
     let compiled = compile(tokens).map_err(|f| {
         f.errors
             .into_iter()

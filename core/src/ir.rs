@@ -50,6 +50,15 @@ pub enum Winograd {
     Never,
 }
 
+impl Winograd {
+    /// The DSL's names of the values (what `check` reads and `eject` writes).
+    pub const CHOICES: [(&'static str, Winograd); 3] = [
+        ("auto", Winograd::Auto),
+        ("always", Winograd::Always),
+        ("never", Winograd::Never),
+    ];
+}
+
 /// What the microcontroller code favours where a kernel can be compiled either way,
 /// the model's `optimize = speed | size;` (the plan's [`crate::plan::sized`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -62,6 +71,20 @@ pub enum Optimize {
     /// that reads its sizes at run time, on every core. (Not the recurrent nodes: with
     /// an FPU their shared copy took more flash than the constant ones.)
     Size,
+}
+
+impl Optimize {
+    /// The DSL's names of the values (what `check` reads and `eject` writes).
+    pub const CHOICES: [(&'static str, Optimize); 2] =
+        [("speed", Optimize::Speed), ("size", Optimize::Size)];
+}
+
+/// The DSL's name of a setting's value, from its `CHOICES`.
+pub fn setting_name<T: PartialEq>(choices: &[(&'static str, T)], value: &T) -> &'static str {
+    choices
+        .iter()
+        .find(|(_, v)| v == value)
+        .map_or("", |(name, _)| name)
 }
 
 /// A named value of the graph.

@@ -364,6 +364,38 @@ mod tests {
         assert_eq!(small(quote! { #d1 #d2 #d3 }), 0);
     }
 
+    /// `cargo xtask import`'s eject writes the settings that change the device code
+    /// (not their defaults), so an ejected model compiles as the original did.
+    #[test]
+    fn an_ejected_model_keeps_its_settings() {
+        let model = |settings: proc_macro2::TokenStream| {
+            super::compile(quote! {
+                model M {
+                    #settings
+                    input x: f32[1, 4, 9, 9];
+                    weight w: f32[4, 4, 3, 3] = glorot_uniform(seed = 1);
+                    output y = Conv(x, w, pads = [1, 1, 1, 1]);
+                }
+            })
+            .unwrap()
+        };
+        let eject = |c: &super::driver::Compiled| {
+            crate::eject::eject(&c.planned.graph, "M", "m.safetensors")
+                .unwrap()
+                .source
+        };
+        let source = eject(&model(quote! { winograd = auto; optimize = size; }));
+        assert!(source.contains("winograd = auto;"), "{source}");
+        assert!(source.contains("optimize = size;"), "{source}");
+        let source = eject(&model(quote! { winograd = always; }));
+        assert!(source.contains("winograd = always;"), "{source}");
+        let source = eject(&model(proc_macro2::TokenStream::new()));
+        assert!(
+            !source.contains("winograd") && !source.contains("optimize"),
+            "{source}"
+        );
+    }
+
     #[test]
     fn only_a_model_of_few_nodes_has_its_run_inlined() {
         let tiny = super::compile(quote! {

@@ -201,21 +201,28 @@ fn run_original(
 /// time for the import and for the ejected DSL.
 #[test]
 fn an_ejected_model_compiles_and_equals_its_file() {
+    // Ejected with `--optimize size`, which the source must keep.
     let source = eject_round_trip(
         "ch_ppocr_mobile_v2.0_cls_infer.onnx",
         "PaddleOcrCls",
         vec![("x".into(), vec![1, 3, 48, 192])],
-        ", shapes(x = [1, 3, 48, 192])",
+        (", shapes(x = [1, 3, 48, 192])", true),
     );
-    for layer in ["conv2d(", "batch_norm(", "global_avg_pool("] {
+    for layer in [
+        "conv2d(",
+        "batch_norm(",
+        "global_avg_pool(",
+        "optimize = size;",
+    ] {
         assert!(
             source.contains(layer),
             "PaddleOcrCls ejected without {layer}"
         );
     }
-    let source = eject_round_trip("control_flow.onnx", "ControlFlow", Vec::new(), "");
+    let source = eject_round_trip("control_flow.onnx", "ControlFlow", Vec::new(), ("", false));
     assert!(source.contains(" for ") && source.contains(" if "));
-    let source = eject_round_trip("cnn_28x28.onnx", "Cnn28", Vec::new(), "");
+    let source = eject_round_trip("cnn_28x28.onnx", "Cnn28", Vec::new(), ("", false));
+    assert!(!source.contains("optimize"), "the default is not written");
     for layer in ["conv2d(", "max_pool2d(", "linear("] {
         assert!(source.contains(layer), "Cnn28 ejected without {layer}");
     }
@@ -231,6 +238,7 @@ fn a_loop_the_data_ends_is_not_ejected() {
         shapes: Vec::new(),
         name: "WhileLoops".into(),
         weights_path: "w.safetensors".into(),
+        optimize_size: false,
     };
     let err = tinyonnx_core::driver::eject_file(&req)
         .map(|_| ())
@@ -246,7 +254,7 @@ fn eject_round_trip(
     file_name: &str,
     name: &str,
     shapes: Vec<(String, Vec<usize>)>,
-    shapes_src: &str,
+    (shapes_src, optimize_size): (&str, bool),
 ) -> String {
     let provider = Provider::from_env().unwrap();
     let file = root().join("target/xtask/models").join(file_name);
@@ -259,6 +267,7 @@ fn eject_round_trip(
         shapes,
         name: name.into(),
         weights_path: weights.display().to_string(),
+        optimize_size,
     };
     let ejected = tinyonnx_core::driver::eject_file(&req).unwrap();
     std::fs::write(&weights, &ejected.safetensors).unwrap();
@@ -295,6 +304,8 @@ fn eject_round_trip(
         c.planned.graph.nodes.len(),
         imported.planned.graph.nodes.len()
     );
+    let size = tinyonnx_core::ir::Optimize::Size;
+    assert_eq!(c.planned.graph.optimize == size, optimize_size);
     let info = info_of(&c);
     let mut ours = session(&c.onnx, provider).unwrap();
     let mut theirs = tinyonnx_tests::session_from_file(&file, provider).unwrap();

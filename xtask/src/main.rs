@@ -127,6 +127,10 @@ enum Command {
         /// the crate the source goes into); the weights file's name by default.
         #[arg(long, value_name = "PATH")]
         load_path: Option<String>,
+        /// `size` writes the model with `optimize = size;` (convolutions share one
+        /// kernel copy sized at run time: less flash, a little slower).
+        #[arg(long, value_enum, default_value = "speed")]
+        optimize: Optimize,
     },
     /// The ONNX backend node test suite through the importer, against the expectations
     /// in tests/node_suite.tsv.
@@ -143,6 +147,13 @@ enum Command {
     Codegen,
 }
 
+/// `cargo xtask import --optimize`: the model's `optimize` setting.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum Optimize {
+    Speed,
+    Size,
+}
+
 /// `cargo xtask import`: parses the options, ejects, writes the two files.
 fn import_cli(
     file: PathBuf,
@@ -151,6 +162,7 @@ fn import_cli(
     out: &std::path::Path,
     name: String,
     load_path: Option<String>,
+    optimize: Optimize,
 ) -> Result<()> {
     use anyhow::{Context, bail};
     let split = |s: &str| -> Result<(String, String)> {
@@ -163,6 +175,7 @@ fn import_cli(
         file: std::fs::canonicalize(&file)
             .with_context(|| format!("cannot open {}", file.display()))?,
         name,
+        optimize_size: matches!(optimize, Optimize::Size),
         ..Default::default()
     };
     for d in dims {
@@ -253,7 +266,8 @@ fn main() -> Result<()> {
             out,
             name,
             load_path,
-        } => import_cli(file, &dims, &shapes, &out, name, load_path),
+            optimize,
+        } => import_cli(file, &dims, &shapes, &out, name, load_path, optimize),
         Command::Miri => miri::run_all(&root),
         Command::CheckDtypes => {
             let tools = setup::all(&root)?;
