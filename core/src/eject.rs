@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
 use crate::data::Data;
-use crate::ir::{Control, ControlKind, Graph, Node, Optimize, TensorId, Winograd, setting_name};
+use crate::ir::{Control, ControlKind, Graph, Node, Optimize, TensorId, Winograd};
 use crate::ops::AttrValue;
 
 /// The DSL source and the weights file it loads.
@@ -559,11 +559,11 @@ pub fn eject(graph: &Graph, name: &str, weights_path: &str) -> Result<Ejected, S
     let _ = writeln!(w, "        opset = {};", graph.opset);
     // The settings that change the device code, where not their defaults.
     if graph.winograd != Winograd::default() {
-        let value = setting_name(&Winograd::CHOICES, &graph.winograd);
+        let value = graph.winograd.name();
         let _ = writeln!(w, "        winograd = {value};");
     }
     if graph.optimize != Optimize::default() {
-        let value = setting_name(&Optimize::CHOICES, &graph.optimize);
+        let value = graph.optimize.name();
         let _ = writeln!(w, "        optimize = {value};");
     }
     for &i in &graph.inputs {

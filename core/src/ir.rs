@@ -51,11 +51,21 @@ pub enum Winograd {
 }
 
 impl Winograd {
-    /// The DSL's names of the values (what `check` reads and `eject` writes).
+    /// The value's DSL name (what `eject` writes). A `match`, so a new value cannot
+    /// go without one.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Winograd::Auto => "auto",
+            Winograd::Always => "always",
+            Winograd::Never => "never",
+        }
+    }
+
+    /// The values `check` accepts, by [`Self::name`].
     pub const CHOICES: [(&'static str, Winograd); 3] = [
-        ("auto", Winograd::Auto),
-        ("always", Winograd::Always),
-        ("never", Winograd::Never),
+        (Winograd::Auto.name(), Winograd::Auto),
+        (Winograd::Always.name(), Winograd::Always),
+        (Winograd::Never.name(), Winograd::Never),
     ];
 }
 
@@ -74,17 +84,19 @@ pub enum Optimize {
 }
 
 impl Optimize {
-    /// The DSL's names of the values (what `check` reads and `eject` writes).
-    pub const CHOICES: [(&'static str, Optimize); 2] =
-        [("speed", Optimize::Speed), ("size", Optimize::Size)];
-}
+    /// The value's DSL name (what `eject` writes and the xtask's `--optimize` takes).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Optimize::Speed => "speed",
+            Optimize::Size => "size",
+        }
+    }
 
-/// The DSL's name of a setting's value, from its `CHOICES`.
-pub fn setting_name<T: PartialEq>(choices: &[(&'static str, T)], value: &T) -> &'static str {
-    choices
-        .iter()
-        .find(|(_, v)| v == value)
-        .map_or("", |(name, _)| name)
+    /// The values `check` accepts, by [`Self::name`].
+    pub const CHOICES: [(&'static str, Optimize); 2] = [
+        (Optimize::Speed.name(), Optimize::Speed),
+        (Optimize::Size.name(), Optimize::Size),
+    ];
 }
 
 /// A named value of the graph.

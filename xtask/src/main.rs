@@ -129,7 +129,7 @@ enum Command {
         load_path: Option<String>,
         /// `size` writes the model with `optimize = size;` (convolutions share one
         /// kernel copy sized at run time: less flash, a little slower).
-        #[arg(long, value_enum, default_value = "speed")]
+        #[arg(long, default_value = "speed", value_parser = optimize_parser())]
         optimize: Optimize,
     },
     /// The ONNX backend node test suite through the importer, against the expectations
@@ -147,11 +147,20 @@ enum Command {
     Codegen,
 }
 
-/// `cargo xtask import --optimize`: the model's `optimize` setting.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
-enum Optimize {
-    Speed,
-    Size,
+use tinyonnx_core::ir::Optimize;
+
+/// `cargo xtask import --optimize`: the DSL's names of the setting, from the core's
+/// `Optimize::CHOICES` (not a second spelling here).
+fn optimize_parser() -> impl clap::builder::TypedValueParser<Value = Optimize> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Optimize::CHOICES.map(|(name, _)| name)).map(
+        |name: String| {
+            Optimize::CHOICES
+                .into_iter()
+                .find(|(n, _)| *n == name)
+                .map_or(Optimize::default(), |(_, v)| v)
+        },
+    )
 }
 
 /// `cargo xtask import`: parses the options, ejects, writes the two files.
@@ -175,7 +184,7 @@ fn import_cli(
         file: std::fs::canonicalize(&file)
             .with_context(|| format!("cannot open {}", file.display()))?,
         name,
-        optimize_size: matches!(optimize, Optimize::Size),
+        optimize_size: optimize == Optimize::Size,
         ..Default::default()
     };
     for d in dims {
