@@ -12,7 +12,8 @@
 //! Merging: every tensor and node name gets its model's prefix; each mapped input of B
 //! reads the mapped output of A instead (their types must be equal); the inputs are A's
 //! and B's unmapped ones, the outputs A's unmapped ones and B's; both models must use the
-//! same opset and agree on the device values of shared dimension names.
+//! same opset and settings (`winograd`, `optimize`) and agree on the device values of
+//! shared dimension names.
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -56,6 +57,29 @@ pub fn merge(def: &ComposeDef, mut a: Graph, b: Graph) -> Result<Graph, Vec<syn:
                 def.first, a.opset, def.second, b.opset
             ),
         ));
+    }
+    // One forward pass runs under one set of settings: a model's choice is not
+    // silently dropped for the other's.
+    let settings = [
+        ("winograd", a.winograd.name(), b.winograd.name()),
+        ("optimize", a.optimize.name(), b.optimize.name()),
+    ];
+    let differ: Vec<syn::Error> = settings
+        .into_iter()
+        .filter(|(_, x, y)| x != y)
+        .map(|(key, x, y)| {
+            syn::Error::new(
+                def.call,
+                format!(
+                    "`{}` has `{key} = {x}` but `{}` `{key} = {y}`: compose models of \
+                     one setting (give both models the same `{key}`)",
+                    def.first, def.second
+                ),
+            )
+        })
+        .collect();
+    if !differ.is_empty() {
+        return Err(differ);
     }
     for (k, v) in &b.device_dims {
         if a.device_dims.get(k).is_some_and(|w| w != v) {
