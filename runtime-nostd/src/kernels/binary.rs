@@ -15,10 +15,20 @@ pub trait BinaryOp<T> {
     /// run stays a loop ([`super::rolled_from`]); other runs do from nine values (the
     /// dtype zoo's integer runs, as loops, took 2-3 % more instructions there).
     const FLOAT: bool = false;
+    /// A library call on every core (`Pow`, `Fmod`): its short runs stay loops too, as
+    /// [`Self::FLOAT`]'s without an FPU (MathZoo's `Pow` over 6 rows of 4 was 24 calls
+    /// written out on the Cortex-M4F).
+    const CALL: bool = false;
 }
 
 /// The cores without an FPU.
 const SOFT: bool = cfg!(tinyonnx_soft_float);
+
+/// Whether `O`'s runs are heavy for [`super::rolled_from`] and [`super::short_run`]: a
+/// library call a value.
+const fn heavy<O: BinaryOp<T>, T>() -> bool {
+    (SOFT && O::FLOAT) || O::CALL
+}
 
 macro_rules! ops {
     ($($(#[$doc:meta])* $name:ident),* $(,)?) => {$(
@@ -118,6 +128,7 @@ arith! {
 impl BinaryOp<f32> for Pow {
     type Out = f32;
     const FLOAT: bool = true;
+    const CALL: bool = true;
     #[inline(always)]
     fn apply(a: f32, b: f32) -> f32 {
         libm::powf(a, b)
@@ -126,6 +137,7 @@ impl BinaryOp<f32> for Pow {
 impl BinaryOp<f64> for Pow {
     type Out = f64;
     const FLOAT: bool = true;
+    const CALL: bool = true;
     #[inline(always)]
     fn apply(a: f64, b: f64) -> f64 {
         libm::pow(a, b)
@@ -181,6 +193,7 @@ impl<T: Num> BinaryOp<T> for PRelu {
 impl BinaryOp<f32> for Fmod {
     type Out = f32;
     const FLOAT: bool = true;
+    const CALL: bool = true;
     #[inline(always)]
     fn apply(a: f32, b: f32) -> f32 {
         libm::fmodf(a, b)
@@ -189,6 +202,7 @@ impl BinaryOp<f32> for Fmod {
 impl BinaryOp<f64> for Fmod {
     type Out = f64;
     const FLOAT: bool = true;
+    const CALL: bool = true;
     #[inline(always)]
     fn apply(a: f64, b: f64) -> f64 {
         libm::fmod(a, b)
@@ -293,7 +307,7 @@ logic! {
 /// Both operands already have the output's shape.
 #[inline]
 pub fn binary_same<O: BinaryOp<T>, T: Copy>(a: &[T], b: &[T], y: &mut [O::Out]) {
-    same::<O, T>(a, b, y, super::rolled_from(SOFT && O::FLOAT));
+    same::<O, T>(a, b, y, super::rolled_from(heavy::<O, T>()));
 }
 
 /// [`binary_same`], a run of `from` values or more kept a loop ([`super::run_mut`]).
@@ -305,7 +319,7 @@ fn same<O: BinaryOp<T>, T: Copy>(a: &[T], b: &[T], y: &mut [O::Out], from: usize
 /// `y = y (op) b`, `b` having `y`'s size: one flat pass.
 #[inline]
 pub fn binary_same_inplace<O: BinaryOp<T, Out = T>, T: Copy>(y: &mut [T], b: &[T]) {
-    let from = super::rolled_from(SOFT && O::FLOAT);
+    let from = super::rolled_from(heavy::<O, T>());
     super::each_from(y, b, from, O::FLOAT, |o, z| *o = O::apply(*o, z));
 }
 
@@ -315,7 +329,7 @@ pub fn binary_same_inplace<O: BinaryOp<T, Out = T>, T: Copy>(y: &mut [T], b: &[T
 /// ([`scalar_run`]).
 #[inline]
 pub fn binary_scalar<O: BinaryOp<T>, T: Copy>(a: &[T], z: T, y: &mut [O::Out]) {
-    for (o, &x) in scalar_run(y, SOFT && O::FLOAT).zip(a) {
+    for (o, &x) in scalar_run(y, heavy::<O, T>()).zip(a) {
         super::rolled();
         *o = O::apply(x, z);
     }
@@ -324,7 +338,7 @@ pub fn binary_scalar<O: BinaryOp<T>, T: Copy>(a: &[T], z: T, y: &mut [O::Out]) {
 /// `y = y (op) z` for one value `z`: one flat pass, rolled as [`binary_scalar`].
 #[inline]
 pub fn binary_scalar_inplace<O: BinaryOp<T, Out = T>, T: Copy>(y: &mut [T], z: T) {
-    for o in scalar_run(y, SOFT && O::FLOAT) {
+    for o in scalar_run(y, heavy::<O, T>()) {
         super::rolled();
         *o = O::apply(*o, z);
     }
@@ -354,7 +368,7 @@ pub fn binary<O: BinaryOp<T>, T: Copy, const R: usize>(
         // Row by row, the last axis as a loop over contiguous or broadcast operands.
         let n = shape[R - 1];
         super::for_rows2(shape, a_strides, b_strides, |row, ia, ib| {
-            let out = super::short_run(&mut y[row * n..(row + 1) * n], SOFT && O::FLOAT);
+            let out = super::short_run(&mut y[row * n..(row + 1) * n], heavy::<O, T>());
             match (a_strides[R - 1], b_strides[R - 1]) {
                 // A row the loop over rows repeats: left to the unroller.
                 (1, 1) => same::<O, T>(&a[ia..ia + n], &b[ib..ib + n], out, usize::MAX),
@@ -400,7 +414,7 @@ pub fn binary_inplace<O: BinaryOp<T, Out = T>, T: Copy, const R: usize>(
         // Row by row, the last axis as a loop over a contiguous or broadcast `b`.
         let n = shape[R - 1];
         super::for_rows2(shape, &zeros, b_strides, |row, _, ib| {
-            let out = super::short_run(&mut y[row * n..(row + 1) * n], SOFT && O::FLOAT);
+            let out = super::short_run(&mut y[row * n..(row + 1) * n], heavy::<O, T>());
             match b_strides[R - 1] {
                 0 => {
                     let z = b[ib];
