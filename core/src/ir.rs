@@ -35,68 +35,65 @@ pub struct Graph {
     pub outputs: Vec<TensorId>,
 }
 
-/// When a 3x3 stride-1 convolution runs as Winograd F(2x2, 3x3) (fewer products,
-/// more scratch, and its kernel stored transformed: 16 values for every 9), the model's
-/// `winograd = auto | always | never;`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Winograd {
-    /// Wherever the arena does not grow.
-    Auto,
-    /// Wherever the convolution allows it.
-    Always,
-    /// Nowhere: the weights stay as declared (the default, so a model stores no
-    /// transformed copy its author did not ask for).
-    #[default]
-    Never,
-}
-
-impl Winograd {
-    /// The value's DSL name (what `eject` writes). A `match`, so a new value cannot
-    /// go without one.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Winograd::Auto => "auto",
-            Winograd::Always => "always",
-            Winograd::Never => "never",
+/// A model-level setting: the enum, its values' DSL names ([`name`](Winograd::name),
+/// what `eject` writes) and [`CHOICES`](Winograd::CHOICES) (what `check` accepts and the
+/// xtask's flags take), all from one list, so no value can be left out of either.
+macro_rules! setting {
+    (
+        $(#[$meta:meta])*
+        pub enum $ty:ident {
+            $($(#[$vmeta:meta])* $variant:ident = $name:literal,)+
         }
-    }
-
-    /// The values `check` accepts, by [`Self::name`].
-    pub const CHOICES: [(&'static str, Winograd); 3] = [
-        (Winograd::Auto.name(), Winograd::Auto),
-        (Winograd::Always.name(), Winograd::Always),
-        (Winograd::Never.name(), Winograd::Never),
-    ];
-}
-
-/// What the microcontroller code favours where a kernel can be compiled either way,
-/// the model's `optimize = speed | size;` (the plan's [`crate::plan::sized`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Optimize {
-    /// A copy of a convolution kernel per distinct node on the cores with an FPU, its
-    /// sizes constants (the default).
-    #[default]
-    Speed,
-    /// Convolutions of one kernel that would compile two or more copies share one copy
-    /// that reads its sizes at run time, on every core. (Not the recurrent nodes: with
-    /// an FPU their shared copy took more flash than the constant ones.)
-    Size,
-}
-
-impl Optimize {
-    /// The value's DSL name (what `eject` writes and the xtask's `--optimize` takes).
-    pub const fn name(self) -> &'static str {
-        match self {
-            Optimize::Speed => "speed",
-            Optimize::Size => "size",
+    ) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+        pub enum $ty {
+            $($(#[$vmeta])* $variant,)+
         }
-    }
 
-    /// The values `check` accepts, by [`Self::name`].
-    pub const CHOICES: [(&'static str, Optimize); 2] = [
-        (Optimize::Speed.name(), Optimize::Speed),
-        (Optimize::Size.name(), Optimize::Size),
-    ];
+        impl $ty {
+            /// The value's DSL name.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)+
+                }
+            }
+
+            /// Every value, by [`Self::name`].
+            pub const CHOICES: &'static [(&'static str, $ty)] = &[$(($name, $ty::$variant),)+];
+        }
+    };
+}
+
+setting! {
+    /// When a 3x3 stride-1 convolution runs as Winograd F(2x2, 3x3) (fewer products,
+    /// more scratch, and its kernel stored transformed: 16 values for every 9), the
+    /// model's `winograd = auto | always | never;`.
+    pub enum Winograd {
+        /// Wherever the arena does not grow.
+        Auto = "auto",
+        /// Wherever the convolution allows it.
+        Always = "always",
+        /// Nowhere: the weights stay as declared (the default, so a model stores no
+        /// transformed copy its author did not ask for).
+        #[default]
+        Never = "never",
+    }
+}
+
+setting! {
+    /// What the microcontroller code favours where a kernel can be compiled either way,
+    /// the model's `optimize = speed | size;` (the plan's [`crate::plan::sized`]).
+    pub enum Optimize {
+        /// A copy of a convolution kernel per distinct node on the cores with an FPU,
+        /// its sizes constants (the default).
+        #[default]
+        Speed = "speed",
+        /// Convolutions of one kernel that would compile two or more copies share one
+        /// copy that reads its sizes at run time, on every core. (Not the recurrent
+        /// nodes: with an FPU their shared copy took more flash than the constant ones.)
+        Size = "size",
+    }
 }
 
 /// A named value of the graph.

@@ -153,12 +153,12 @@ use tinyonnx_core::ir::Optimize;
 /// `Optimize::CHOICES` (not a second spelling here).
 fn optimize_parser() -> impl clap::builder::TypedValueParser<Value = Optimize> {
     use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Optimize::CHOICES.map(|(name, _)| name)).map(
+    clap::builder::PossibleValuesParser::new(Optimize::CHOICES.iter().map(|(name, _)| *name)).map(
         |name: String| {
             Optimize::CHOICES
-                .into_iter()
+                .iter()
                 .find(|(n, _)| *n == name)
-                .map_or(Optimize::default(), |(_, v)| v)
+                .map_or(Optimize::default(), |(_, v)| *v)
         },
     )
 }

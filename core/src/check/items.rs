@@ -57,23 +57,17 @@ impl<'m> Checker<'m> {
                 Item::Winograd { kw, value } => {
                     let expected =
                         "`never` (the default), `auto` (where the arena does not grow) or `always`";
-                    if let Some(w) = self.setting(
-                        &mut winograd_seen,
-                        (kw, value),
-                        &Winograd::CHOICES,
-                        expected,
-                    ) {
+                    if let Some(w) =
+                        self.setting(&mut winograd_seen, (kw, value), Winograd::CHOICES, expected)
+                    {
                         self.graph.winograd = w;
                     }
                 }
                 Item::Optimize { kw, value } => {
                     let expected = "`speed` (the default) or `size` (convolutions share one kernel copy sized at run time, for less flash)";
-                    if let Some(o) = self.setting(
-                        &mut optimize_seen,
-                        (kw, value),
-                        &Optimize::CHOICES,
-                        expected,
-                    ) {
+                    if let Some(o) =
+                        self.setting(&mut optimize_seen, (kw, value), Optimize::CHOICES, expected)
+                    {
                         self.graph.optimize = o;
                     }
                 }
