@@ -3,7 +3,8 @@
 
 use core::panic::PanicInfo;
 
-use tinyonnx::Model;
+use tinyonnx::{Model, TensorMut, TensorRef};
+use tinyonnx_firmware::Port;
 
 include!(concat!(env!("OUT_DIR"), "/model.rs"));
 
@@ -21,6 +22,10 @@ const N_OUT: usize = <M as Model>::INFO.outputs.len();
 // the model's code, which the forward pass itself never reads.
 const IN_LENS: [usize; N_IN] = lens(<M as Model>::INFO.inputs);
 const OUT_LENS: [usize; N_OUT] = lens(<M as Model>::INFO.outputs);
+
+// The typed ports' element types and lengths, for `run_typed`.
+const IN_PORTS: [Port; N_IN] = Port::all(<M as Model>::INFO.inputs);
+const OUT_PORTS: [Port; N_OUT] = Port::all(<M as Model>::INFO.outputs);
 
 const fn lens<const N: usize>(ports: &[tinyonnx::TensorInfo]) -> [usize; N] {
     let mut n = [0; N];
@@ -89,11 +94,15 @@ fn run_typed() -> ! {
     };
     // As in `main`: the zeroed input must stay unknown to the optimizer.
     let input: &mut [u64] = core::hint::black_box(input);
-    let info = M::INFO;
-    let (ins, mut outs) = tinyonnx_firmware::ports::<false>(&info, input, output, false);
-    let n_in = N_IN.min(tinyonnx_firmware::MAX_PORTS);
-    let n_out = N_OUT.min(tinyonnx_firmware::MAX_PORTS);
-    let ok = M::run(arena.as_bytes_mut(), &ins[..n_in], &mut outs[..n_out]).is_ok();
+    // Zeroed ports carved by constant types and lengths, exactly as many as the model
+    // has (as `main` does for f32).
+    let mut rest: &mut [u64] = input;
+    let ins: [TensorRef<'_>; N_IN] =
+        core::array::from_fn(|k| IN_PORTS[k].carve(&mut rest, false).into_ref());
+    let mut rest: &mut [u64] = output;
+    let mut outs: [TensorMut<'_>; N_OUT] =
+        core::array::from_fn(|k| OUT_PORTS[k].carve(&mut rest, false));
+    let ok = M::run(arena.as_bytes_mut(), &ins, &mut outs).is_ok();
     core::hint::black_box((ok, &outs));
     halt()
 }

@@ -38,36 +38,108 @@ pub extern "C" fn tinyonnx_mark() {
     compiler_fence(Ordering::SeqCst);
 }
 
-/// Splits the next port's words off `buf` and views them as that port's element type,
-/// zeroed unless `keep` (whose caller has checked that a bool port holds only 0 and 1).
-fn port_keep<'a>(buf: &mut &'a mut [u64], t: &TensorInfo, keep: bool) -> TensorMut<'a> {
-    let (head, tail) = core::mem::take(buf).split_at_mut(t.words());
-    *buf = tail;
-    // Zero bytes are a valid value of every element type (false for bool).
-    if !keep || t.dtype.as_bytes() == b"bool" && !bool_bytes(head, t.numel()) {
-        head.fill(0);
-    }
-    let (p, n) = (head.as_mut_ptr(), t.numel());
-    // Safety: `head` is exclusively borrowed for 'a, 8-byte aligned (u64), and holds at
-    // least `n * elem_bytes` bytes (`words()` rounds up); its bytes are initialized (u64
-    // words), every pattern is valid for the numeric types, and a bool view's first `n`
-    // bytes are 0 or 1 (checked above, else zeroed); the view replaces the borrow.
-    unsafe {
-        use core::slice::from_raw_parts_mut as view;
-        match t.dtype {
-            "f64" => TensorMut::F64(view(p.cast(), n)),
-            "i64" => TensorMut::I64(view(p.cast(), n)),
-            "i32" => TensorMut::I32(view(p.cast(), n)),
-            "i8" => TensorMut::I8(view(p.cast(), n)),
-            "u8" => TensorMut::U8(view(p.cast(), n)),
-            "bool" => TensorMut::Bool(view(p.cast(), n)),
-            "i16" => TensorMut::I16(view(p.cast(), n)),
-            "u16" => TensorMut::U16(view(p.cast(), n)),
-            "u32" => TensorMut::U32(view(p.cast(), n)),
-            "u64" => TensorMut::U64(view(p.cast(), n)),
-            _ => TensorMut::F32(view(p.cast(), n)),
+/// A port's element type and length: what a harness needs to carve the port's view from
+/// a word buffer. [`Port::of`] is a `const fn`, so the size binary builds its ports from
+/// constants (reading `TensorInfo`s at run time linked the model's whole tensor table,
+/// names, shapes and type strings, and counted it as the model's code).
+#[derive(Clone, Copy)]
+pub struct Port {
+    elem: Elem,
+    numel: usize,
+    words: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Elem {
+    F32,
+    F64,
+    I64,
+    I32,
+    I8,
+    U8,
+    Bool,
+    I16,
+    U16,
+    U32,
+    U64,
+}
+
+impl Port {
+    /// The port `t` describes.
+    pub const fn of(t: &TensorInfo) -> Port {
+        let elem = match t.dtype.as_bytes() {
+            b"f64" => Elem::F64,
+            b"i64" => Elem::I64,
+            b"i32" => Elem::I32,
+            b"i8" => Elem::I8,
+            b"u8" => Elem::U8,
+            b"bool" => Elem::Bool,
+            b"i16" => Elem::I16,
+            b"u16" => Elem::U16,
+            b"u32" => Elem::U32,
+            b"u64" => Elem::U64,
+            _ => Elem::F32,
+        };
+        Port {
+            elem,
+            numel: t.numel(),
+            words: t.words(),
         }
     }
+
+    /// [`Port::of`] each of `ports` (`N` of them).
+    pub const fn all<const N: usize>(ports: &[TensorInfo]) -> [Port; N] {
+        let mut out = [Port {
+            elem: Elem::F32,
+            numel: 0,
+            words: 0,
+        }; N];
+        let mut i = 0;
+        while i < N {
+            out[i] = Port::of(&ports[i]);
+            i += 1;
+        }
+        out
+    }
+
+    /// Splits this port's words off `buf` and views them as its element type, zeroed
+    /// unless `keep` (whose caller has checked that a bool port holds only 0 and 1).
+    pub fn carve<'a>(self, buf: &mut &'a mut [u64], keep: bool) -> TensorMut<'a> {
+        let (head, tail) = core::mem::take(buf).split_at_mut(self.words);
+        *buf = tail;
+        // Zero bytes are a valid value of every element type (false for bool).
+        if !keep || self.elem == Elem::Bool && !bool_bytes(head, self.numel) {
+            head.fill(0);
+        }
+        let (p, n) = (head.as_mut_ptr(), self.numel);
+        // Safety: `head` is exclusively borrowed for 'a, 8-byte aligned (u64), and holds
+        // at least `n * elem_bytes` bytes (`words` rounds up, as `TensorInfo::words`);
+        // its bytes are initialized (u64 words), every pattern is valid for the numeric
+        // types, and a bool view's first `n` bytes are 0 or 1 (checked above, else
+        // zeroed); the view replaces the borrow.
+        unsafe {
+            use core::slice::from_raw_parts_mut as view;
+            match self.elem {
+                Elem::F64 => TensorMut::F64(view(p.cast(), n)),
+                Elem::I64 => TensorMut::I64(view(p.cast(), n)),
+                Elem::I32 => TensorMut::I32(view(p.cast(), n)),
+                Elem::I8 => TensorMut::I8(view(p.cast(), n)),
+                Elem::U8 => TensorMut::U8(view(p.cast(), n)),
+                Elem::Bool => TensorMut::Bool(view(p.cast(), n)),
+                Elem::I16 => TensorMut::I16(view(p.cast(), n)),
+                Elem::U16 => TensorMut::U16(view(p.cast(), n)),
+                Elem::U32 => TensorMut::U32(view(p.cast(), n)),
+                Elem::U64 => TensorMut::U64(view(p.cast(), n)),
+                Elem::F32 => TensorMut::F32(view(p.cast(), n)),
+            }
+        }
+    }
+}
+
+/// Splits the next port's words off `buf` and views them as that port's element type
+/// ([`Port::carve`]).
+fn port_keep<'a>(buf: &mut &'a mut [u64], t: &TensorInfo, keep: bool) -> TensorMut<'a> {
+    Port::of(t).carve(buf, keep)
 }
 
 /// A zeroed view of the next port (see [`port_keep`]).
