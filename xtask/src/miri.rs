@@ -1,10 +1,10 @@
 //! `cargo xtask miri`: Miri, the interpreter that detects undefined behaviour, over the
-//! runtime's unit tests, its soundness regression tests and the forward passes of a
-//! few small example models. It interprets for 64-bit RISC-V, where the portable
-//! kernels run: the x86-64 paths use `cpuid` and intrinsics Miri does not model in
-//! full, and on aarch64 `libm` takes the square root by inline assembly, which Miri
-//! cannot run. It needs a nightly toolchain with the `miri` component, which it
-//! installs through rustup once.
+//! runtime's unit tests, its soundness regression tests, the forward passes of a few
+//! small example models and the firmware harness's port views. It interprets for
+//! 64-bit RISC-V, where the portable kernels run: the x86-64 paths use `cpuid` and
+//! intrinsics Miri does not model in full, and on aarch64 `libm` takes the square root
+//! by inline assembly, which Miri cannot run. It needs a nightly toolchain with the
+//! `miri` component, which it installs through rustup once.
 
 use std::path::Path;
 use std::process::Command;
@@ -55,13 +55,15 @@ fn setup() -> Result<()> {
     Ok(())
 }
 
-fn miri_test(root: &Path, package: &str, args: &[&str]) -> Result<()> {
+/// `cargo miri test` of the crate `select` names (`-p` or `--manifest-path`), with `args`.
+fn miri_test(root: &Path, select: [&str; 2], args: &[&str]) -> Result<()> {
     run(Command::new("cargo")
         .current_dir(root)
         .env_remove("RUSTC")
         .env_remove("RUSTC_WRAPPER")
         .env_remove("CARGO")
-        .args([&format!("+{NIGHTLY}"), "miri", "test", "-p", package])
+        .args([&format!("+{NIGHTLY}"), "miri", "test"])
+        .args(select)
         .args(["--target", TARGET, "--target-dir", "target/miri"])
         .args(args))
 }
@@ -69,9 +71,20 @@ fn miri_test(root: &Path, package: &str, args: &[&str]) -> Result<()> {
 /// Runs everything under Miri; fails on the first undefined behaviour it finds.
 pub fn run_all(root: &Path) -> Result<()> {
     setup()?;
-    miri_test(root, "tinyonnx", &["--test", "soundness"])?;
+    let runtime = ["-p", "tinyonnx"];
+    miri_test(root, runtime, &["--test", "soundness"])?;
     for filter in UNIT_TESTS {
-        miri_test(root, "tinyonnx", &["--lib", "--", filter])?;
+        miri_test(root, runtime, &["--lib", "--", filter])?;
     }
-    miri_test(root, "tinyonnx-examples", &["--test", "arena_independence"])
+    miri_test(
+        root,
+        ["-p", "tinyonnx-examples"],
+        &["--test", "arena_independence"],
+    )?;
+    // The firmware harness's typed port views (outside the workspace).
+    miri_test(
+        root,
+        ["--manifest-path", "examples/firmware/common/Cargo.toml"],
+        &["--lib"],
+    )
 }

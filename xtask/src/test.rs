@@ -161,7 +161,7 @@ fn run_steps(root: &Path, cuda: bool) -> Result<()> {
         || fuzz(root, 60),
     )?;
     step(
-        "Miri: soundness tests, runtime unit tests, small models' forward passes",
+        "Miri: soundness tests, runtime unit tests, small models' forward passes, firmware port views",
         || crate::miri::run_all(root),
     )?;
     let out = root.join("target/onnx");

@@ -116,7 +116,9 @@ impl Port {
         }
         let (p, n) = (head.as_mut_ptr(), self.numel);
         // Safety: `head` is exclusively borrowed for 'a, 8-byte aligned (u64), and holds
-        // at least `n * elem_bytes` bytes (`words` rounds up, as `TensorInfo::words`);
+        // `words` words (`split_at_mut` panics on a shorter buffer), at least
+        // `n * elem_bytes` bytes: `Port`'s fields are private and only `of` sets them,
+        // from one `TensorInfo` (`words` rounds its bytes up);
         // its bytes are initialized (u64 words), every pattern is valid for the numeric
         // types, and a bool view's first `n` bytes are 0 or 1 (checked above, else
         // zeroed); the view replaces the borrow.
@@ -544,4 +546,44 @@ fn high_water(bottom: usize, top: usize) -> usize {
         p += 4;
     }
     top
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const INFO: [TensorInfo; 3] = [
+        TensorInfo {
+            name: "b",
+            shape: &[3, 3],
+            dtype: "bool",
+        },
+        TensorInfo {
+            name: "i",
+            shape: &[5],
+            dtype: "i16",
+        },
+        TensorInfo {
+            name: "d",
+            shape: &[2],
+            dtype: "f64",
+        },
+    ];
+
+    // Carves every port of a buffer in turn (what Miri checks: the views stay inside
+    // their words, aligned, and a kept bool port with a byte other than 0 or 1 is
+    // zeroed before it is viewed).
+    #[test]
+    fn carved_ports_cover_their_words() {
+        const PORTS: [Port; 3] = Port::all(&INFO);
+        let mut words = [0x0101_0001_0100_0101u64, 0x02, 0x7, 0x8, 0x9, 0xa];
+        let mut rest: &mut [u64] = &mut words;
+        let b = PORTS[0].carve(&mut rest, true);
+        assert!(matches!(b, TensorMut::Bool(ref v) if v.len() == 9 && v.iter().all(|x| !x)));
+        let i = PORTS[1].carve(&mut rest, true);
+        assert!(matches!(i, TensorMut::I16(ref v) if *v == [7, 0, 0, 0, 8]));
+        let d = PORTS[2].carve(&mut rest, false);
+        assert!(matches!(d, TensorMut::F64(ref v) if *v == [0.0, 0.0]));
+        assert!(rest.is_empty());
+    }
 }
