@@ -508,99 +508,200 @@ fn imported_model(root: &Path, (name, file, args): (&str, &str, &str)) -> Result
     Ok(ImportedModel { info, file })
 }
 
-/// Builds and runs every fitting model on `boards`; returns the rows.
-/// `only`: model names to run (empty: all).
-pub fn run_boards(root: &Path, boards: &[Board], only: &[String]) -> Result<Vec<Row>> {
+/// What every board's run reads and none writes, made once before the boards run side
+/// by side: the plugin, the imported models, and the node-suite samples' sources.
+struct Shared {
+    plugin: PathBuf,
+    imported: Vec<ImportedModel>,
+    /// Each stride of `node_sample::SAMPLE_BOARDS` the boards use: (stride, the sample's
+    /// source, its cases in the order the firmware runs them).
+    samples: Vec<(usize, PathBuf, Vec<String>)>,
+}
+
+/// Set-up (targets, QEMU, the plugin, ONNX Runtime, the imported models' files) and the
+/// shared inputs of the runs on `boards`; `checks` also writes the node-suite samples.
+fn prepare(root: &Path, boards: &[Board], only: &[String], checks: bool) -> Result<Shared> {
     setup::targets()?;
     qemu()?;
     let plugin = plugin(root)?;
     let python = setup::python(root)?;
     let ort_lib = setup::onnxruntime(root, &python)?;
     tinyonnx_tests::use_ort_library(ort_lib);
-    let mut rows = Vec::new();
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
     // The imported models' files: a fresh machine has none until they are fetched.
     if IMPORTED.iter().any(|(name, ..)| wanted(name)) {
         setup::real_models(root, &python)?;
     }
-    let imported: Vec<ImportedModel> = IMPORTED
+    let imported = IMPORTED
         .iter()
         .filter(|(name, ..)| wanted(name))
         .map(|&m| imported_model(root, m))
         .collect::<Result<_>>()?;
-    for board in boards {
-        println!("\nboard {}", board.name);
-        let dir = root.join(board.dir);
-        let target_dir = root.join("target/firmware").join(board.name);
-        for m in &imported {
-            if board.fits(&m.info) {
-                rows.push(run_imported(board, &dir, &target_dir, &plugin, m)?);
-                print_row(rows.last().expect("just pushed"));
+    let mut samples: Vec<(usize, PathBuf, Vec<String>)> = Vec::new();
+    if checks {
+        for b in boards {
+            let Some(&(_, every)) = crate::node_sample::SAMPLE_BOARDS
+                .iter()
+                .find(|(n, _)| *n == b.name)
+            else {
+                continue;
+            };
+            if !samples.iter().any(|s| s.0 == every) {
+                let (file, names) = crate::node_sample::write_sample(root, every)?;
+                samples.push((every, file, names));
             }
         }
-        for example in tinyonnx_examples::MODELS {
-            let info = &example.info;
-            if !board.fits(info) || !wanted(info.name) {
-                continue;
-            }
-            let elf = build(board, &dir, &target_dir, info.name, false)?;
-            let (flash, ram) = sizes(&elf)?;
-            let bare_code = bare_code(board, &target_dir, info)?;
-            let report = run_qemu(board, &elf, &plugin, info)?;
+    }
+    Ok(Shared {
+        plugin,
+        imported,
+        samples,
+    })
+}
 
-            // The same seeded inputs on the host: our forward pass and ONNX Runtime.
-            let inputs = seeded_values(info, 1, 1.0).map_err(anyhow::Error::msg)?;
-            let host = tinyonnx_tests::run_ours(example, &inputs)
-                .map_err(|e| anyhow::anyhow!("host run: {e}"))?;
-            // Models with custom operators: compared with the host only (ONNX Runtime has
-            // no kernels for them); the max-diff column is then against the host.
-            let ort = match tinyonnx_tests::ort_skip_reason(example) {
-                Some(_) => host.clone(),
-                None => {
-                    let mut sess =
-                        session(example.onnx, Provider::Cpu).map_err(anyhow::Error::msg)?;
-                    run_ort_values(&mut sess, info, &inputs).map_err(anyhow::Error::msg)?
+/// Runs `job` on every board, as many boards at once as the machine has cores: each
+/// board builds in its own target directory, and its builds (one crate each, one codegen
+/// unit) and QEMU runs keep about one core busy. The results come in the boards' order.
+fn on_boards<T: Send>(boards: &[Board], job: impl Fn(&Board) -> T + Sync) -> Vec<T> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(boards.len());
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(board) = boards.get(k) else { break };
+                    let r = job(board);
+                    done.lock().unwrap_or_else(|e| e.into_inner()).push((k, r));
                 }
-            };
+            });
+        }
+    });
+    let mut done = done.into_inner().unwrap_or_else(|e| e.into_inner());
+    done.sort_by_key(|d| d.0);
+    done.into_iter().map(|d| d.1).collect()
+}
 
-            let mut vs_ort = 0f32;
-            let mut vs_host = 0f32;
-            let mut complete = report.ok;
-            let mut within = true;
-            for k in 0..info.outputs.len() {
-                let got = &report.outputs[k];
-                if got.to_f64().len() != info.outputs[k].numel() {
-                    complete = false;
-                    continue;
-                }
-                let (o, h) = (
-                    compare_values(got, &ort[k]).max_scaled,
-                    compare_values(got, &host[k]).max_scaled,
-                );
-                within &= o <= tolerance(got) && h <= tolerance(got);
-                vs_ort = vs_ort.max(o);
-                vs_host = vs_host.max(h);
-            }
-            let passed = complete && within && within_stack(&report, info);
-            if !passed {
-                println!(
-                    "FAILED {} on {}; the firmware printed:\n{}",
-                    info.name, board.name, report.lines
-                );
-            }
-            rows.push(Row::new(
-                board,
-                info,
-                passed,
-                (flash, ram),
-                bare_code,
-                &report,
-                (vs_ort, vs_host),
-            ));
+/// Builds and runs every fitting model on `board` (those of `only`, if any); returns
+/// its rows, each also printed as it comes.
+fn board_rows(root: &Path, shared: &Shared, board: &Board, only: &[String]) -> Result<Vec<Row>> {
+    let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
+    let mut rows = Vec::new();
+    let dir = root.join(board.dir);
+    let target_dir = root.join("target/firmware").join(board.name);
+    for m in &shared.imported {
+        if board.fits(&m.info) {
+            rows.push(run_imported(board, &dir, &target_dir, &shared.plugin, m)?);
             print_row(rows.last().expect("just pushed"));
         }
     }
+    for example in tinyonnx_examples::MODELS {
+        let info = &example.info;
+        if !board.fits(info) || !wanted(info.name) {
+            continue;
+        }
+        let elf = build(board, &dir, &target_dir, info.name, false)?;
+        let (flash, ram) = sizes(&elf)?;
+        let bare_code = bare_code(board, &target_dir, info)?;
+        let report = run_qemu(board, &elf, &shared.plugin, info)?;
+
+        // The same seeded inputs on the host: our forward pass and ONNX Runtime.
+        let inputs = seeded_values(info, 1, 1.0).map_err(anyhow::Error::msg)?;
+        let host = tinyonnx_tests::run_ours(example, &inputs)
+            .map_err(|e| anyhow::anyhow!("host run: {e}"))?;
+        // Models with custom operators: compared with the host only (ONNX Runtime has
+        // no kernels for them); the max-diff column is then against the host.
+        let ort = match tinyonnx_tests::ort_skip_reason(example) {
+            Some(_) => host.clone(),
+            None => {
+                let mut sess = session(example.onnx, Provider::Cpu).map_err(anyhow::Error::msg)?;
+                run_ort_values(&mut sess, info, &inputs).map_err(anyhow::Error::msg)?
+            }
+        };
+
+        let mut vs_ort = 0f32;
+        let mut vs_host = 0f32;
+        let mut complete = report.ok;
+        let mut within = true;
+        for k in 0..info.outputs.len() {
+            let got = &report.outputs[k];
+            if got.to_f64().len() != info.outputs[k].numel() {
+                complete = false;
+                continue;
+            }
+            let (o, h) = (
+                compare_values(got, &ort[k]).max_scaled,
+                compare_values(got, &host[k]).max_scaled,
+            );
+            within &= o <= tolerance(got) && h <= tolerance(got);
+            vs_ort = vs_ort.max(o);
+            vs_host = vs_host.max(h);
+        }
+        let passed = complete && within && within_stack(&report, info);
+        if !passed {
+            println!(
+                "FAILED {} on {}; the firmware printed:\n{}",
+                info.name, board.name, report.lines
+            );
+        }
+        rows.push(Row::new(
+            board,
+            info,
+            passed,
+            (flash, ram),
+            bare_code,
+            &report,
+            (vs_ort, vs_host),
+        ));
+        print_row(rows.last().expect("just pushed"));
+    }
     Ok(rows)
+}
+
+/// The checks beyond the table that `board` has, each printing what it found: the
+/// digits test split (Cortex-M4F), the node-suite sample, `forward`'s call overhead and
+/// NaN and infinity (the boards with an FPU).
+fn board_checks(root: &Path, shared: &Shared, b: &Board) -> Result<()> {
+    if b.name == BOARDS[0].name {
+        digits_check(root)?;
+    }
+    if let Some(&(_, every)) = crate::node_sample::SAMPLE_BOARDS
+        .iter()
+        .find(|(n, _)| *n == b.name)
+    {
+        let (_, file, names) = shared
+            .samples
+            .iter()
+            .find(|s| s.0 == every)
+            .context("the node-suite sample was not written")?;
+        let s = crate::node_sample::run_on(root, b, file, names)?;
+        println!(
+            "node suite sample on {}: {} cases of one in {every} passing ({} more do not fit its test buffers), {} output values, all equal to the stored outputs within the suite's tolerance",
+            b.name, s.cases, s.too_large, s.values
+        );
+    }
+    if FPU_BOARDS.contains(&b.name) {
+        let n = forward_on(root, b, &shared.plugin)?;
+        println!(
+            "LinearRegression through forward on {}: {n} instructions (ceiling {FORWARD_CEILING}), output equal to the host's",
+            b.name
+        );
+        let s = specials_on(root, b)?;
+        println!(
+            "NaN and infinity on {}: {} operator cases with NaN, +inf and -inf in their float inputs, all equal to the host ({} more do not fit its test buffers); {} equal to ONNX Runtime, the rest differ as on the host ({}) or have no ONNX Runtime kernel",
+            b.name,
+            s.cases,
+            s.too_large,
+            s.equal_to_ort,
+            s.known.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// Builds the firmware of `model` (an example, or an imported model with `imported`);
@@ -968,7 +1069,7 @@ pub const FORWARD_CEILING: u64 = 40;
 /// `LinearRegression` through `forward` on `board` (the `forward` firmware): its
 /// instructions between the markers, its output checked against the host forward pass
 /// on the same seeded input. An error above [`FORWARD_CEILING`].
-pub fn forward_on(root: &Path, board: &Board) -> Result<u64> {
+fn forward_on(root: &Path, board: &Board, plugin: &Path) -> Result<u64> {
     let elf = build_bin(root, board, "forward", "forward", &[])
         .context("building the forward firmware")?;
     let example = tinyonnx_examples::MODELS
@@ -976,7 +1077,7 @@ pub fn forward_on(root: &Path, board: &Board) -> Result<u64> {
         .find(|e| e.info.name == "LinearRegression")
         .context("no LinearRegression example")?;
     let info = &example.info;
-    let report = run_qemu(board, &elf, &plugin(root)?, info)?;
+    let report = run_qemu(board, &elf, plugin, info)?;
     let inputs = seeded_values(info, 1, 1.0).map_err(anyhow::Error::msg)?;
     let host =
         tinyonnx_tests::run_ours(example, &inputs).map_err(|e| anyhow::anyhow!("host run: {e}"))?;
@@ -1177,7 +1278,29 @@ pub fn run_cli(
         }
     };
     print_header();
-    let rows = run_boards(root, &boards, only)?;
+    // The checks beyond the table run with the whole set of models only.
+    let checks = only.is_empty();
+    let shared = prepare(root, &boards, only, checks)?;
+    let runs = on_boards(&boards, |b| {
+        let t = std::time::Instant::now();
+        let rows = board_rows(root, &shared, b, only)?;
+        let checked = if checks {
+            board_checks(root, &shared, b)
+        } else {
+            Ok(())
+        };
+        println!("{}: done in {:.0} s", b.name, t.elapsed().as_secs_f32());
+        anyhow::Ok((rows, checked))
+    });
+    let mut rows = Vec::new();
+    let mut failed_checks = Vec::new();
+    for (b, run) in boards.iter().zip(runs) {
+        let (r, checked) = run.with_context(|| format!("firmware on {}", b.name))?;
+        rows.extend(r);
+        if let Err(e) = checked {
+            failed_checks.push(format!("{}: {e:#}", b.name));
+        }
+    }
     println!();
     print_header();
     for r in &rows {
@@ -1189,44 +1312,14 @@ pub fn run_cli(
             .with_context(|| format!("cannot write {}", json.display()))?;
         println!("wrote {}", json.display());
     }
-    if !only.is_empty() {
-        return fail_on(&rows);
+    for f in &failed_checks {
+        println!("FAILED {f}");
     }
-    if boards.iter().any(|b| b.name == "cortex-m4f") {
-        digits_check(root)?;
+    fail_on(&rows)?;
+    if !failed_checks.is_empty() {
+        bail!("firmware checks failed: {}", failed_checks.join("; "));
     }
-    for b in &boards {
-        let Some(&(_, every)) = crate::node_sample::SAMPLE_BOARDS
-            .iter()
-            .find(|(n, _)| *n == b.name)
-        else {
-            continue;
-        };
-        let s = crate::node_sample::run_on(root, b, every)?;
-        println!(
-            "node suite sample on {}: {} cases of one in {every} passing ({} more do not fit its test buffers), {} output values, all equal to the stored outputs within the suite's tolerance",
-            b.name, s.cases, s.too_large, s.values
-        );
-    }
-    for b in boards.iter().filter(|b| FPU_BOARDS.contains(&b.name)) {
-        let n = forward_on(root, b)?;
-        println!(
-            "LinearRegression through forward on {}: {n} instructions (ceiling {FORWARD_CEILING}), output equal to the host's",
-            b.name
-        );
-    }
-    for b in boards.iter().filter(|b| FPU_BOARDS.contains(&b.name)) {
-        let s = specials_on(root, b)?;
-        println!(
-            "NaN and infinity on {}: {} operator cases with NaN, +inf and -inf in their float inputs, all equal to the host ({} more do not fit its test buffers); {} equal to ONNX Runtime, the rest differ as on the host ({}) or have no ONNX Runtime kernel",
-            b.name,
-            s.cases,
-            s.too_large,
-            s.equal_to_ort,
-            s.known.join(", ")
-        );
-    }
-    fail_on(&rows)
+    Ok(())
 }
 
 /// The footprint issue's bound on the code beside the weights, for the examples.

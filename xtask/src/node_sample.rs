@@ -99,9 +99,14 @@ pub struct SampleRun {
 pub const SAMPLE_BOARDS: &[(&str, usize)] =
     &[("cortex-m4f", 10), ("riscv32", 10), ("cortex-m3", 80)];
 
-/// Builds and runs the sample firmware on `board`.
-pub fn run_on(root: &Path, board: &crate::firmware::Board, every: usize) -> Result<SampleRun> {
-    let (file, names) = write_sample(root, every)?;
+/// Builds and runs on `board` the sample firmware of `file` and its cases `names`
+/// (from [`write_sample`]).
+pub fn run_on(
+    root: &Path,
+    board: &crate::firmware::Board,
+    file: &Path,
+    names: &[String],
+) -> Result<SampleRun> {
     let elf = crate::firmware::build_bin(
         root,
         board,
