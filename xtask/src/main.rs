@@ -60,7 +60,7 @@ enum Command {
     },
     /// Fuzz the macro front end (parse, check, plan, emit) for a time budget.
     Fuzz {
-        /// How long to fuzz.
+        /// Seconds of a core for each of the three fuzzers (they run at once).
         #[arg(long, default_value_t = 60)]
         seconds: u64,
     },

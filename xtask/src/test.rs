@@ -157,7 +157,7 @@ fn run_steps(root: &Path, cuda: bool) -> Result<()> {
         },
     )?;
     step(
-        "fuzz the macro front end, the weight readers and the ONNX importer (60 s each)",
+        "fuzz the macro front end, the weight readers and the ONNX importer (a minute of a core each, at once)",
         || fuzz(root, 60),
     )?;
     step(
@@ -260,27 +260,60 @@ fn run_steps(root: &Path, cuda: bool) -> Result<()> {
 }
 
 /// `cargo xtask fuzz --seconds N`: the core's fuzz tests with a longer budget each (the
-/// macro on mutated models, the weight-file readers on mutated files), in the debug
-/// profile so that arithmetic overflow panics as it would inside rustc.
+/// macro on mutated models, the weight-file readers on mutated files, the importer on
+/// mutated ONNX files), in the debug profile so that arithmetic overflow panics as it
+/// would inside rustc. Each fuzzer is one thread; the three run at once, for as long as
+/// gives each `seconds` of a core (on two cores, 1.5 x `seconds` of wall time).
 pub fn fuzz(root: &Path, seconds: u64) -> Result<()> {
-    for (test, name) in [
+    const FUZZERS: [(&str, &str); 3] = [
         ("fuzz", "mutated_models_never_panic"),
         ("fuzz_readers", "mutated_weight_files_never_panic"),
         ("fuzz_import", "mutated_onnx_files_never_panic"),
-    ] {
-        run(cargo()
-            .current_dir(root)
-            .env("TINYONNX_FUZZ_SECONDS", seconds.to_string())
-            .args([
-                "test",
-                "-p",
-                "tinyonnx-core",
-                "--test",
-                test,
-                name,
-                "--",
-                "--nocapture",
-            ]))?;
+    ];
+    let test = |name: &str| {
+        let mut cmd = cargo();
+        cmd.current_dir(root)
+            .args(["test", "-p", "tinyonnx-core", "--test", name]);
+        cmd
+    };
+    // Built first, in one cargo call: the three runs then only read the target directory.
+    let mut build = cargo();
+    build
+        .current_dir(root)
+        .args(["test", "-p", "tinyonnx-core", "--no-run"]);
+    for (name, _) in FUZZERS {
+        build.args(["--test", name]);
+    }
+    run(&mut build)?;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let wall = (seconds * FUZZERS.len() as u64).div_ceil(cores.min(FUZZERS.len() as u64));
+    println!("fuzzing {} targets at once for {wall} s", FUZZERS.len());
+    let children: Vec<_> = FUZZERS
+        .iter()
+        .map(|(name, case)| {
+            let mut cmd = test(name);
+            cmd.env("TINYONNX_FUZZ_SECONDS", wall.to_string())
+                .args([*case, "--", "--nocapture"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            let shown = format!("{cmd:?}");
+            cmd.spawn()
+                .with_context(|| format!("cannot start {shown}"))
+                .map(|child| (shown, child))
+        })
+        .collect::<Result<_>>()?;
+    let mut failed = Vec::new();
+    for (shown, child) in children {
+        // Each run's output whole, in turn, not interleaved.
+        let out = child.wait_with_output()?;
+        eprint!("{}", String::from_utf8_lossy(&out.stderr));
+        print!("{}", String::from_utf8_lossy(&out.stdout));
+        if !out.status.success() {
+            failed.push(format!("{shown} failed with {}", out.status));
+        }
+    }
+    if !failed.is_empty() {
+        bail!("{}", failed.join("; "));
     }
     Ok(())
 }
