@@ -163,25 +163,31 @@ pub struct Row {
 
 impl Row {
     /// The row of one run: its sizes (flash, RAM), the report, and the largest scaled
-    /// differences from ONNX Runtime and from the host.
+    /// differences from ONNX Runtime and from the host. A run that failed is named here
+    /// with what its firmware printed.
     fn new(
         board: &Board,
         info: &ModelInfo,
         passed: bool,
-        (flash, ram): (u64, u64),
-        bare_code_bytes: u64,
-        report: &Report,
+        run: &Run,
         (vs_ort, vs_host): (f32, f32),
     ) -> Row {
+        let report = &run.report;
+        if !passed {
+            println!(
+                "FAILED {} on {}; the firmware printed:\n{}",
+                info.name, board.name, report.lines
+            );
+        }
         Row {
             board: board.name.to_string(),
             model: info.name.to_string(),
             passed,
-            flash_bytes: flash,
+            flash_bytes: run.flash,
             weights_bytes: info.weights_bytes,
             transformed_bytes: info.transformed_bytes,
-            bare_code_bytes,
-            ram_bytes: ram,
+            bare_code_bytes: run.bare_code,
+            ram_bytes: run.ram,
             arena_bytes: info.arena_bytes,
             stack_bytes: report.stack,
             stack_budget: info.stack_bytes,
@@ -605,10 +611,8 @@ fn board_rows(root: &Path, shared: &Shared, board: &Board, only: &[String]) -> R
         if !board.fits(info) || !wanted(info.name) {
             continue;
         }
-        let elf = build(board, &dir, &target_dir, info.name, false)?;
-        let (flash, ram) = sizes(&elf)?;
-        let bare_code = bare_code(board, &target_dir, info)?;
-        let report = run_qemu(board, &elf, &shared.plugin, info)?;
+        let run = build_and_run(board, (&dir, &target_dir), &shared.plugin, info, false)?;
+        let report = &run.report;
 
         // The same seeded inputs on the host: our forward pass and ONNX Runtime.
         let inputs = seeded_values(info, 1, 1.0).map_err(anyhow::Error::msg)?;
@@ -642,22 +646,8 @@ fn board_rows(root: &Path, shared: &Shared, board: &Board, only: &[String]) -> R
             vs_ort = vs_ort.max(o);
             vs_host = vs_host.max(h);
         }
-        let passed = complete && within && within_stack(&report, info);
-        if !passed {
-            println!(
-                "FAILED {} on {}; the firmware printed:\n{}",
-                info.name, board.name, report.lines
-            );
-        }
-        rows.push(Row::new(
-            board,
-            info,
-            passed,
-            (flash, ram),
-            bare_code,
-            &report,
-            (vs_ort, vs_host),
-        ));
+        let passed = complete && within && within_stack(report, info);
+        rows.push(Row::new(board, info, passed, &run, (vs_ort, vs_host)));
         print_row(rows.last().expect("just pushed"));
     }
     Ok(rows)
@@ -702,6 +692,34 @@ fn board_checks(root: &Path, shared: &Shared, b: &Board) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// A model's firmware, built and run: its flash and RAM, the bare binary's code beside
+/// the weights, and what it printed.
+struct Run {
+    flash: u64,
+    ram: u64,
+    bare_code: u64,
+    report: Report,
+}
+
+/// Builds the firmware of `info` (an example, or an imported model with `imported`) in
+/// `dirs` (the board's crate, its target directory) and runs it in QEMU with `plugin`.
+fn build_and_run(
+    board: &Board,
+    (dir, target_dir): (&Path, &Path),
+    plugin: &Path,
+    info: &ModelInfo,
+    imported: bool,
+) -> Result<Run> {
+    let elf = build(board, dir, target_dir, info.name, imported)?;
+    let (flash, ram) = sizes(&elf)?;
+    Ok(Run {
+        flash,
+        ram,
+        bare_code: bare_code(board, target_dir, info)?,
+        report: run_qemu(board, &elf, plugin, info)?,
+    })
 }
 
 /// Builds the firmware of `model` (an example, or an imported model with `imported`);
@@ -760,10 +778,8 @@ fn run_imported(
     m: &ImportedModel,
 ) -> Result<Row> {
     let info = &m.info;
-    let elf = build(board, dir, target_dir, info.name, true)?;
-    let (flash, ram) = sizes(&elf)?;
-    let bare_code = bare_code(board, target_dir, info)?;
-    let report = run_qemu(board, &elf, plugin, info)?;
+    let run = build_and_run(board, (dir, target_dir), plugin, info, true)?;
+    let report = &run.report;
     let mut inputs = seeded_values(info, 1, 1.0).map_err(anyhow::Error::msg)?;
     // The firmware's seeded `sr` is unused (the fixed dims pick 16 kHz); the original
     // file reads it.
@@ -782,23 +798,9 @@ fn run_imported(
         passed &= d <= tolerance(got);
         vs_ort = vs_ort.max(d);
     }
-    passed &= within_stack(&report, info);
-    if !passed {
-        println!(
-            "FAILED {} on {}; the firmware printed:\n{}",
-            info.name, board.name, report.lines
-        );
-    }
+    passed &= within_stack(report, info);
     // Not compared with the host: NaN in that column.
-    Ok(Row::new(
-        board,
-        info,
-        passed,
-        (flash, ram),
-        bare_code,
-        &report,
-        (vs_ort, f32::NAN),
-    ))
+    Ok(Row::new(board, info, passed, &run, (vs_ort, f32::NAN)))
 }
 
 /// The board templates of `examples/boards/` (directory, target): firmware crates a user
