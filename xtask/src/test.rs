@@ -270,30 +270,19 @@ pub fn fuzz(root: &Path, seconds: u64) -> Result<()> {
         ("fuzz_readers", "mutated_weight_files_never_panic"),
         ("fuzz_import", "mutated_onnx_files_never_panic"),
     ];
-    let test = |name: &str| {
-        let mut cmd = cargo();
-        cmd.current_dir(root)
-            .args(["test", "-p", "tinyonnx-core", "--test", name]);
-        cmd
-    };
-    // Built first, in one cargo call: the three runs then only read the target directory.
-    let mut build = cargo();
-    build
-        .current_dir(root)
-        .args(["test", "-p", "tinyonnx-core", "--no-run"]);
-    for (name, _) in FUZZERS {
-        build.args(["--test", name]);
-    }
-    run(&mut build)?;
+    let exes = test_executables(root, &FUZZERS.map(|f| f.0))?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
     let wall = (seconds * FUZZERS.len() as u64).div_ceil(cores.min(FUZZERS.len() as u64));
     println!("fuzzing {} targets at once for {wall} s", FUZZERS.len());
     let children: Vec<_> = FUZZERS
         .iter()
-        .map(|(name, case)| {
-            let mut cmd = test(name);
-            cmd.env("TINYONNX_FUZZ_SECONDS", wall.to_string())
-                .args([*case, "--", "--nocapture"])
+        .zip(&exes)
+        .map(|((_, case), exe)| {
+            // Run where `cargo test` runs a test, in its package's directory.
+            let mut cmd = Command::new(exe);
+            cmd.current_dir(root.join("core"))
+                .env("TINYONNX_FUZZ_SECONDS", wall.to_string())
+                .args([*case, "--nocapture"])
                 .stdout(std::process::Stdio::piped())
                 .stderr(std::process::Stdio::piped());
             let shown = format!("{cmd:?}");
@@ -316,4 +305,45 @@ pub fn fuzz(root: &Path, seconds: u64) -> Result<()> {
         bail!("{}", failed.join("; "));
     }
     Ok(())
+}
+
+/// The executables of the workspace's integration tests `names`, in that order, from
+/// `cargo test --workspace --no-run`: the build of the workspace test step itself, so
+/// nothing is compiled again (`cargo test -p tinyonnx-core --test NAME`, or `--workspace
+/// --test NAME`, resolves the dependencies' features differently and rebuilt the core
+/// and its dependencies, 30 s in CI).
+fn test_executables(root: &Path, names: &[&str]) -> Result<Vec<std::path::PathBuf>> {
+    let shown = "cargo test --workspace --no-run --message-format=json";
+    let out = cargo()
+        .current_dir(root)
+        .args(["test", "--workspace", "--no-run", "--message-format=json"])
+        .stderr(std::process::Stdio::inherit())
+        .output()
+        .with_context(|| format!("cannot start {shown}"))?;
+    if !out.status.success() {
+        bail!("{shown} failed with {}", out.status);
+    }
+    let mut found = vec![None; names.len()];
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let target = &msg["target"];
+        let is_test = target["kind"]
+            .as_array()
+            .is_some_and(|k| k.iter().any(|k| k == "test"));
+        let (Some(name), Some(exe)) = (target["name"].as_str(), msg["executable"].as_str()) else {
+            continue;
+        };
+        if let Some(k) = names.iter().position(|n| *n == name)
+            && is_test
+        {
+            found[k] = Some(std::path::PathBuf::from(exe));
+        }
+    }
+    names
+        .iter()
+        .zip(found)
+        .map(|(name, exe)| exe.with_context(|| format!("{shown} built no test `{name}`")))
+        .collect()
 }
