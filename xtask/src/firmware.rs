@@ -565,24 +565,25 @@ fn prepare(root: &Path, boards: &[Board], only: &[String], checks: bool) -> Resu
     })
 }
 
-/// Runs `job` on every board, as many boards at once as the machine has cores: each
-/// board builds in its own target directory, and its builds (one crate each, one codegen
-/// unit) and QEMU runs keep about one core busy. The results come in the boards' order.
-fn on_boards<T: Send>(boards: &[Board], job: impl Fn(&Board) -> T + Sync) -> Vec<T> {
+/// Runs `job` on every item (a board, a crate), as many at once as the machine has
+/// cores: each item builds in its own target directory, and a build there (one crate
+/// at the end, one codegen unit) or a QEMU run keeps about one core busy. The results
+/// come in the items' order.
+fn side_by_side<T: Sync, R: Send>(items: &[T], job: impl Fn(&T) -> R + Sync) -> Vec<R> {
     use std::sync::Mutex;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(boards.len());
+        .min(items.len());
     let next = AtomicUsize::new(0);
-    let done: Mutex<Vec<(usize, T)>> = Mutex::new(Vec::new());
+    let done: Mutex<Vec<(usize, R)>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| {
                 loop {
                     let k = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(board) = boards.get(k) else { break };
-                    let r = job(board);
+                    let Some(item) = items.get(k) else { break };
+                    let r = job(item);
                     done.lock().unwrap_or_else(|e| e.into_inner()).push((k, r));
                 }
             });
@@ -814,7 +815,8 @@ pub const TEMPLATES: &[(&str, &str)] = &[
 /// template, in its own directory (for its `.cargo/config.toml`); prints each one's flash.
 pub fn templates(root: &Path) -> Result<()> {
     setup::targets()?;
-    for (name, target) in TEMPLATES {
+    // Side by side, each in its own target directory; a failure names its template.
+    let built = side_by_side(TEMPLATES, |&(name, target)| {
         let dir = root.join("examples/boards").join(name);
         let target_dir = root.join("target/boards").join(name);
         let crate_ = Crate {
@@ -829,7 +831,12 @@ pub fn templates(root: &Path) -> Result<()> {
             .join("release")
             .join(format!("tinyonnx-board-{name}"));
         let (flash, ram) = sizes(&elf)?;
-        println!("board template {name} ({target}): {flash} bytes of flash, {ram} of static RAM");
+        anyhow::Ok(format!(
+            "board template {name} ({target}): {flash} bytes of flash, {ram} of static RAM"
+        ))
+    });
+    for line in built {
+        println!("{}", line?);
     }
     Ok(())
 }
@@ -842,20 +849,34 @@ pub fn templates(root: &Path) -> Result<()> {
 /// and are left out.
 pub fn lint_boards(root: &Path) -> Result<()> {
     setup::targets()?;
-    for board in BOARDS {
+    // (directory, target directory, label, what clippy lints), linted side by side.
+    let mut crates: Vec<(PathBuf, PathBuf, String, &str)> = BOARDS
+        .iter()
+        .map(|b| {
+            (
+                root.join(b.dir),
+                root.join("target/firmware").join(b.name),
+                format!("firmware crate {}", b.name),
+                "--bins",
+            )
+        })
+        .collect();
+    crates.push((
+        root.join("examples/firmware/common"),
+        root.join("target/firmware/common"),
+        "firmware library crate common".to_string(),
+        "--lib",
+    ));
+    side_by_side(&crates, |(dir, target_dir, label, targets)| {
         Crate {
-            dir: &root.join(board.dir),
-            target_dir: &root.join("target/firmware").join(board.name),
-            label: format!("firmware crate {}", board.name),
+            dir,
+            target_dir,
+            label: label.clone(),
         }
-        .fmt_and_clippy(&["--bins"])?;
-    }
-    Crate {
-        dir: &root.join("examples/firmware/common"),
-        target_dir: &root.join("target/firmware/common"),
-        label: "firmware library crate common".to_string(),
-    }
-    .fmt_and_clippy(&["--lib"])
+        .fmt_and_clippy(&[targets])
+    })
+    .into_iter()
+    .collect()
 }
 
 /// A crate outside the workspace, built in its own directory (for its
@@ -1283,7 +1304,7 @@ pub fn run_cli(
     // The checks beyond the table run with the whole set of models only.
     let checks = only.is_empty();
     let shared = prepare(root, &boards, only, checks)?;
-    let runs = on_boards(&boards, |b| {
+    let runs = side_by_side(&boards, |b| {
         let t = std::time::Instant::now();
         let rows = board_rows(root, &shared, b, only)?;
         let checked = if checks {
@@ -1515,5 +1536,21 @@ mod tests {
             super::IMPORTED.len(),
             "tests/imported imports {count} models"
         );
+    }
+
+    #[test]
+    fn side_by_side_runs_every_item_once_and_keeps_their_order() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let items: Vec<usize> = (0..9).collect();
+        let calls = AtomicUsize::new(0);
+        let got = super::side_by_side(&items, |&k| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            // Later items finish first where there are several workers.
+            std::thread::sleep(std::time::Duration::from_millis(20 - 2 * k as u64));
+            k * 10
+        });
+        assert_eq!(got, (0..9).map(|k| k * 10).collect::<Vec<_>>());
+        assert_eq!(calls.load(Ordering::Relaxed), 9);
+        assert!(super::side_by_side(&[] as &[usize], |&k| k).is_empty());
     }
 }
