@@ -262,23 +262,12 @@ pub fn plugin(root: &Path) -> Result<PathBuf> {
     Ok(lib)
 }
 
-fn output(cmd: &mut Command) -> Result<String> {
-    let shown = format!("{cmd:?}");
-    let out = cmd
-        .output()
-        .with_context(|| format!("cannot start {shown}"))?;
-    if !out.status.success() {
-        bail!("{shown} failed: {}", String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 /// The sections of an ELF (`llvm-objdump -h`): (flash, ram) in bytes.
 fn sizes(elf: &Path) -> Result<(u64, u64)> {
     // Flash: every section the image carries (objdump's TEXT and DATA types), whatever its
     // name, so a section a linker script leaves in place (RISC-V's `.eh_frame`, riscv-rt's
     // `.init.rust`) is counted. RAM: the initialized and zeroed data, not the stack.
-    let text = output(Command::new("llvm-objdump").arg("-h").arg(elf))
+    let text = setup::output(Command::new("llvm-objdump").arg("-h").arg(elf))
         .context("llvm-objdump (Debian's llvm) is needed for the size report")?;
     let (mut flash, mut ram) = (0, 0);
     for line in text.lines() {
@@ -303,7 +292,7 @@ fn sizes(elf: &Path) -> Result<(u64, u64)> {
 
 /// The address of `tinyonnx_mark` (Thumb bit cleared).
 fn mark_address(elf: &Path) -> Result<u64> {
-    let text = output(Command::new("llvm-nm").arg(elf))?;
+    let text = setup::output(Command::new("llvm-nm").arg(elf))?;
     let line = text
         .lines()
         .find(|l| l.ends_with(" tinyonnx_mark"))
@@ -545,13 +534,10 @@ fn prepare(root: &Path, boards: &[Board], only: &[String], checks: bool) -> Resu
         .collect::<Result<_>>()?;
     let mut samples: Vec<(usize, PathBuf, Vec<String>)> = Vec::new();
     if checks {
-        for b in boards {
-            let Some(&(_, every)) = crate::node_sample::SAMPLE_BOARDS
-                .iter()
-                .find(|(n, _)| *n == b.name)
-            else {
-                continue;
-            };
+        for every in boards
+            .iter()
+            .filter_map(|b| crate::node_sample::stride_of(b.name))
+        {
             if !samples.iter().any(|s| s.0 == every) {
                 let (file, names) = crate::node_sample::write_sample(root, every)?;
                 samples.push((every, file, names));
@@ -661,10 +647,7 @@ fn board_checks(root: &Path, shared: &Shared, b: &Board) -> Result<()> {
     if b.name == BOARDS[0].name {
         digits_check(root)?;
     }
-    if let Some(&(_, every)) = crate::node_sample::SAMPLE_BOARDS
-        .iter()
-        .find(|(n, _)| *n == b.name)
-    {
+    if let Some(every) = crate::node_sample::stride_of(b.name) {
         let (_, file, names) = shared
             .samples
             .iter()
@@ -817,16 +800,15 @@ pub fn templates(root: &Path) -> Result<()> {
     setup::targets()?;
     // Side by side, each in its own target directory; a failure names its template.
     let built = side_by_side(TEMPLATES, |&(name, target)| {
-        let dir = root.join("examples/boards").join(name);
-        let target_dir = root.join("target/boards").join(name);
         let crate_ = Crate {
-            dir: &dir,
-            target_dir: &target_dir,
+            dir: root.join("examples/boards").join(name),
+            target_dir: root.join("target/boards").join(name),
             label: format!("board template {name}"),
         };
         crate_.fmt_and_clippy(&[])?;
         crate_.cargo(&["build", "--release", "--quiet"])?;
-        let elf = target_dir
+        let elf = crate_
+            .target_dir
             .join(target)
             .join("release")
             .join(format!("tinyonnx-board-{name}"));
@@ -849,50 +831,45 @@ pub fn templates(root: &Path) -> Result<()> {
 /// and are left out.
 pub fn lint_boards(root: &Path) -> Result<()> {
     setup::targets()?;
-    // (directory, target directory, label, what clippy lints), linted side by side.
-    let mut crates: Vec<(PathBuf, PathBuf, String, &str)> = BOARDS
+    // Each crate with what clippy lints, side by side.
+    let mut crates: Vec<(Crate, &str)> = BOARDS
         .iter()
         .map(|b| {
-            (
-                root.join(b.dir),
-                root.join("target/firmware").join(b.name),
-                format!("firmware crate {}", b.name),
-                "--bins",
-            )
+            let c = Crate {
+                dir: root.join(b.dir),
+                target_dir: root.join("target/firmware").join(b.name),
+                label: format!("firmware crate {}", b.name),
+            };
+            (c, "--bins")
         })
         .collect();
     crates.push((
-        root.join("examples/firmware/common"),
-        root.join("target/firmware/common"),
-        "firmware library crate common".to_string(),
+        Crate {
+            dir: root.join("examples/firmware/common"),
+            target_dir: root.join("target/firmware/common"),
+            label: "firmware library crate common".to_string(),
+        },
         "--lib",
     ));
-    side_by_side(&crates, |(dir, target_dir, label, targets)| {
-        Crate {
-            dir,
-            target_dir,
-            label: label.clone(),
-        }
-        .fmt_and_clippy(&[targets])
-    })
-    .into_iter()
-    .collect()
+    side_by_side(&crates, |(c, targets)| c.fmt_and_clippy(&[targets]))
+        .into_iter()
+        .collect()
 }
 
 /// A crate outside the workspace, built in its own directory (for its
 /// `.cargo/config.toml`) into `target_dir`, for the default model.
-struct Crate<'a> {
-    dir: &'a Path,
-    target_dir: &'a Path,
+struct Crate {
+    dir: PathBuf,
+    target_dir: PathBuf,
     label: String,
 }
 
-impl Crate<'_> {
+impl Crate {
     /// Runs `cargo args`, failing with the crate's label.
     fn cargo(&self, args: &[&str]) -> Result<()> {
         run(setup::cargo()
-            .current_dir(self.dir)
-            .env("CARGO_TARGET_DIR", self.target_dir)
+            .current_dir(&self.dir)
+            .env("CARGO_TARGET_DIR", &self.target_dir)
             .env_remove("TINYONNX_MODEL")
             .args(args))
         .with_context(|| format!("{}: cargo {}", self.label, args.join(" ")))

@@ -99,6 +99,14 @@ pub struct SampleRun {
 pub const SAMPLE_BOARDS: &[(&str, usize)] =
     &[("cortex-m4f", 10), ("riscv32", 10), ("cortex-m3", 80)];
 
+/// The stride of `board`'s sample, if it has a `node_sample` firmware.
+pub fn stride_of(board: &str) -> Option<usize> {
+    SAMPLE_BOARDS
+        .iter()
+        .find(|(n, _)| *n == board)
+        .map(|&(_, every)| every)
+}
+
 /// Builds and runs on `board` the sample firmware of `file` and its cases `names`
 /// (from [`write_sample`]).
 pub fn run_on(

@@ -43,7 +43,9 @@ pub fn run(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
-fn output(cmd: &mut Command) -> Result<String> {
+/// Runs `cmd` and returns its standard output; an error with its standard error if it
+/// fails.
+pub fn output(cmd: &mut Command) -> Result<String> {
     let shown = format!("{cmd:?}");
     let out = cmd
         .output()

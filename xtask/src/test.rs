@@ -314,17 +314,14 @@ pub fn fuzz(root: &Path, seconds: u64) -> Result<()> {
 /// and its dependencies, 30 s in CI).
 fn test_executables(root: &Path, names: &[&str]) -> Result<Vec<std::path::PathBuf>> {
     let shown = "cargo test --workspace --no-run --message-format=json";
-    let out = cargo()
-        .current_dir(root)
-        .args(["test", "--workspace", "--no-run", "--message-format=json"])
-        .stderr(std::process::Stdio::inherit())
-        .output()
-        .with_context(|| format!("cannot start {shown}"))?;
-    if !out.status.success() {
-        bail!("{shown} failed with {}", out.status);
-    }
+    let out = setup::output(cargo().current_dir(root).args([
+        "test",
+        "--workspace",
+        "--no-run",
+        "--message-format=json",
+    ]))?;
     let mut found = vec![None; names.len()];
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    for line in out.lines() {
         let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else {
             continue;
         };
