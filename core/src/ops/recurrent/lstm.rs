@@ -172,6 +172,16 @@ pub(super) fn recurrent_dims(
             "Sigmoid, Tanh and Relu take no activation_alpha or activation_beta",
         ));
     }
+    // ONNX Runtime refuses the node unless `clip > 0`; the kernels clamp to
+    // `[-clip, clip]`, which a negative or NaN bound would leave empty.
+    if let Some(AttrValue::Float(c)) = cx.attrs.get("clip")
+        && (c.is_nan() || *c <= 0.0)
+    {
+        return Err(OpError::attr(
+            "clip",
+            format!("clip must be a positive bound (ONNX Runtime refuses others), got {c}"),
+        ));
+    }
     if cx.opt_input(4).is_some() {
         return Err(OpError::input(
             4,
@@ -245,12 +255,12 @@ pub(super) fn recurrent_outputs(
         .collect()
 }
 
-/// The `clip` attribute as an `f32` expression, infinity when absent.
 /// Whether the node clamps its pre-activations (a finite `clip`).
 pub(super) fn clipped(attrs: &Attrs) -> bool {
     matches!(attrs.get("clip"), Some(AttrValue::Float(c)) if c.is_finite())
 }
 
+/// The `clip` attribute as an `f32` expression, infinity when absent.
 pub(super) fn clip_tokens(attrs: &Attrs) -> TokenStream {
     match attrs.get("clip") {
         Some(AttrValue::Float(c)) if c.is_finite() => quote!(#c),
