@@ -346,7 +346,7 @@ fn cells<F: Activation, G: Activation, H: Activation, const PLAIN: bool>(
         if PLAIN {
             v
         } else {
-            v.clamp(-opts.clip, opts.clip)
+            super::gates::clip(v, opts.clip)
         }
     };
     // On the cores without an FPU a loop whatever `hidden`: there the activations are
