@@ -13,11 +13,13 @@ use super::unary::UnaryOp;
 /// `v` clamped to `[-bound, bound]`, NaN kept: a recurrent node's `clip`. Not
 /// `f32::clamp`, which panics on a negative or NaN bound (the checker refuses those, as
 /// ONNX Runtime does, but a kernel called directly need not) and whose check of its
-/// bounds was a comparison and a panic path in each inlined copy (on the cores without
-/// an FPU, a library call).
+/// bounds was a comparison and a panic path in each inlined copy. On the bits where
+/// float compares are library calls ([`super::math::COMPARE_ON_BITS`]).
 #[inline(always)]
 pub fn clip(v: f32, bound: f32) -> f32 {
-    if v < -bound {
+    if super::math::COMPARE_ON_BITS {
+        super::math::clamp_bits(v, bound)
+    } else if v < -bound {
         -bound
     } else if v > bound {
         bound
@@ -229,10 +231,18 @@ mod tests {
             f32::NEG_INFINITY,
         ] {
             for bound in [0.5f32, 1.0, f32::INFINITY] {
-                assert_eq!(super::clip(v, bound), v.clamp(-bound, bound), "{v} {bound}");
+                let want = v.clamp(-bound, bound);
+                assert_eq!(
+                    super::clip(v, bound).to_bits(),
+                    want.to_bits(),
+                    "{v} {bound}"
+                );
+                let bits = super::super::math::clamp_bits(v, bound);
+                assert_eq!(bits.to_bits(), want.to_bits(), "on the bits: {v} {bound}");
             }
         }
         assert!(super::clip(f32::NAN, 0.5).is_nan());
+        assert!(super::super::math::clamp_bits(-f32::NAN, 0.5).is_nan());
         // Bounds the checker refuses: some value, no panic.
         let _ = (super::clip(2.0, -1.0), super::clip(2.0, f32::NAN));
     }

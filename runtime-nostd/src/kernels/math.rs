@@ -89,6 +89,8 @@ macro_rules! polynomials {
                     return -1.0;
                 }
                 x
+            } else if COMPARE_ON_BITS {
+                clamp_bits(x, lim)
             } else if x > lim {
                 lim
             } else if x < -lim {
@@ -215,6 +217,21 @@ pub(crate) fn relu_bits(x: f32) -> f32 {
         0.0
     } else {
         x
+    }
+}
+
+/// `v` clamped to `[-bound, bound]` on the bits, NaN kept, for a `bound` of `+0` to
+/// infinity (whose bits order as their values): a magnitude above the bound's, and not
+/// a NaN's, becomes the bound with `v`'s sign. Where [`COMPARE_ON_BITS`], instead of two
+/// library compares per clamp (`tanh`'s range, a recurrent node's `clip`).
+#[inline(always)]
+pub(crate) fn clamp_bits(v: f32, bound: f32) -> f32 {
+    let (bits, limit) = (v.to_bits(), bound.to_bits());
+    let magnitude = bits & 0x7fff_ffff;
+    if magnitude > limit && magnitude <= 0x7f80_0000 {
+        f32::from_bits(limit | (bits & 0x8000_0000))
+    } else {
+        v
     }
 }
 
