@@ -325,7 +325,7 @@ mod tests {
                         &mut scratch,
                     );
                 } else if p.is_none() {
-                    lstm::lstm::<SEQ, BATCH, INPUT, HIDDEN, DIRS, Sigmoid, Relu, Tanh, true>(
+                    lstm::lstm::<SEQ, BATCH, INPUT, HIDDEN, DIRS, Sigmoid, Relu, Tanh, true, false>(
                         &x,
                         weights,
                         h0,
@@ -338,7 +338,7 @@ mod tests {
                         &mut scratch,
                     );
                 } else {
-                    lstm::lstm::<SEQ, BATCH, INPUT, HIDDEN, DIRS, Sigmoid, Relu, Tanh, false>(
+                    lstm::lstm::<SEQ, BATCH, INPUT, HIDDEN, DIRS, Sigmoid, Relu, Tanh, false, true>(
                         &x,
                         weights,
                         h0,

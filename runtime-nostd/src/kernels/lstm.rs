@@ -28,6 +28,8 @@ pub struct Options {
 /// or coupled gates (`p`, `opts.clip` and `opts.input_forget` are then not read), a
 /// parameter, not a test of `opts`: LLVM did not fold that test of the constant
 /// `f32::INFINITY` in LstmZoo's forward pass and compiled both cells (2.9 KB more).
+/// `CLIP`: the node clamps (a finite `clip`), for cells that are not plain, so that
+/// peepholes alone do not bring the four clamps a cell.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn lstm<
@@ -40,6 +42,7 @@ pub fn lstm<
     G: UnaryOp,
     H: UnaryOp,
     const PLAIN_CELLS: bool,
+    const CLIP: bool,
 >(
     x: &[f32],
     weights: GateWeights<'_>,
@@ -55,10 +58,10 @@ pub fn lstm<
     let sizes = Fixed::<SEQ, BATCH, INPUT, HIDDEN, DIRS>;
     let acts = (Static::<F>::new(), Static::<G>::new(), Static::<H>::new());
     match weights {
-        GateWeights::Packed { .. } => run::<_, _, _, _, true, PLAIN_CELLS>(
+        GateWeights::Packed { .. } => run::<_, _, _, _, true, PLAIN_CELLS, CLIP>(
             sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
         ),
-        GateWeights::Plain { .. } => run::<_, _, _, _, false, PLAIN_CELLS>(
+        GateWeights::Plain { .. } => run::<_, _, _, _, false, PLAIN_CELLS, CLIP>(
             sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
         ),
     }
@@ -87,6 +90,7 @@ pub fn lstm_shared<
     G: UnaryOp,
     H: UnaryOp,
     const PLAIN_CELLS: bool,
+    const CLIP: bool,
 >(
     gates_act: [Gate; 3],
     x: &[f32],
@@ -106,7 +110,7 @@ pub fn lstm_shared<
             sizes, gates_act, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
         );
     } else {
-        lstm::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G, H, PLAIN_CELLS>(
+        lstm::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G, H, PLAIN_CELLS, CLIP>(
             x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
         );
     }
@@ -134,13 +138,15 @@ pub fn lstm_sized(
 ) {
     let acts = (f, g, h);
     // `PACKED` is not read with sizes as values: `run` matches `weights`.
-    run::<_, _, _, _, true, false>(sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates);
+    run::<_, _, _, _, true, false, true>(
+        sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
+    );
 }
 
 /// [`lstm`] for weights packed or not (`PACKED`, which `weights` is) and cells with
 /// neither peepholes, clip nor coupled gates or not (`PLAIN_CELLS`, which the compiler
-/// set). With sizes as values (not `FIXED`) it runs either kind of weights and the cells
-/// with their tests, whatever the two flags say.
+/// set), clamped or not (`CLIP`). With sizes as values (not `FIXED`) it runs either kind
+/// of weights and the cells with their tests, whatever the flags say.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn run<
@@ -150,6 +156,7 @@ fn run<
     H: Activation,
     const PACKED: bool,
     const PLAIN_CELLS: bool,
+    const CLIP: bool,
 >(
     sizes: S,
     acts: (F, G, H),
@@ -252,7 +259,15 @@ fn run<
                 );
                 if S::FIXED {
                     let (gb, cb, hb, yb) = cells;
-                    gate_update::<F, G, H, PLAIN_CELLS>((acts, hidden), gb, cb, hb, yb, pd, opts);
+                    gate_update::<F, G, H, PLAIN_CELLS, CLIP>(
+                        (acts, hidden),
+                        gb,
+                        cb,
+                        hb,
+                        yb,
+                        pd,
+                        opts,
+                    );
                 } else {
                     // Sizes as values: one copy of the cells for the packed and the plain
                     // weights' kernels.
@@ -269,7 +284,7 @@ fn run<
 /// activations are the step's main cost after the matrix product), as the packed kernel
 /// does; the arithmetic is the same, so the results are too.
 #[inline(always)]
-fn gate_update<F: Activation, G: Activation, H: Activation, const PLAIN: bool>(
+fn gate_update<F: Activation, G: Activation, H: Activation, const PLAIN: bool, const CLIP: bool>(
     (acts, hidden): ((F, G, H), usize),
     gb: &[f32],
     cb: &mut [f32],
@@ -281,10 +296,12 @@ fn gate_update<F: Activation, G: Activation, H: Activation, const PLAIN: bool>(
     #[cfg(target_arch = "x86_64")]
     if super::arch::x86_64::cpu::avx_fma() {
         // Safety: the CPU has AVX and FMA (checked just above).
-        unsafe { gate_update_avx::<F, G, H, PLAIN>((acts, hidden), gb, cb, hb, yb, pd, opts) };
+        unsafe {
+            gate_update_avx::<F, G, H, PLAIN, CLIP>((acts, hidden), gb, cb, hb, yb, pd, opts)
+        };
         return;
     }
-    cells::<F, G, H, PLAIN>((acts, hidden), gb, cb, hb, yb, pd, opts);
+    cells::<F, G, H, PLAIN, CLIP>((acts, hidden), gb, cb, hb, yb, pd, opts);
 }
 
 /// [`gate_update`] out of line and without its constant flags, for the sized copies.
@@ -295,7 +312,7 @@ fn shared_update<F: Activation, G: Activation, H: Activation>(
     pd: Option<&[f32]>,
     opts: Options,
 ) {
-    gate_update::<F, G, H, false>((acts, hidden), gb, cb, hb, yb, pd, opts);
+    gate_update::<F, G, H, false, true>((acts, hidden), gb, cb, hb, yb, pd, opts);
 }
 
 /// [`cells`] compiled for AVX and FMA.
@@ -304,7 +321,13 @@ fn shared_update<F: Activation, G: Activation, H: Activation>(
 /// The CPU must have AVX and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,fma")]
-unsafe fn gate_update_avx<F: Activation, G: Activation, H: Activation, const PLAIN: bool>(
+unsafe fn gate_update_avx<
+    F: Activation,
+    G: Activation,
+    H: Activation,
+    const PLAIN: bool,
+    const CLIP: bool,
+>(
     (acts, hidden): ((F, G, H), usize),
     gb: &[f32],
     cb: &mut [f32],
@@ -313,16 +336,16 @@ unsafe fn gate_update_avx<F: Activation, G: Activation, H: Activation, const PLA
     pd: Option<&[f32]>,
     opts: Options,
 ) {
-    cells::<F, G, H, PLAIN>((acts, hidden), gb, cb, hb, yb, pd, opts);
+    cells::<F, G, H, PLAIN, CLIP>((acts, hidden), gb, cb, hb, yb, pd, opts);
 }
 
 /// One pass over the cells: each reads its four gates and its cell state once and writes
 /// the new states (separate passes per gate cost a load and a store a value each, as
 /// much as an activation on a Cortex-M). Peepholes read the previous cell state for i
 /// and f, the new one for o. `PLAIN` (no peephole, clip or coupled gate: the caller
-/// checked) leaves their tests out of the loop.
+/// checked) leaves their tests out of the loop, `CLIP` false its clamps.
 #[inline(always)]
-fn cells<F: Activation, G: Activation, H: Activation, const PLAIN: bool>(
+fn cells<F: Activation, G: Activation, H: Activation, const PLAIN: bool, const CLIP: bool>(
     ((f_act, g_act, h_act), hidden): ((F, G, H), usize),
     gb: &[f32],
     cb: &mut [f32],
@@ -343,7 +366,7 @@ fn cells<F: Activation, G: Activation, H: Activation, const PLAIN: bool>(
         pd.map(|p| &p[..3 * hidden])
     };
     let clip = |v: f32| {
-        if PLAIN {
+        if PLAIN || !CLIP {
             v
         } else {
             super::gates::clip(v, opts.clip)

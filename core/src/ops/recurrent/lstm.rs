@@ -415,7 +415,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let call = kernel_call(
         cx,
         ("lstm", "lstm"),
-        (&acts, &[plain_cells]),
+        (&acts, &[plain_cells, clipped(cx.attrs)]),
         quote!(#x, #weights, #h0, #c0, #p, #opts, #y, #y_h, #y_c, #scratch),
     );
     quote! {
