@@ -10,24 +10,6 @@ use core::marker::PhantomData;
 
 use super::unary::UnaryOp;
 
-/// `v` clamped to `[-bound, bound]`, NaN kept: a recurrent node's `clip`. Not
-/// `f32::clamp`, which panics on a negative or NaN bound (the checker refuses those, as
-/// ONNX Runtime does, but a kernel called directly need not) and whose check of its
-/// bounds was a comparison and a panic path in each inlined copy. On the bits where
-/// float compares are library calls ([`super::math::COMPARE_ON_BITS`]).
-#[inline(always)]
-pub fn clip(v: f32, bound: f32) -> f32 {
-    if super::math::COMPARE_ON_BITS {
-        super::math::clamp_bits(v, bound)
-    } else if v < -bound {
-        -bound
-    } else if v > bound {
-        bound
-    } else {
-        v
-    }
-}
-
 /// A recurrent node's sizes as values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sizes {
@@ -213,38 +195,6 @@ mod tests {
     fn same(a: &[f32], b: &[f32], what: &str) {
         let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(a), bits(b), "{what}");
-    }
-
-    /// As `f32::clamp` to `[-bound, bound]` where that is defined (NaN stays NaN),
-    /// and no panic where it is not.
-    #[test]
-    fn clip_is_clamp_without_its_panic() {
-        for v in [
-            -3.0f32,
-            -0.5,
-            -0.0,
-            0.0,
-            0.25,
-            0.5,
-            7.0,
-            f32::INFINITY,
-            f32::NEG_INFINITY,
-        ] {
-            for bound in [0.5f32, 1.0, f32::INFINITY] {
-                let want = v.clamp(-bound, bound);
-                assert_eq!(
-                    super::clip(v, bound).to_bits(),
-                    want.to_bits(),
-                    "{v} {bound}"
-                );
-                let bits = super::super::math::clamp_bits(v, bound);
-                assert_eq!(bits.to_bits(), want.to_bits(), "on the bits: {v} {bound}");
-            }
-        }
-        assert!(super::clip(f32::NAN, 0.5).is_nan());
-        assert!(super::super::math::clamp_bits(-f32::NAN, 0.5).is_nan());
-        // Bounds the checker refuses: some value, no panic.
-        let _ = (super::clip(2.0, -1.0), super::clip(2.0, f32::NAN));
     }
 
     #[test]

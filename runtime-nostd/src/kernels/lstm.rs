@@ -369,7 +369,7 @@ fn cells<F: Activation, G: Activation, H: Activation, const PLAIN: bool, const C
         if PLAIN || !CLIP {
             v
         } else {
-            super::gates::clip(v, opts.clip)
+            super::math::clamp_sym(v, opts.clip)
         }
     };
     // On the cores without an FPU a loop whatever `hidden`: there the activations are

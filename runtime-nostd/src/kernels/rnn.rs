@@ -203,7 +203,7 @@ fn gru_packed<
     let per_dir = tinyonnx_layout::gru::packed_len_per_dir(input, hidden);
     let clip = |v: f32| {
         if CLIP {
-            super::gates::clip(v, opts.clip)
+            super::math::clamp_sym(v, opts.clip)
         } else {
             v
         }
@@ -316,7 +316,7 @@ fn gru_cells<F: Activation, G: Activation, const CLIP: bool>(
 ) {
     let clip = |v: f32| {
         if CLIP {
-            super::gates::clip(v, opts.clip)
+            super::math::clamp_sym(v, opts.clip)
         } else {
             v
         }
@@ -366,7 +366,7 @@ fn gru_plain<S: RecurrentSizes, F: Activation, G: Activation>(
     super::copy::init_state(y_h, h0, dirs * state);
     let (gx, rest) = scratch[..5 * hidden].split_at_mut(g3);
     let (rh, new) = rest.split_at_mut(hidden);
-    let clip = |v: f32| super::gates::clip(v, opts.clip);
+    let clip = |v: f32| super::math::clamp_sym(v, opts.clip);
     for d in 0..dirs {
         let wd = &w[d * g3 * input..(d + 1) * g3 * input];
         let rd = &r[d * g3 * hidden..(d + 1) * g3 * hidden];
@@ -552,7 +552,7 @@ fn rnn_run<S: RecurrentSizes, F: Activation, const CLIP: bool>(
                         + dot(&wd[j * input..(j + 1) * input], xt)
                         + dot(&rd[j * hidden..(j + 1) * hidden], hp);
                     let pre = if CLIP {
-                        super::gates::clip(pre, opts.clip)
+                        super::math::clamp_sym(pre, opts.clip)
                     } else {
                         pre
                     };
