@@ -69,7 +69,15 @@ pub fn lstm<
 
 /// [`lstm`] for a node of a model whose recurrent nodes would each compile their own
 /// copy (the plan says so): on the cores without an FPU through [`lstm_sized`], one
-/// copy for all of them; elsewhere [`lstm`]. `gates_act` names `F`, `G` and `H`.
+/// copy for all of them, on the weights as declared (`declared`, the ONNX `W`, `R` and
+/// `B`); elsewhere [`lstm`] on `weights` (packed where they are constants). `gates_act`
+/// names `F`, `G` and `H`.
+///
+/// The shared copy takes the declared weights even where packed ones exist: without an
+/// FPU its dot products cost the same two library calls a multiply-add as the packed
+/// product (whose shared code is 850 B on the riscv32), which also runs the zero columns
+/// of a last partial panel and stores them (the LSTM zoo, against a copy of each kind:
+/// 2.3 KB less flash on the Cortex-M3 and the riscv32, instructions within 0.1 %).
 ///
 /// Without an FPU the float operations are library calls, which the loops' constant
 /// counts barely speed up (on the Cortex-M3 the LSTM zoo took 1.4 % more instructions
@@ -95,6 +103,7 @@ pub fn lstm_shared<
     gates_act: [Gate; 3],
     x: &[f32],
     weights: GateWeights<'_>,
+    declared: GateWeights<'_>,
     h0: Option<&[f32]>,
     c0: Option<&[f32]>,
     p: Option<&[f32]>,
@@ -107,7 +116,7 @@ pub fn lstm_shared<
     if cfg!(tinyonnx_soft_float) {
         let sizes = Fixed::<SEQ, BATCH, INPUT, HIDDEN, DIRS>.get();
         lstm_sized(
-            sizes, gates_act, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
+            sizes, gates_act, x, declared, h0, c0, p, opts, y, y_h, y_c, gates,
         );
     } else {
         lstm::<SEQ, BATCH, INPUT, HIDDEN, DIRS, F, G, H, PLAIN_CELLS, CLIP>(
@@ -117,9 +126,9 @@ pub fn lstm_shared<
 }
 
 /// [`lstm`] with the sizes and the activations (`f`, `g`, `h`) as values: one copy of
-/// the kernel for every node that calls it, whichever its weights' kind (both products
-/// in it: on the Cortex-M3 one copy of the steps and cells took 700 B less than one a
-/// kind for LstmZoo) and whether its cells have peepholes, clip or coupled gates.
+/// the kernel for every node that calls it with weights of the same kind (generated
+/// code passes the declared ones, [`lstm_shared`]), whether its cells have peepholes,
+/// clip or coupled gates or not.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub fn lstm_sized(
@@ -137,16 +146,20 @@ pub fn lstm_sized(
     gates: &mut [f32],
 ) {
     let acts = (f, g, h);
-    // `PACKED` is not read with sizes as values: `run` matches `weights`.
-    run::<_, _, _, _, true, false, true>(
-        sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
-    );
+    match weights {
+        GateWeights::Plain { .. } => run::<_, _, _, _, false, false, true>(
+            sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
+        ),
+        GateWeights::Packed { .. } => run::<_, _, _, _, true, false, true>(
+            sizes, acts, x, weights, h0, c0, p, opts, y, y_h, y_c, gates,
+        ),
+    }
 }
 
 /// [`lstm`] for weights packed or not (`PACKED`, which `weights` is) and cells with
 /// neither peepholes, clip nor coupled gates or not (`PLAIN_CELLS`, which the compiler
-/// set), clamped or not (`CLIP`). With sizes as values (not `FIXED`) it runs either kind
-/// of weights and the cells with their tests, whatever the flags say.
+/// set), clamped or not (`CLIP`). With sizes as values (not `FIXED`) it runs the cells
+/// with their tests, whatever those two flags say.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn run<
@@ -189,7 +202,7 @@ fn run<
             let t = if backwards { seq - 1 - step } else { step };
             let xt = &x[t * batch * input..(t + 1) * batch * input];
             match weights {
-                GateWeights::Plain { w, r, b } if !PACKED || !S::FIXED => {
+                GateWeights::Plain { w, r, b } if !PACKED => {
                     let wd = &w[d * g4 * input..(d + 1) * g4 * input];
                     let rd = &r[d * g4 * hidden..(d + 1) * g4 * hidden];
                     let bd = b.map(|b| &b[d * 2 * g4..(d + 1) * 2 * g4]);
@@ -222,7 +235,7 @@ fn run<
                         }
                     }
                 }
-                GateWeights::Packed { wr, bias } if PACKED || !S::FIXED => {
+                GateWeights::Packed { wr, bias } if PACKED => {
                     let xh = &mut xh[..batch * xh_len];
                     for (bt, row) in xh.chunks_exact_mut(xh_len).enumerate() {
                         super::copy::copy_run(&mut row[..input], &xt[bt * input..(bt + 1) * input]);
@@ -246,7 +259,7 @@ fn run<
                         false,
                     );
                 }
-                // `lstm` passes `PACKED` as the weights' kind (sizes `FIXED`).
+                // `lstm` and `lstm_sized` pass `PACKED` as the weights' kind.
                 _ => unreachable!("lstm: weights not of the kind PACKED says"),
             }
             for bt in 0..batch {

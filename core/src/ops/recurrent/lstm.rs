@@ -75,8 +75,9 @@ pub static LSTM: OpSchema = OpSchema {
         // Gates, then (packed weights) the concatenated [x_t, h] rows.
         x[1] * 4 * hidden + if packed { x[1] * (x[2] + hidden) } else { 0 }
     },
+    // A node that calls the `_shared` form reads its weights as declared too.
     packs: |cx| {
-        if packed_weights(cx).is_some() {
+        if !cx.sized && packed_weights(cx).is_some() {
             vec![1, 2, 3]
         } else {
             Vec::new()
@@ -367,18 +368,25 @@ fn packed_weights(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
 }
 
 /// A recurrent node's `kernels::GateWeights` argument: the packed matrices and summed
-/// biases (`packed`) as statics of the node, else the ONNX `(W, R, B)` operands. Returns
-/// the statics' declarations and the argument.
+/// biases (`packed`) as statics of the node, else the ONNX `(W, R, B)` operands. A node
+/// that calls the `_shared` form ([`LowerCtx::sized`]) passes the operands as declared
+/// too, second: the shared copy on the cores without an FPU reads those, and the other
+/// form is then left out of the firmware. Returns the statics' declarations and the
+/// argument(s).
 pub(super) fn gate_weights(
+    cx: &LowerCtx,
     packed: Option<(Vec<f32>, Option<Vec<f32>>)>,
     (w, r, b): (&TokenStream, &TokenStream, &TokenStream),
 ) -> (TokenStream, TokenStream) {
     let kernels = kernels();
+    let declared = quote!(#kernels::GateWeights::Plain { w: #w, r: #r, b: #b });
     let Some((wr, bias)) = packed else {
-        return (
-            TokenStream::new(),
-            quote!(#kernels::GateWeights::Plain { w: #w, r: #r, b: #b }),
-        );
+        let args = if cx.sized {
+            quote!(#declared, #declared)
+        } else {
+            declared
+        };
+        return (TokenStream::new(), args);
     };
     let (wr_decl, wr) = node_static("wr", wr);
     let (b_decl, b) = match bias {
@@ -388,10 +396,13 @@ pub(super) fn gate_weights(
         }
         None => (TokenStream::new(), quote!(::core::option::Option::None)),
     };
-    (
-        quote!(#wr_decl #b_decl),
-        quote!(#kernels::GateWeights::Packed { wr: #wr, bias: #b }),
-    )
+    let packed = quote!(#kernels::GateWeights::Packed { wr: #wr, bias: #b });
+    let args = if cx.sized {
+        quote!(#packed, #declared)
+    } else {
+        packed
+    };
+    (quote!(#wr_decl #b_decl), args)
 }
 
 fn lower(cx: &LowerCtx) -> TokenStream {
@@ -402,7 +413,7 @@ fn lower(cx: &LowerCtx) -> TokenStream {
     let opt = |i: usize| cx.opt_expr(i);
     let (b, h0, c0, p) = (opt(3), opt(5), opt(6), opt(7));
     let (x, w, r) = (&cx.input(0).expr, &cx.input(1).expr, &cx.input(2).expr);
-    let (decls, weights) = gate_weights(packed_weights(cx), (w, r, &b));
+    let (decls, weights) = gate_weights(cx, packed_weights(cx), (w, r, &b));
     let [y, y_h, y_c] = [0, 1, 2].map(|i| cx.outputs[i].expr.clone());
     let clip = clip_tokens(cx.attrs);
     let input_forget = cx.attrs.int("input_forget") == 1;

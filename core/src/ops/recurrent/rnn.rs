@@ -50,8 +50,9 @@ pub static GRU: OpSchema = OpSchema {
         let (y_h, x) = (&cx.outputs[1], cx.inputs[0].as_ref().expect("X"));
         tinyonnx_layout::gru::scratch(y_h[1], x[2], y_h[2], weights_known(cx))
     },
+    // As the LSTM's: a node that calls `gru_shared` reads its weights as declared too.
     packs: |cx| {
-        if gru_packed(cx).is_some() {
+        if !cx.sized && gru_packed(cx).is_some() {
             vec![1, 2, 3]
         } else {
             Vec::new()
@@ -189,7 +190,7 @@ fn lower(cx: &LowerCtx, gates: usize) -> TokenStream {
         let acts = activation_list(cx.attrs, dirs, ["Sigmoid", "Tanh"])
             .expect("checked during inference")
             .map(ident);
-        let (decls, weights) = gate_weights(gru_packed(cx), (w, r, &b));
+        let (decls, weights) = gate_weights(cx, gru_packed(cx), (w, r, &b));
         let call = kernel_call(
             cx,
             ("rnn", "gru"),
