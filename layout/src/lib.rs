@@ -62,6 +62,30 @@ pub const fn patch_len(k: usize, positions: usize) -> usize {
 /// sized at run time.
 pub const SHARED_CHANNELS: usize = 32;
 
+/// An `LSTM` with its weights known at compile time: per direction the packed
+/// `[W; R]^T` and the summed biases, and the scratch of one step.
+pub mod lstm {
+    use super::NR;
+
+    /// Values of one batch row of the gates (`4 * hidden`) rounded up to whole panels:
+    /// the row stride of the gates in scratch and the length of one direction's summed
+    /// biases (zeros after the gates), so that the panel routines compute every column
+    /// and no partial last panel needs the portable tile's code.
+    pub const fn gate_row(hidden: usize) -> usize {
+        (4 * hidden).div_ceil(NR) * NR
+    }
+
+    /// Scratch values: the gates of each batch row, then with packed weights the
+    /// concatenated `[x_t, h]` rows of one step.
+    pub const fn scratch(batch: usize, input: usize, hidden: usize, packed: bool) -> usize {
+        if packed {
+            batch * (gate_row(hidden) + input + hidden)
+        } else {
+            batch * 4 * hidden
+        }
+    }
+}
+
 /// A `GRU` with its weights known at compile time: per direction three packed matrices
 /// (`[W_zr; R_zr]^T` over the concatenated input and state, `W_h^T`, `R_h^T`), and the
 /// scratch of one step.
@@ -366,6 +390,19 @@ pub mod stack {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lstm_gate_rows_are_whole_panels() {
+        for hidden in 1..40 {
+            let row = lstm::gate_row(hidden);
+            assert!(row >= 4 * hidden && row < 4 * hidden + NR && row.is_multiple_of(NR));
+            // The packed `[W; R]^T` holds exactly a row's columns for each input.
+            assert_eq!(packed_len(3 + hidden, 4 * hidden), (3 + hidden) * row);
+            assert!(lstm::scratch(2, 3, hidden, true) >= lstm::scratch(2, 3, hidden, false));
+        }
+        assert_eq!(lstm::gate_row(7), 32);
+        assert_eq!(lstm::gate_row(4), 16);
+    }
 
     #[test]
     fn q8_packing_places_every_element_once() {

@@ -18,10 +18,11 @@ pub struct Options {
 
 /// Runs every direction over the whole sequence. `y_h` and `y_c` hold the running state
 /// (initialized from `h0`/`c0` or zeros) and end as the final state; `gates` is scratch
-/// of `BATCH * 4 * HIDDEN` values, followed (packed weights) by `BATCH * (INPUT + HIDDEN)`
-/// for the concatenated input and state rows of one step: each step's gates are then
-/// one matrix product. Packed weights ([`GateWeights::Packed`]): per direction the
-/// `[INPUT + HIDDEN, 4H]` matrix `[W; R]^T` in panels, and `[DIRS, 4H]` biases `Wb + Rb`.
+/// of `tinyonnx_layout::lstm::scratch` values: each batch row's gates, and with packed
+/// weights the concatenated input and state rows of one step, whose gates are then one
+/// matrix product. Packed weights ([`GateWeights::Packed`]): per direction the
+/// `[INPUT + HIDDEN, 4H]` matrix `[W; R]^T` in panels, and the biases `Wb + Rb`, each
+/// direction's `tinyonnx_layout::lstm::gate_row` values (zeros after `4H`).
 /// Inlined, as [`super::rnn::gru`]: in generated code the weights' kind is a constant,
 /// so only the routine the node needs is compiled (the plain weights' products were
 /// 2 KB of a firmware that used none). `PLAIN_CELLS`: the node has no peepholes, clip
@@ -186,8 +187,16 @@ fn run<
 ) {
     let (seq, batch, input, hidden, dirs) = sizes.get().all();
     let g4 = 4 * hidden;
+    // With packed weights the gates' rows are whole panels (the product's routines
+    // compute each column: no code for a partial last panel), the columns after `g4`
+    // the zeros of the padded biases and weights.
+    let row = if PACKED {
+        tinyonnx_layout::lstm::gate_row(hidden)
+    } else {
+        g4
+    };
     let x = &x[..seq * batch * input];
-    let (gates, xh) = gates.split_at_mut(batch * g4);
+    let (gates, xh) = gates.split_at_mut(batch * row);
     let xh_len = input + hidden;
     let packed_len = super::packed::packed_len(xh_len, g4);
     let state = batch * hidden;
@@ -245,17 +254,17 @@ fn run<
                         );
                     }
                     super::packed::gemm_packed(
-                        (batch, xh_len, g4),
+                        (batch, xh_len, row),
                         xh,
                         xh_len,
                         &wr[d * packed_len..(d + 1) * packed_len],
                         bias.map(|b| super::packed::Strided {
-                            values: &b[d * g4..(d + 1) * g4],
+                            values: &b[d * row..(d + 1) * row],
                             rows: 0,
                             cols: 1,
                         }),
                         gates,
-                        (g4, 1),
+                        (row, 1),
                         false,
                     );
                 }
@@ -265,7 +274,7 @@ fn run<
             for bt in 0..batch {
                 let out = ((t * dirs + d) * batch + bt) * hidden;
                 let cells = (
-                    &gates[bt * g4..(bt + 1) * g4],
+                    &gates[bt * row..bt * row + g4],
                     &mut c[bt * hidden..(bt + 1) * hidden],
                     &mut h[bt * hidden..(bt + 1) * hidden],
                     &mut y[out..out + hidden],

@@ -136,7 +136,8 @@ pub enum GateWeights<'a> {
     Packed {
         /// The packed matrices, one set per direction.
         wr: &'a [f32],
-        /// The summed biases, per direction.
+        /// The summed biases, per direction (an LSTM's padded with zeros to
+        /// `tinyonnx_layout::lstm::gate_row` values).
         bias: Option<&'a [f32]>,
     },
 }

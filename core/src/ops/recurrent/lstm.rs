@@ -71,9 +71,7 @@ pub static LSTM: OpSchema = OpSchema {
         let hidden = attrs
             .get("hidden_size")
             .map_or(r[2], |_| attrs.int("hidden_size") as usize);
-        let packed = weights_known(cx);
-        // Gates, then (packed weights) the concatenated [x_t, h] rows.
-        x[1] * 4 * hidden + if packed { x[1] * (x[2] + hidden) } else { 0 }
+        tinyonnx_layout::lstm::scratch(x[1], x[2], hidden, weights_known(cx))
     },
     // A node that calls the `_shared` form reads its weights as declared too.
     packs: |cx| {
@@ -344,7 +342,8 @@ pub(super) fn known_weights<'a>(cx: &LowerCtx<'a>) -> Option<GateWeights<'a>> {
 }
 
 /// `W`, `R` and `B` (if given) known at compile time: per direction `[W; R]^T` packed
-/// into panels, and the summed biases `Wb + Rb`.
+/// into panels, and the summed biases `Wb + Rb` (each direction's
+/// `tinyonnx_layout::lstm::gate_row` values).
 fn packed_weights(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
     let (_, _, input, hidden, dirs) = dims(cx);
     let (w, r, b) = known_weights(cx)?;
@@ -359,9 +358,19 @@ fn packed_weights(cx: &LowerCtx) -> Option<(Vec<f32>, Option<Vec<f32>>)> {
             }
         }));
     }
+    // Each direction's sums padded with zeros to whole panels, as the gates' rows.
+    let row = tinyonnx_layout::lstm::gate_row(hidden);
     let bias = b.map(|b| {
         (0..dirs)
-            .flat_map(|d| (0..g4).map(move |j| b[d * 2 * g4 + j] + b[d * 2 * g4 + g4 + j]))
+            .flat_map(|d| {
+                (0..row).map(move |j| {
+                    if j < g4 {
+                        b[d * 2 * g4 + j] + b[d * 2 * g4 + g4 + j]
+                    } else {
+                        0.0
+                    }
+                })
+            })
             .collect()
     });
     Some((wr, bias))
