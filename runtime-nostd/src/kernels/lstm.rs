@@ -190,13 +190,13 @@ fn run<
     // With packed weights the gates' rows are whole panels (the product's routines
     // compute each column: no code for a partial last panel), the columns after `g4`
     // the zeros of the padded biases and weights.
-    let row = if PACKED {
+    let stride = if PACKED {
         tinyonnx_layout::lstm::gate_row(hidden)
     } else {
         g4
     };
     let x = &x[..seq * batch * input];
-    let (gates, xh) = gates.split_at_mut(batch * row);
+    let (gates, xh) = gates.split_at_mut(batch * stride);
     let xh_len = input + hidden;
     let packed_len = super::packed::packed_len(xh_len, g4);
     let state = batch * hidden;
@@ -254,17 +254,17 @@ fn run<
                         );
                     }
                     super::packed::gemm_packed(
-                        (batch, xh_len, row),
+                        (batch, xh_len, stride),
                         xh,
                         xh_len,
                         &wr[d * packed_len..(d + 1) * packed_len],
                         bias.map(|b| super::packed::Strided {
-                            values: &b[d * row..(d + 1) * row],
+                            values: &b[d * stride..(d + 1) * stride],
                             rows: 0,
                             cols: 1,
                         }),
                         gates,
-                        (row, 1),
+                        (stride, 1),
                         false,
                     );
                 }
@@ -274,7 +274,7 @@ fn run<
             for bt in 0..batch {
                 let out = ((t * dirs + d) * batch + bt) * hidden;
                 let cells = (
-                    &gates[bt * row..bt * row + g4],
+                    &gates[bt * stride..bt * stride + g4],
                     &mut c[bt * hidden..(bt + 1) * hidden],
                     &mut h[bt * hidden..(bt + 1) * hidden],
                     &mut y[out..out + hidden],
