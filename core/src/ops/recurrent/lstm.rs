@@ -73,14 +73,7 @@ pub static LSTM: OpSchema = OpSchema {
             .map_or(r[2], |_| attrs.int("hidden_size") as usize);
         tinyonnx_layout::lstm::scratch(x[1], x[2], hidden, weights_known(cx))
     },
-    // A node that calls the `_shared` form reads its weights as declared too.
-    packs: |cx| {
-        if !cx.sized && packed_weights(cx).is_some() {
-            vec![1, 2, 3]
-        } else {
-            Vec::new()
-        }
-    },
+    packs: |cx| packed_inputs(cx, packed_weights(cx).is_some()),
     sized_kernel: |_| Some(SIZED),
     ..BASE
 };
@@ -389,29 +382,40 @@ pub(super) fn gate_weights(
 ) -> (TokenStream, TokenStream) {
     let kernels = kernels();
     let declared = quote!(#kernels::GateWeights::Plain { w: #w, r: #r, b: #b });
-    let Some((wr, bias)) = packed else {
-        let args = if cx.sized {
-            quote!(#declared, #declared)
-        } else {
-            declared
-        };
-        return (TokenStream::new(), args);
-    };
-    let (wr_decl, wr) = node_static("wr", wr);
-    let (b_decl, b) = match bias {
-        Some(v) => {
-            let (decl, e) = node_static("bsum", v);
-            (decl, quote!(::core::option::Option::Some(#e)))
+    let (decls, weights) = match packed {
+        None => (TokenStream::new(), declared.clone()),
+        Some((wr, bias)) => {
+            let (wr_decl, wr) = node_static("wr", wr);
+            let (b_decl, b) = match bias {
+                Some(v) => {
+                    let (decl, e) = node_static("bsum", v);
+                    (decl, quote!(::core::option::Option::Some(#e)))
+                }
+                None => (TokenStream::new(), quote!(::core::option::Option::None)),
+            };
+            (
+                quote!(#wr_decl #b_decl),
+                quote!(#kernels::GateWeights::Packed { wr: #wr, bias: #b }),
+            )
         }
-        None => (TokenStream::new(), quote!(::core::option::Option::None)),
     };
-    let packed = quote!(#kernels::GateWeights::Packed { wr: #wr, bias: #b });
     let args = if cx.sized {
-        quote!(#packed, #declared)
+        quote!(#weights, #declared)
     } else {
-        packed
+        weights
     };
-    (quote!(#wr_decl #b_decl), args)
+    (decls, args)
+}
+
+/// A recurrent node's `OpSchema::packs`: `W`, `R` and `B` where its lowering packs them
+/// (`packed`), unless the node calls the `_shared` form, which reads them as declared
+/// too ([`gate_weights`]).
+pub(super) fn packed_inputs(cx: &LowerCtx, packed: bool) -> Vec<usize> {
+    if packed && !cx.sized {
+        vec![1, 2, 3]
+    } else {
+        Vec::new()
+    }
 }
 
 fn lower(cx: &LowerCtx) -> TokenStream {

@@ -7,7 +7,7 @@ use quote::quote;
 
 use super::lstm::{
     RECURRENT_ATTRS, activation_list, clip_tokens, clipped, expect_shape, gate_weights,
-    kernel_call, known_weights, recurrent_dims, recurrent_outputs, weights_known,
+    kernel_call, known_weights, packed_inputs, recurrent_dims, recurrent_outputs, weights_known,
 };
 use crate::ops::schema::prelude::*;
 use crate::types::{Dim, Shape, TensorType};
@@ -50,14 +50,7 @@ pub static GRU: OpSchema = OpSchema {
         let (y_h, x) = (&cx.outputs[1], cx.inputs[0].as_ref().expect("X"));
         tinyonnx_layout::gru::scratch(y_h[1], x[2], y_h[2], weights_known(cx))
     },
-    // As the LSTM's: a node that calls `gru_shared` reads its weights as declared too.
-    packs: |cx| {
-        if !cx.sized && gru_packed(cx).is_some() {
-            vec![1, 2, 3]
-        } else {
-            Vec::new()
-        }
-    },
+    packs: |cx| packed_inputs(cx, gru_packed(cx).is_some()),
     sized_kernel: |_| Some(super::lstm::SIZED),
     ..BASE
 };
