@@ -349,7 +349,12 @@ pub enum Port {
 }
 
 /// Why [`Model::run_f32`] refused its arguments.
+///
+/// Its tags start at 1, so that `Result<(), RunError>`'s `Ok` is the tag 0: a success is
+/// a store of zero and a test of it a branch on zero (on RISC-V, `Ok` as the compiler
+/// chose it was 7, a constant to load first).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum RunError {
     /// Wrong number of inputs or outputs.
     Count {
@@ -359,7 +364,7 @@ pub enum RunError {
         expected: usize,
         /// What was passed.
         got: usize,
-    },
+    } = 1,
     /// A buffer of the wrong length.
     Length {
         /// The port.
