@@ -394,7 +394,7 @@ pub fn conv2d_packed_shared<
 /// ([`tinyonnx_layout::direct::fits`]; the planner sizes the scratch for im2col alone, the
 /// same on every target). On the microcontrollers a convolution of at least
 /// [`super::SHARED_CHANNELS`] output channels a group gathers its patches through one
-/// function for every such layer with its kernel window ([`pack_panel_shared`]).
+/// function for every such layer ([`pack_panel_shared`]).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 pub fn conv2d_packed<
@@ -455,10 +455,11 @@ pub fn conv2d_packed<
         return;
     }
     // On the microcontrollers a layer of `SHARED_CHANNELS` output channels a group or
-    // more gathers its patches through one function for every layer with its kernel
-    // window, the image sizes as values: a copy specialized on all of a layer's sizes
-    // is 2-3 KB of flash (the CIFAR CNN had three), and with many channels each
-    // gathered value feeds many products (a layer of eight ran 50 % slower so).
+    // more gathers its patches through one function for every such layer, the image
+    // sizes and the kernel window as values: a copy specialized on all of a layer's
+    // sizes is 2-3 KB of flash (the CIFAR CNN had three), a copy per kernel window
+    // 0.2-2 KB (Silero VAD's three were 3.2 KB, the one 0.9 KB), and with many channels
+    // each gathered value feeds many products (a layer of eight ran 50 % slower so).
     let shared = cfg!(target_os = "none") && M / G >= super::SHARED_CHANNELS;
     im2col::<N, C, H, W, M, G, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, PB>(
         (x, w, b),
@@ -554,7 +555,17 @@ pub(crate) fn im2col<
                                 pl: PL,
                             }
                         };
-                        pack_panel_shared::<KH, KW, SH, SW, DH, DW>(win, xg, first, width, panel);
+                        let taps = &const {
+                            Taps {
+                                kh: KH,
+                                kw: KW,
+                                sh: SH,
+                                sw: SW,
+                                dh: DH,
+                                dw: DW,
+                            }
+                        };
+                        pack_panel_shared(win, taps, xg, first, width, panel);
                         continue;
                     }
                     pack_panel::<H, W, KH, KW, OW, SH, SW, DH, DW, PT, PL>(xg, first, width, panel);
@@ -667,8 +678,7 @@ struct Window {
     pl: usize,
 }
 
-/// A convolution's kernel window: rows, columns, strides, dilations (constants in
-/// [`pack_panel_shared`], values in [`pack_panel_sized`]).
+/// A convolution's kernel window: rows, columns, strides, dilations.
 #[derive(Clone, Copy)]
 struct Taps {
     kh: usize,
@@ -679,39 +689,23 @@ struct Taps {
     dw: usize,
 }
 
-/// [`pack_panel`] with the image sizes as values (the kernel window's constants), for
-/// every layer with this window: by runs of positions in one output row, the loops
+/// [`pack_panel`] with the image's and the kernel window's sizes as values, one function
+/// for every layer that gathers so: by runs of positions in one output row, the loops
 /// kept rolled; out of line, its frame not under the products'.
-#[cfg(any(target_os = "none", test))]
 #[inline(never)]
-fn pack_panel_shared<
-    const KH: usize,
-    const KW: usize,
-    const SH: usize,
-    const SW: usize,
-    const DH: usize,
-    const DW: usize,
->(
+fn pack_panel_shared(
     win: &Window,
+    taps: &Taps,
     xg: &[f32],
     first: usize,
     width: usize,
     panel: &mut [f32],
 ) {
-    let taps = Taps {
-        kh: KH,
-        kw: KW,
-        sh: SH,
-        sw: SW,
-        dh: DH,
-        dw: DW,
-    };
-    pack_runs(win, taps, xg, (first, width), panel);
+    pack_runs(win, *taps, xg, (first, width), panel);
 }
 
-/// [`pack_panel_shared`] with the kernel window as values too, for
-/// [`conv2d_packed_sized`].
-#[inline(never)]
+/// [`pack_panel_shared`] on a [`ConvGeometry`], for [`conv2d_packed_sized`].
+#[inline(always)]
 fn pack_panel_sized(s: &ConvGeometry, xg: &[f32], first: usize, width: usize, panel: &mut [f32]) {
     let win = Window {
         h: s.h,
@@ -728,11 +722,11 @@ fn pack_panel_sized(s: &ConvGeometry, xg: &[f32], first: usize, width: usize, pa
         dh: s.dh,
         dw: s.dw,
     };
-    pack_runs(&win, taps, xg, (first, width), panel);
+    pack_panel_shared(&win, &taps, xg, first, width, panel);
 }
 
-/// The body of [`pack_panel_shared`] and [`pack_panel_sized`]: one panel of positions
-/// `first..first + width` as runs of one output row each.
+/// The body of [`pack_panel_shared`]: one panel of positions `first..first + width` as
+/// runs of one output row each.
 #[inline(always)]
 fn pack_runs(
     win: &Window,
