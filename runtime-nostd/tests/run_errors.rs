@@ -37,89 +37,68 @@ fn matching_ports_run() {
     assert_eq!(y, [42.0]);
 }
 
+/// A length error of `which`.
+fn length(which: Port, expected: usize, got: usize) -> RunError {
+    RunError::Length {
+        which,
+        expected,
+        got,
+    }
+}
+
+/// A type error of `which`.
+fn dtype(which: Port, expected: &'static str, got: &'static str) -> RunError {
+    RunError::DType {
+        which,
+        expected,
+        got,
+    }
+}
+
 #[test]
 fn each_mismatch_is_named() {
+    use {Port::Input as In, Port::Output as Out, TensorMut as M, TensorRef as R};
     let (x, k) = ([1.0f32; 3], [1i64; 2]);
     let (short, k3) = ([1.0f32; 2], [1i64; 3]);
-    let mut y = [7.0f32; 1];
-    let mut y2 = [7.0f32; 2];
-    let mut yi = [7i64; 1];
-    let cases: [(Result<(), RunError>, RunError); 6] = [
+    let (mut y, mut y2, mut yi) = ([7.0f32; 1], [7.0f32; 2], [7i64; 1]);
+    let count = |which, expected, got| RunError::Count {
+        which,
+        expected,
+        got,
+    };
+    let cases = [
         (
-            run(&[TensorRef::F32(&x)], &mut [TensorMut::F32(&mut y)]),
-            RunError::Count {
-                which: "inputs",
-                expected: 2,
-                got: 1,
-            },
+            run(&[R::F32(&x)], &mut [M::F32(&mut y)]),
+            count("inputs", 2, 1),
         ),
         (
-            run(&[TensorRef::F32(&x), TensorRef::I64(&k)], &mut []),
-            RunError::Count {
-                which: "outputs",
-                expected: 1,
-                got: 0,
-            },
+            run(&[R::F32(&x), R::I64(&k)], &mut []),
+            count("outputs", 1, 0),
         ),
         (
-            run(
-                &[TensorRef::F32(&short), TensorRef::I64(&k)],
-                &mut [TensorMut::F32(&mut y)],
-            ),
-            RunError::Length {
-                which: Port::Input(0),
-                expected: 3,
-                got: 2,
-            },
+            run(&[R::F32(&short), R::I64(&k)], &mut [M::F32(&mut y)]),
+            length(In(0), 3, 2),
         ),
         (
-            run(
-                &[TensorRef::F32(&x), TensorRef::I64(&k3)],
-                &mut [TensorMut::F32(&mut y)],
-            ),
-            RunError::Length {
-                which: Port::Input(1),
-                expected: 2,
-                got: 3,
-            },
+            run(&[R::F32(&x), R::I64(&k3)], &mut [M::F32(&mut y)]),
+            length(In(1), 2, 3),
         ),
         (
-            run(
-                &[TensorRef::F32(&x), TensorRef::F32(&x)],
-                &mut [TensorMut::F32(&mut y)],
-            ),
-            RunError::DType {
-                which: Port::Input(1),
-                expected: "i64",
-                got: "f32",
-            },
+            run(&[R::F32(&x), R::F32(&x)], &mut [M::F32(&mut y)]),
+            dtype(In(1), "i64", "f32"),
         ),
         (
-            run(
-                &[TensorRef::F32(&x), TensorRef::I64(&k)],
-                &mut [TensorMut::F32(&mut y2)],
-            ),
-            RunError::Length {
-                which: Port::Output(0),
-                expected: 1,
-                got: 2,
-            },
+            run(&[R::F32(&x), R::I64(&k)], &mut [M::F32(&mut y2)]),
+            length(Out(0), 1, 2),
+        ),
+        (
+            run(&[R::F32(&x), R::I64(&k)], &mut [M::I64(&mut yi)]),
+            dtype(Out(0), "f32", "i64"),
         ),
     ];
     for (got, want) in cases {
         assert_eq!(got, Err(want));
     }
-    assert_eq!(
-        run(
-            &[TensorRef::F32(&x), TensorRef::I64(&k)],
-            &mut [TensorMut::I64(&mut yi)]
-        ),
-        Err(RunError::DType {
-            which: Port::Output(0),
-            expected: "f32",
-            got: "i64",
-        })
-    );
     assert_eq!((y, y2, yi), ([7.0], [7.0; 2], [7]), "nothing written");
 }
 
@@ -129,19 +108,11 @@ fn run_f32_names_the_port_too() {
     let mut y = [0.0f32; 4];
     assert_eq!(
         Plain::run_f32(arena.as_bytes_mut(), &[&[1.0; 5]], &mut [&mut y]),
-        Err(RunError::Length {
-            which: Port::Input(0),
-            expected: 4,
-            got: 5,
-        })
+        Err(length(Port::Input(0), 4, 5))
     );
     assert_eq!(
         Plain::run_f32(arena.as_bytes_mut(), &[&[1.0; 4]], &mut [&mut y[..3]]),
-        Err(RunError::Length {
-            which: Port::Output(0),
-            expected: 4,
-            got: 3,
-        })
+        Err(length(Port::Output(0), 4, 3))
     );
     assert_eq!(
         Plain::run_f32(
