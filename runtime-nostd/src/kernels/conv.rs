@@ -701,7 +701,10 @@ fn pack_panel_shared(
     width: usize,
     panel: &mut [f32],
 ) {
-    pack_runs(win, *taps, xg, (first, width), panel);
+    // The panel's length hidden: where one convolution calls this function, the
+    // optimizer took its constants and unrolled the loop over the input channels.
+    let len = super::opaque(panel.len());
+    pack_runs(win, *taps, xg, (first, width), &mut panel[..len]);
 }
 
 /// [`pack_panel_shared`] on a [`ConvGeometry`], for [`conv2d_packed_sized`].
