@@ -1,9 +1,9 @@
 //! `cargo xtask miri`: Miri, the interpreter that detects undefined behaviour, over the
-//! runtime's unit tests, its soundness regression tests, the forward passes of a few
-//! small example models and the firmware harness's port views. It interprets for
-//! 64-bit RISC-V, where the portable kernels run: the x86-64 paths use `cpuid` and
-//! intrinsics Miri does not model in full, and on aarch64 `libm` takes the square root
-//! by inline assembly, which Miri cannot run. It needs a nightly toolchain with the
+//! runtime's unit tests, its soundness regression tests and `run`'s refusals, the
+//! forward passes of a few small example models and the firmware harness's port views.
+//! It interprets for 64-bit RISC-V, where the portable kernels run: the x86-64 paths
+//! use `cpuid` and intrinsics Miri does not model in full, and on aarch64 `libm` takes
+//! the square root by inline assembly, which Miri cannot run. It needs a nightly toolchain with the
 //! `miri` component, which it installs through rustup once.
 
 use std::path::Path;
@@ -72,7 +72,12 @@ fn miri_test(root: &Path, select: [&str; 2], args: &[&str]) -> Result<()> {
 pub fn run_all(root: &Path) -> Result<()> {
     setup()?;
     let runtime = ["-p", "tinyonnx"];
-    miri_test(root, runtime, &["--test", "soundness"])?;
+    // `run`'s refusals: its test of the zero `Ok` tag reads a byte of a `Result`.
+    miri_test(
+        root,
+        runtime,
+        &["--test", "soundness", "--test", "run_errors"],
+    )?;
     for filter in UNIT_TESTS {
         miri_test(root, runtime, &["--lib", "--", filter])?;
     }
