@@ -701,10 +701,26 @@ fn pack_panel_shared(
     width: usize,
     panel: &mut [f32],
 ) {
+    use super::packed::NR;
     // The panel's length hidden: where one convolution calls this function, the
     // optimizer took its constants and unrolled the loop over the input channels.
     let len = super::opaque(panel.len());
-    pack_runs(win, *taps, xg, (first, width), &mut panel[..len]);
+    let panel = &mut panel[..len];
+    // A run per output row, then zeros in the columns past `width`. A whole panel in
+    // one output row is a single run of `NR`: `pack_run`'s tests of `len == NR` make
+    // its copies vector copies, so it needs no copy of its own (one was 870 B of the
+    // CIFAR CNN's flash on the Cortex-M4F, for 0.27 % of its instructions).
+    let (mut oh, mut ow, mut j) = (first / win.ow, first % win.ow, 0);
+    while j < width {
+        let len = (width - j).min(win.ow - ow);
+        pack_run(win, *taps, xg, (oh, ow), (j, len), panel);
+        (oh, ow, j) = (oh + 1, 0, j + len);
+    }
+    if width < NR {
+        for tap in panel.chunks_exact_mut(NR) {
+            zero(&mut tap[width..]);
+        }
+    }
 }
 
 /// [`pack_panel_shared`] on a [`ConvGeometry`], for [`conv2d_packed_sized`].
@@ -726,34 +742,6 @@ fn pack_panel_sized(s: &ConvGeometry, xg: &[f32], first: usize, width: usize, pa
         dw: s.dw,
     };
     pack_panel_shared(&win, &taps, xg, first, width, panel);
-}
-
-/// The body of [`pack_panel_shared`]: one panel of positions `first..first + width` as
-/// runs of one output row each.
-#[inline(always)]
-fn pack_runs(
-    win: &Window,
-    taps: Taps,
-    xg: &[f32],
-    (first, width): (usize, usize),
-    panel: &mut [f32],
-) {
-    use super::packed::NR;
-    // A run per output row, then zeros in the columns past `width`. A whole panel in
-    // one output row is a single run of `NR`: `pack_run`'s tests of `len == NR` make
-    // its copies vector copies, so it needs no copy of its own (one was 870 B of the
-    // CIFAR CNN's flash on the Cortex-M4F, for 0.27 % of its instructions).
-    let (mut oh, mut ow, mut j) = (first / win.ow, first % win.ow, 0);
-    while j < width {
-        let len = (width - j).min(win.ow - ow);
-        pack_run(win, taps, xg, (oh, ow), (j, len), panel);
-        (oh, ow, j) = (oh + 1, 0, j + len);
-    }
-    if width < NR {
-        for tap in panel.chunks_exact_mut(NR) {
-            zero(&mut tap[width..]);
-        }
-    }
 }
 
 /// `dst` filled with zeros by a rolled loop ([`super::fill_rolled`]).
