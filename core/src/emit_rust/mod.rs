@@ -428,11 +428,12 @@ fn run_f32(p: &Planned) -> TokenStream {
             ::core::result::Result::Err(::tinyonnx::RunError::NotF32)
         };
     }
+    let cold = cold_hint(p);
     let in_checks = graph.inputs.iter().enumerate().map(|(k, &i)| {
         let n = graph.device_numel(i);
         quote! {
             <&[f32; #n]>::try_from(inputs[#k])
-                .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: inputs[#k].len() })?
+                .map_err(|_| { #cold ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: inputs[#k].len() } })?
         }
     });
     let out_checks = graph.outputs.iter().enumerate().map(|(k, &o)| {
@@ -441,7 +442,7 @@ fn run_f32(p: &Planned) -> TokenStream {
         quote! {{
             let got = #m.len();
             <&mut [f32; #n]>::try_from(&mut **#m)
-                .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got })?
+                .map_err(|_| { #cold ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got } })?
         }}
     });
     run_body(p, in_checks.chain(out_checks).collect(), None)
@@ -449,11 +450,21 @@ fn run_f32(p: &Planned) -> TokenStream {
 
 use crate::ops::variant;
 
+/// Where `run` is inlined into its caller (a model of a node or two), its refusals are
+/// marked cold, so that the caller's success path runs straight through (on the riscv32f
+/// a one-port model's success otherwise jumped over the error stores). Elsewhere the
+/// hint is left out: in the models of many ports it changed what LLVM inlined (the
+/// dtype zoo +2 KB).
+fn cold_hint(p: &Planned) -> Option<TokenStream> {
+    p.inline_run.then(|| quote!(::core::hint::cold_path();))
+}
+
 /// The body of `Model::run` (and with `trace`, the expression of the trace callback,
 /// of `Model::run_traced`): dtype and length checks per port, then the forward pass
 /// writing into the caller's buffers.
 fn run_typed(p: &Planned, trace: Option<TokenStream>) -> TokenStream {
     let graph = &p.graph;
+    let cold = cold_hint(p);
     let in_checks = graph.inputs.iter().enumerate().map(|(k, &i)| {
         let n = graph.device_numel(i);
         let dtype = graph.tensors[i].ty.dtype;
@@ -461,7 +472,7 @@ fn run_typed(p: &Planned, trace: Option<TokenStream>) -> TokenStream {
         quote! {
             match inputs[#k] {
                 ::tinyonnx::TensorRef::#v(s) => <&[#elem; #n]>::try_from(s)
-                    .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: s.len() })?,
+                    .map_err(|_| { #cold ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: s.len() } })?,
                 ref other => return ::core::result::Result::Err(::tinyonnx::__export::wrong_input(#k, #name, other)),
             }
         }
@@ -476,7 +487,7 @@ fn run_typed(p: &Planned, trace: Option<TokenStream>) -> TokenStream {
                 ::tinyonnx::TensorMut::#v(s) => {
                     let got = s.len();
                     <&mut [#elem; #n]>::try_from(&mut **s)
-                        .map_err(|_| ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got })?
+                        .map_err(|_| { #cold ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got } })?
                 }
                 ref other => return ::core::result::Result::Err(::tinyonnx::__export::wrong_output(#k, #name, other)),
             }
@@ -501,12 +512,15 @@ fn run_body(p: &Planned, checks: Vec<TokenStream>, trace: Option<TokenStream>) -
     let slots: Vec<Ident> = (0..n_out).map(|k| format_ident!("__m{}", k)).collect();
     let name = Ident::new(&graph.name, Span::call_site());
     let trace = trace.unwrap_or_else(|| quote!(&mut ::tinyonnx::__export::no_trace));
+    let cold = cold_hint(p);
     let counts = quote! {
         if inputs.len() != #n_in {
+            #cold
             return ::core::result::Result::Err(::tinyonnx::RunError::Count { which: "inputs", expected: #n_in, got: inputs.len() });
         }
         let got = outputs.len();
         let [#(#slots),*] = outputs else {
+            #cold
             return ::core::result::Result::Err(::tinyonnx::RunError::Count { which: "outputs", expected: #n_out, got });
         };
     };
