@@ -417,6 +417,12 @@ mod tests {
                 marked > 0,
                 "INFO and the attribute disagree"
             );
+            // The refusals are cold exactly where `run` is inlined.
+            assert_eq!(
+                code.contains("cold_path"),
+                marked > 0,
+                "cold refusals and inlining disagree"
+            );
             marked
         };
         assert_eq!(
