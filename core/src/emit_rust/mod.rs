@@ -428,21 +428,20 @@ fn run_f32(p: &Planned) -> TokenStream {
             ::core::result::Result::Err(::tinyonnx::RunError::NotF32)
         };
     }
-    let cold = cold_hint(p);
     let in_checks = graph.inputs.iter().enumerate().map(|(k, &i)| {
         let n = graph.device_numel(i);
+        let refuse = length_refusal(p, quote!(Input(#k)), n, quote!(inputs[#k].len()));
         quote! {
-            <&[f32; #n]>::try_from(inputs[#k])
-                .map_err(|_| { #cold ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: inputs[#k].len() } })?
+            <&[f32; #n]>::try_from(inputs[#k]).map_err(#refuse)?
         }
     });
     let out_checks = graph.outputs.iter().enumerate().map(|(k, &o)| {
         let n = graph.device_numel(o);
         let m = format_ident!("__m{}", k);
+        let refuse = length_refusal(p, quote!(Output(#k)), n, quote!(got));
         quote! {{
             let got = #m.len();
-            <&mut [f32; #n]>::try_from(&mut **#m)
-                .map_err(|_| { #cold ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got } })?
+            <&mut [f32; #n]>::try_from(&mut **#m).map_err(#refuse)?
         }}
     });
     run_body(p, in_checks.chain(out_checks).collect(), None)
@@ -459,20 +458,33 @@ fn cold_hint(p: &Planned) -> Option<TokenStream> {
     p.inline_run.then(|| quote!(::core::hint::cold_path();))
 }
 
+/// The closure a length check's `map_err` takes: the refusal of port `port` (`Input(k)`
+/// or `Output(k)`) of `expected` values that got `got`.
+fn length_refusal(
+    p: &Planned,
+    port: TokenStream,
+    expected: usize,
+    got: TokenStream,
+) -> TokenStream {
+    let cold = cold_hint(p);
+    quote! {
+        |_| { #cold ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::#port, expected: #expected, got: #got } }
+    }
+}
+
 /// The body of `Model::run` (and with `trace`, the expression of the trace callback,
 /// of `Model::run_traced`): dtype and length checks per port, then the forward pass
 /// writing into the caller's buffers.
 fn run_typed(p: &Planned, trace: Option<TokenStream>) -> TokenStream {
     let graph = &p.graph;
-    let cold = cold_hint(p);
     let in_checks = graph.inputs.iter().enumerate().map(|(k, &i)| {
         let n = graph.device_numel(i);
         let dtype = graph.tensors[i].ty.dtype;
         let (v, elem, name) = (variant(dtype), crate::ops::elem(dtype), dtype.name());
+        let refuse = length_refusal(p, quote!(Input(#k)), n, quote!(s.len()));
         quote! {
             match inputs[#k] {
-                ::tinyonnx::TensorRef::#v(s) => <&[#elem; #n]>::try_from(s)
-                    .map_err(|_| { #cold ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Input(#k), expected: #n, got: s.len() } })?,
+                ::tinyonnx::TensorRef::#v(s) => <&[#elem; #n]>::try_from(s).map_err(#refuse)?,
                 ref other => return ::core::result::Result::Err(::tinyonnx::__export::wrong_input(#k, #name, other)),
             }
         }
@@ -482,12 +494,12 @@ fn run_typed(p: &Planned, trace: Option<TokenStream>) -> TokenStream {
         let dtype = graph.tensors[o].ty.dtype;
         let (v, elem, name) = (variant(dtype), crate::ops::elem(dtype), dtype.name());
         let m = format_ident!("__m{}", k);
+        let refuse = length_refusal(p, quote!(Output(#k)), n, quote!(got));
         quote! {
             match #m {
                 ::tinyonnx::TensorMut::#v(s) => {
                     let got = s.len();
-                    <&mut [#elem; #n]>::try_from(&mut **s)
-                        .map_err(|_| { #cold ::tinyonnx::RunError::Length { which: ::tinyonnx::Port::Output(#k), expected: #n, got } })?
+                    <&mut [#elem; #n]>::try_from(&mut **s).map_err(#refuse)?
                 }
                 ref other => return ::core::result::Result::Err(::tinyonnx::__export::wrong_output(#k, #name, other)),
             }
