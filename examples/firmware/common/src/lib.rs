@@ -92,13 +92,19 @@ impl Port {
 
     /// [`Port::of`] each of `ports` (`N` of them).
     pub const fn all<const N: usize>(ports: &[TensorInfo]) -> [Port; N] {
+        assert!(ports.len() == N, "as many ports as the array holds");
+        Port::first(ports)
+    }
+
+    /// [`Port::of`] each of the first `N` of `ports`; slots past its end are empty.
+    pub const fn first<const N: usize>(ports: &[TensorInfo]) -> [Port; N] {
         let mut out = [Port {
             elem: Elem::F32,
             numel: 0,
             words: 0,
         }; N];
         let mut i = 0;
-        while i < N {
+        while i < N && i < ports.len() {
             out[i] = Port::of(&ports[i]);
             i += 1;
         }
@@ -232,31 +238,84 @@ pub fn run<M: Model, B: Board>(
         board.line(format_args!("result error more than {MAX_PORTS} ports"));
         return false;
     }
+    if fixed_views::<M>() {
+        // Seeds the inputs' words, which the constant views below take up again.
+        let _ = ports::<true>(&info, input, output, false);
+        let (n_in, n_out) = (M::INFO.inputs.len(), M::INFO.outputs.len());
+        let (ins, mut outs) = constant_ports::<M>(input, output);
+        let (result, used) = measured(board, stack, || {
+            M::run(arena, &ins[..n_in], &mut outs[..n_out])
+        });
+        return finish(board, &outs[..n_out], used, result);
+    }
     let (ins, mut outs) = ports::<true>(&info, input, output, false);
-    // The inference's own stack: from this frame's stack pointer down to the deepest
-    // word `run` wrote (the harness's frames above are not the model's).
+    // Port counts read back from `info`: given constants, LLVM compiled the rest of this
+    // function differently (the riscv32's 3x3 int8 convolution took 9 % more
+    // instructions).
+    let (n_in, n_out) = (info.inputs.len(), info.outputs.len());
+    let (result, used) = measured(board, stack, || {
+        run_out_of_line::<M>(arena, &ins[..n_in], &mut outs[..n_out])
+    });
+    finish(board, &outs[..n_out], used, result)
+}
+
+/// The most ports of each side for which [`run`] calls a model with constant views.
+const FIXED_PORTS: usize = 4;
+
+/// Whether [`run`] calls `M` as a caller's code would, with arrays of views whose
+/// counts, element types and lengths are constants: where the plan inlined `Model::run`
+/// (a model of a node or two, whose call overhead is what is measured) and its ports are
+/// few. `run`'s port checks then fold, as they do in such a caller; views built at run
+/// time (every other model here) keep them.
+const fn fixed_views<M: Model>() -> bool {
+    M::INFO.run_inlined
+        && M::INFO.inputs.len() <= FIXED_PORTS
+        && M::INFO.outputs.len() <= FIXED_PORTS
+}
+
+/// `M`'s inputs (kept as seeded) and zeroed outputs viewed from the buffers with
+/// constant element types and lengths (see [`fixed_views`]); slots past a side's ports
+/// are empty.
+fn constant_ports<'a, M: Model>(
+    input: &'a mut [u64],
+    output: &'a mut [u64],
+) -> ([TensorRef<'a>; FIXED_PORTS], [TensorMut<'a>; FIXED_PORTS]) {
+    let (pin, pout): ([Port; FIXED_PORTS], [Port; FIXED_PORTS]) =
+        const { (Port::first(M::INFO.inputs), Port::first(M::INFO.outputs)) };
+    let mut ins = [TensorRef::F32(&[]); FIXED_PORTS];
+    let mut rest: &mut [u64] = input;
+    for (slot, p) in ins.iter_mut().zip(pin).take(M::INFO.inputs.len()) {
+        *slot = p.carve(&mut rest, true).into_ref();
+    }
+    let mut outs: [TensorMut<'a>; FIXED_PORTS] = core::array::from_fn(|_| TensorMut::F32(&mut []));
+    let mut rest: &mut [u64] = output;
+    for (slot, p) in outs.iter_mut().zip(pout).take(M::INFO.outputs.len()) {
+        *slot = p.carve(&mut rest, false);
+    }
+    (ins, outs)
+}
+
+/// Runs `call` between the two markers and returns its result and the stack it used:
+/// from the caller's stack pointer down to the deepest word written (the harness's
+/// frames above are not the model's).
+#[inline(always)]
+fn measured<B: Board, R>(board: &B, stack: (usize, usize), call: impl FnOnce() -> R) -> (R, usize) {
     let sp = board.stack_pointer();
     let painted_to = paint(sp, stack.0);
-    // Where the plan inlined `Model::run` (a model of a node or two), the port counts as
-    // constants, as in a caller's code with arrays of ports: its count checks then fold.
-    // Other models read them back from `info`: given constants, LLVM compiled the rest
-    // of this function differently (the riscv32's 3x3 int8 convolution took 9 % more
-    // instructions).
-    let (n_in, n_out) = if M::INFO.run_inlined {
-        (M::INFO.inputs.len(), M::INFO.outputs.len())
-    } else {
-        (info.inputs.len(), info.outputs.len())
-    };
     tinyonnx_mark();
-    let result = if M::INFO.run_inlined {
-        M::run(arena, &ins[..n_in], &mut outs[..n_out])
-    } else {
-        run_out_of_line::<M>(arena, &ins[..n_in], &mut outs[..n_out])
-    };
+    let result = call();
     tinyonnx_mark();
-    let used = sp - high_water(stack.0, painted_to);
+    (result, sp - high_water(stack.0, painted_to))
+}
 
-    for (k, out) in outs[..info.outputs.len()].iter().enumerate() {
+/// Prints a run's outputs, its stack figure and its result line.
+fn finish<B: Board>(
+    board: &mut B,
+    outs: &[TensorMut<'_>],
+    used: usize,
+    result: Result<(), tinyonnx::RunError>,
+) -> bool {
+    for (k, out) in outs.iter().enumerate() {
         print_output(board, k, out);
     }
     board.line(format_args!("stack {used}"));
@@ -266,8 +325,9 @@ pub fn run<M: Model, B: Board>(
 /// `M::run` as a function of its own. Called once, it may be inlined into the harness,
 /// whose frame (above the stack pointer the stack figure starts from) then holds the
 /// inference's locals uncounted: with the markers as inline instructions, LLVM did so
-/// and a Transformer's 508 bytes read 220. Only a model whose `run` the plan inlines
-/// runs in the harness's frame, as it would in its caller's.
+/// and a Transformer's 508 bytes read 220. Only a model [`run`] calls with constant
+/// views (one whose `run` the plan inlines, [`fixed_views`]) runs in the harness's
+/// frame, as it would in its caller's.
 #[inline(never)]
 fn run_out_of_line<M: Model>(
     arena: &mut [u8],
