@@ -1390,13 +1390,13 @@ fn fail_on(rows: &[Row]) -> Result<()> {
 /// DigitsConv within the 1.4 and the LSTM and GRU within the 2.0 of the footprint issue
 /// (the digits models 8 and 37 instructions under it on the M4F), the int8 MLP within CMSIS-NN's
 /// 1.96 and the int8 depthwise convolution within its 8.89, `LinearRegression` through
-/// `Model::run` within the issue's 40 instructions (5.0 for its 8 MACs); on the
-/// riscv32f `LinearRegression` (42 through `Model::run`: eight loads of each operand
-/// and eight `FMADD.S`, no load-multiple on RISC-V), the f32 models its `FMADD.S` routines
-/// run and the int8 ones; on the
+/// `Model::run` (23 instructions, called with constant views as a caller's arrays are:
+/// the issue's bound is 40); on the riscv32f `LinearRegression` (32 through
+/// `Model::run`: eight loads of each operand and eight `FMADD.S`, no load-multiple on
+/// RISC-V), the f32 models its `FMADD.S` routines run and the int8 ones; on the
 /// soft-float cores (M3, riscv32) the models that fit.
 pub const CEILINGS: &[(&str, &str, f64)] = &[
-    ("cortex-m4f", "LinearRegression", 5.00),
+    ("cortex-m4f", "LinearRegression", 3.00),
     ("cortex-m4f", "Mlp", 1.17),
     ("cortex-m4f", "Cnn", 1.24),
     ("cortex-m4f", "DigitsConv", 1.40),
@@ -1411,7 +1411,7 @@ pub const CEILINGS: &[(&str, &str, f64)] = &[
     ("cortex-m4f", "DepthwiseInt8", 2.80),
     ("cortex-m4f", "PointwiseInt8", 1.58),
     ("cortex-m4f", "Conv3x3Int8", 1.34),
-    ("cortex-m33", "LinearRegression", 5.00),
+    ("cortex-m33", "LinearRegression", 3.00),
     ("cortex-m33", "Mlp", 1.17),
     ("cortex-m33", "Cnn", 1.24),
     ("cortex-m33", "DigitsConv", 1.40),
@@ -1426,7 +1426,7 @@ pub const CEILINGS: &[(&str, &str, f64)] = &[
     ("cortex-m33", "DepthwiseInt8", 2.80),
     ("cortex-m33", "PointwiseInt8", 1.58),
     ("cortex-m33", "Conv3x3Int8", 1.34),
-    ("riscv32f", "LinearRegression", 5.50),
+    ("riscv32f", "LinearRegression", 4.20),
     ("riscv32f", "Mlp", 2.48),
     ("riscv32f", "Cnn", 1.98),
     ("riscv32f", "DigitsConv", 2.24),
