@@ -664,4 +664,22 @@ mod tests {
         assert!(matches!(d, TensorMut::F64(ref v) if *v == [0.0, 0.0]));
         assert!(rest.is_empty());
     }
+
+    // The constant views' ports: each given port as `of` describes it, then empty slots
+    // that carve nothing.
+    #[test]
+    fn first_ports_pad_with_empty_slots() {
+        const PORTS: [Port; 5] = Port::first(&INFO);
+        for (p, t) in PORTS.iter().zip(&INFO) {
+            let q = Port::of(t);
+            assert!(p.elem == q.elem && p.numel == q.numel && p.words == q.words);
+        }
+        let mut words = [0u64; 1];
+        let mut rest: &mut [u64] = &mut words;
+        for p in &PORTS[INFO.len()..] {
+            assert!(p.numel == 0 && p.words == 0);
+            assert!(matches!(p.carve(&mut rest, true), TensorMut::F32(ref v) if v.is_empty()));
+        }
+        assert_eq!(rest.len(), 1);
+    }
 }
