@@ -239,8 +239,6 @@ pub fn run<M: Model, B: Board>(
         return false;
     }
     if fixed_views::<M>() {
-        // Seeds the inputs' words, which the constant views below take up again.
-        let _ = ports::<true>(&info, input, output, false);
         let (n_in, n_out) = (M::INFO.inputs.len(), M::INFO.outputs.len());
         let (ins, mut outs) = constant_ports::<M>(input, output);
         let (result, used) = measured(board, stack, || {
@@ -273,26 +271,17 @@ const fn fixed_views<M: Model>() -> bool {
         && M::INFO.outputs.len() <= FIXED_PORTS
 }
 
-/// `M`'s inputs (kept as seeded) and zeroed outputs viewed from the buffers with
-/// constant element types and lengths (see [`fixed_views`]); slots past a side's ports
-/// are empty.
+/// `M`'s seeded inputs and zeroed outputs viewed from the buffers with constant element
+/// types and lengths (see [`fixed_views`]); slots past a side's ports are empty.
 fn constant_ports<'a, M: Model>(
     input: &'a mut [u64],
     output: &'a mut [u64],
 ) -> ([TensorRef<'a>; FIXED_PORTS], [TensorMut<'a>; FIXED_PORTS]) {
     let (pin, pout): ([Port; FIXED_PORTS], [Port; FIXED_PORTS]) =
         const { (Port::first(M::INFO.inputs), Port::first(M::INFO.outputs)) };
-    let mut ins = [TensorRef::F32(&[]); FIXED_PORTS];
-    let mut rest: &mut [u64] = input;
-    for (slot, p) in ins.iter_mut().zip(pin).take(M::INFO.inputs.len()) {
-        *slot = p.carve(&mut rest, true).into_ref();
-    }
-    let mut outs: [TensorMut<'a>; FIXED_PORTS] = core::array::from_fn(|_| TensorMut::F32(&mut []));
-    let mut rest: &mut [u64] = output;
-    for (slot, p) in outs.iter_mut().zip(pout).take(M::INFO.outputs.len()) {
-        *slot = p.carve(&mut rest, false);
-    }
-    (ins, outs)
+    let ins = pin.into_iter().take(M::INFO.inputs.len());
+    let outs = pout.into_iter().take(M::INFO.outputs.len());
+    carve_ports::<FIXED_PORTS, true>((ins, outs), input, output, false)
 }
 
 /// Runs `call` between the two markers and returns its result and the stack it used:
@@ -346,23 +335,40 @@ pub fn ports<'a, const SEEDED: bool>(
     output: &'a mut [u64],
     specials: bool,
 ) -> ([TensorRef<'a>; MAX_PORTS], [TensorMut<'a>; MAX_PORTS]) {
+    let (ins, outs) = (info.inputs.iter(), info.outputs.iter());
+    carve_ports::<MAX_PORTS, SEEDED>(
+        (ins.map(Port::of), outs.map(Port::of)),
+        input,
+        output,
+        specials,
+    )
+}
+
+/// [`ports`] of the given input and output ports, into arrays of `N` views (slots past
+/// a side's ports empty, ports past `N` left out).
+fn carve_ports<'a, const N: usize, const SEEDED: bool>(
+    (ins_of, outs_of): (impl Iterator<Item = Port>, impl Iterator<Item = Port>),
+    input: &'a mut [u64],
+    output: &'a mut [u64],
+    specials: bool,
+) -> ([TensorRef<'a>; N], [TensorMut<'a>; N]) {
     let mut state = SEED;
-    let mut ins: [TensorRef<'a>; MAX_PORTS] = [TensorRef::F32(&[]); MAX_PORTS];
+    let mut ins: [TensorRef<'a>; N] = [TensorRef::F32(&[]); N];
     let mut rest: &mut [u64] = input;
-    for (k, t) in info.inputs.iter().enumerate().take(MAX_PORTS) {
-        let mut buf = port(&mut rest, t);
+    for (slot, p) in ins.iter_mut().zip(ins_of) {
+        let mut buf = p.carve(&mut rest, false);
         if SEEDED {
             state = tinyonnx::typed_testing::fill(state, buf.reborrow(), 1.0);
         }
         if specials {
             tinyonnx::typed_testing::with_specials(buf.reborrow());
         }
-        ins[k] = buf.into_ref();
+        *slot = buf.into_ref();
     }
-    let mut outs: [TensorMut<'a>; MAX_PORTS] = core::array::from_fn(|_| TensorMut::F32(&mut []));
+    let mut outs: [TensorMut<'a>; N] = core::array::from_fn(|_| TensorMut::F32(&mut []));
     let mut rest: &mut [u64] = output;
-    for (k, t) in info.outputs.iter().enumerate().take(MAX_PORTS) {
-        outs[k] = port(&mut rest, t);
+    for (slot, p) in outs.iter_mut().zip(outs_of) {
+        *slot = p.carve(&mut rest, false);
     }
     (ins, outs)
 }
