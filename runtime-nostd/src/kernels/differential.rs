@@ -25,7 +25,7 @@ use super::arch::{Path, on_every_path};
 use super::conv::{conv2d, conv2d_packed};
 use super::packed::{NR, Strided, gemm_packed};
 use super::pool::max_pool2d;
-use super::winograd::{conv3x3_winograd, scratch_len};
+use super::winograd::{BY_LANE, conv3x3_winograd, scratch_len, winograd};
 
 /// Deterministic values in [-1, 1] without NaN.
 fn values(n: usize, step: f32) -> Vec<f32> {
@@ -466,6 +466,18 @@ macro_rules! winograd_case {
             // The transforms add rounding of their own: 1e-5 relative as the others,
             // on sums of up to 72 products.
             check(&y, &want, path, &std::format!("winograd {s:?} TB {} R {}", $tb, $r));
+            // The transforms' other form (a lane at a time on the microcontrollers, on
+            // arrays of lanes elsewhere) adds in the same order: the same bits.
+            let mut other = std::vec![f32::NAN; want.len()];
+            winograd::<$n, $c, $h, $w, $m, $oh, $ow, $pt, $pl, $tb, $r, true, { !BY_LANE }>(
+                &x, &u, Some(&b), &mut other, &mut scratch,
+            );
+            assert!(
+                y.iter().zip(&other).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "winograd {s:?} TB {} R {}: the two transform forms differ on {path:?}",
+                $tb,
+                $r
+            );
         });
     }};
 }

@@ -18,6 +18,7 @@ pub(crate) mod lanes;
 
 use super::packed::{NR, gemm_packed};
 
+pub(crate) use lanes::BY_LANE;
 use lanes::{AT, Block, LANE_TILE, Lanes, Products, add, at_row, bt, segments, sub, window_rows};
 
 pub use tinyonnx_layout::winograd::scratch_len;
@@ -75,6 +76,34 @@ pub fn conv3x3_winograd<
     y: &mut [f32],
     scratch: &mut [f32],
 ) {
+    winograd::<N, C, H, W, M, OH, OW, PT, PL, TB, R, RELU, BY_LANE>(x, u, b, y, scratch);
+}
+
+/// [`conv3x3_winograd`] with its transforms' form chosen ([`BY_LANE`]): the tests run
+/// both on the host.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+pub(crate) fn winograd<
+    const N: usize,
+    const C: usize,
+    const H: usize,
+    const W: usize,
+    const M: usize,
+    const OH: usize,
+    const OW: usize,
+    const PT: usize,
+    const PL: usize,
+    const TB: usize,
+    const R: usize,
+    const RELU: bool,
+    const BY_LANE: bool,
+>(
+    x: &[f32],
+    u: &[f32],
+    b: Option<&[f32]>,
+    y: &mut [f32],
+    scratch: &mut [f32],
+) {
     const {
         assert!(
             R == 1 || R == 2 || R == 4,
@@ -112,27 +141,27 @@ pub fn conv3x3_winograd<
             let geometry = (vs, 2 * ty0, hp, wp);
             // The passes in order: the first to touch an output row sets it.
             let job = ((&*padded, xn), geometry, u, b, tiles, avx);
-            pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 0, RELU>(
+            pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 0, RELU, BY_LANE>(
                 job,
                 (v, o, &mut *lanes, (os, ors)),
                 yn,
             );
             if R == 1 {
-                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 1, RELU>(
+                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 1, RELU, BY_LANE>(
                     job,
                     (v, o, &mut *lanes, (os, ors)),
                     yn,
                 );
             }
             if R <= 2 {
-                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 2, RELU>(
+                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 2, RELU, BY_LANE>(
                     job,
                     (v, o, &mut *lanes, (os, ors)),
                     yn,
                 );
             }
             if R == 1 {
-                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 3, RELU>(
+                pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 3, RELU, BY_LANE>(
                     job,
                     (v, o, &mut *lanes, (os, ors)),
                     yn,
@@ -192,6 +221,7 @@ fn pass<
     const R: usize,
     const A0: usize,
     const RELU: bool,
+    const BY_LANE: bool,
 >(
     ((padded, xn), geometry, u, b, tiles, avx): Job<'_>,
     (v, o, lanes, (os, ors)): (&mut [f32], &mut [f32], &mut [f32], (usize, usize)),
@@ -207,14 +237,14 @@ fn pass<
         };
     } else if avx {
         // Safety: the CPU has AVX and FMA.
-        unsafe { inputs_avx::<C, R, A0>(padded, v, lanes, geometry, tiles) };
+        unsafe { inputs_avx::<C, R, A0, BY_LANE>(padded, v, lanes, geometry, tiles) };
     } else {
-        inputs::<C, R, A0, false>(padded, v, lanes, geometry, tiles);
+        inputs::<C, R, A0, false, BY_LANE>(padded, v, lanes, geometry, tiles);
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (xn, paired);
-        inputs::<C, R, A0, false>(padded, v, lanes, geometry, tiles);
+        inputs::<C, R, A0, false, BY_LANE>(padded, v, lanes, geometry, tiles);
     }
     // The pass's products O_e = U_e V_e, over whole panels (a partial panel's tiles are
     // not its first lanes, see `LANE_TILE`), or whole pairs of them.
@@ -255,14 +285,14 @@ fn pass<
         };
     } else if avx {
         // Safety: the CPU has AVX and FMA.
-        unsafe { outputs_avx::<M, OH, OW, R, A0, RELU>(products, b, yn, tiles) };
+        unsafe { outputs_avx::<M, OH, OW, R, A0, RELU, BY_LANE>(products, b, yn, tiles) };
     } else {
-        outputs::<M, OH, OW, R, A0, RELU, false>(products, b, yn, tiles);
+        outputs::<M, OH, OW, R, A0, RELU, false, BY_LANE>(products, b, yn, tiles);
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = avx;
-        outputs::<M, OH, OW, R, A0, RELU, false>(products, b, yn, tiles);
+        outputs::<M, OH, OW, R, A0, RELU, false, BY_LANE>(products, b, yn, tiles);
     }
 }
 
@@ -294,14 +324,14 @@ fn band<const C: usize, const H: usize, const W: usize, const PT: usize, const P
 /// [`inputs`] compiled with AVX and FMA (8 lanes a register).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,fma")]
-fn inputs_avx<const C: usize, const R: usize, const A0: usize>(
+fn inputs_avx<const C: usize, const R: usize, const A0: usize, const BY_LANE: bool>(
     padded: &[f32],
     v: &mut [f32],
     lanes: &mut [f32],
     geometry: (usize, usize, usize, usize),
     block: Block,
 ) {
-    inputs::<C, R, A0, true>(padded, v, lanes, geometry, block);
+    inputs::<C, R, A0, true, BY_LANE>(padded, v, lanes, geometry, block);
 }
 
 /// The input transform of a block for element rows `A0..A0 + R`, a panel of `NR` tiles
@@ -312,7 +342,7 @@ fn inputs_avx<const C: usize, const R: usize, const A0: usize>(
 /// inference above 1 KB of stack. Hosts keep them a local array, which the optimizer
 /// holds in vector registers where they fit.
 #[inline(always)]
-fn inputs<const C: usize, const R: usize, const A0: usize, const AVX: bool>(
+fn inputs<const C: usize, const R: usize, const A0: usize, const AVX: bool, const BY_LANE: bool>(
     padded: &[f32],
     v: &mut [f32],
     lanes: &mut [f32],
@@ -333,8 +363,25 @@ fn inputs<const C: usize, const R: usize, const A0: usize, const AVX: bool>(
             let base = SLACK + c * hp * wp;
             windows::<AVX>(d, padded, (base, r0, wp), (first, width, tiles_w), rows);
             let at = p * C * NR + c * NR;
+            // Row a of Bt over the window's rows, then every row of Bt over columns.
+            if BY_LANE {
+                for l in 0..NR {
+                    for k in 0..R {
+                        let s: [f32; 4] = core::array::from_fn(|j| match A0 + k {
+                            0 => d[j][l] - d[8 + j][l],
+                            1 => d[4 + j][l] + d[8 + j][l],
+                            2 => d[8 + j][l] - d[4 + j][l],
+                            _ => d[4 + j][l] - d[12 + j][l],
+                        });
+                        let elements = [s[0] - s[2], s[1] + s[2], s[2] - s[1], s[1] - s[3]];
+                        for (e, value) in (4 * k..).zip(elements) {
+                            v[e * vs + at + l] = value;
+                        }
+                    }
+                }
+                continue;
+            }
             for k in 0..R {
-                // Row a of Bt over the window's rows, then every row of Bt over columns.
                 let mut s = [[0.0; NR]; 4];
                 for (j, s) in s.iter_mut().enumerate() {
                     *s = match A0 + k {
@@ -363,13 +410,14 @@ fn outputs_avx<
     const R: usize,
     const A0: usize,
     const RELU: bool,
+    const BY_LANE: bool,
 >(
     products: Products<'_>,
     b: Option<&[f32]>,
     yn: &mut [f32],
     block: Block,
 ) {
-    outputs::<M, OH, OW, R, A0, RELU, true>(products, b, yn, block);
+    outputs::<M, OH, OW, R, A0, RELU, true, BY_LANE>(products, b, yn, block);
 }
 
 /// The output transform of a pass over element rows `A0..A0 + R`, one output channel
@@ -386,6 +434,7 @@ fn outputs<
     const A0: usize,
     const RELU: bool,
     const AVX: bool,
+    const BY_LANE: bool,
 >(
     (o, (os, ors)): Products<'_>,
     b: Option<&[f32]>,
@@ -406,6 +455,56 @@ fn outputs<
                     .try_into()
                     .expect("NR values")
             };
+            let tile = (first, width, tiles_w);
+            // Output row `row` gets this pass's share `ys`: set (with the bias) by the
+            // pass holding the row's first element row, clamped by the one holding its
+            // last.
+            let mut store = |row: usize, ys: &[Lanes; 2]| match (
+                pass.contains(&row),
+                RELU && pass.contains(&(row + 2)),
+            ) {
+                (true, false) => store_row::<OH, OW, AVX>(out, ys, row, tile, |d, v| {
+                    *d = v + bias;
+                }),
+                (true, true) => store_row::<OH, OW, AVX>(out, ys, row, tile, |d, v| {
+                    *d = super::math::relu(v + bias);
+                }),
+                (false, false) => store_row::<OH, OW, AVX>(out, ys, row, tile, |d, v| {
+                    *d += v;
+                }),
+                (false, true) => store_row::<OH, OW, AVX>(out, ys, row, tile, |d, v| {
+                    *d = super::math::relu(*d + v);
+                }),
+            };
+            let reached = |coef: &[i8; 4]| pass.clone().any(|a| coef[a] != 0);
+            // -0.0 + t is t exactly: a share starts at -0.0.
+            if BY_LANE {
+                // Both rows' shares a lane at a time, from each element row's
+                // `t_a = O_a A` in registers.
+                let mut shares = [[[-0.0; NR]; 2]; 2];
+                for l in 0..NR {
+                    for k in 0..R {
+                        let o = |q: usize| lanes(4 * k + q)[l];
+                        let t = [o(0) + (o(1) + o(2)), (o(1) - o(2)) - o(3)];
+                        for (ys, coef) in shares.iter_mut().zip(&AT) {
+                            for (y, t) in ys.iter_mut().zip(t) {
+                                y[l] = match coef[A0 + k] {
+                                    1 => y[l] + t,
+                                    -1 => y[l] - t,
+                                    _ => y[l],
+                                };
+                            }
+                        }
+                    }
+                }
+                for (row, (coef, ys)) in AT.iter().zip(&shares).enumerate() {
+                    if reached(coef) {
+                        store(row, ys);
+                    }
+                }
+                continue;
+            }
+            // The element rows' `t_a = O_a A`, then each row's share.
             let mut ts = [[[0.0; NR]; 2]; R];
             for (k, t) in ts.iter_mut().enumerate() {
                 *t = at_row(
@@ -416,10 +515,9 @@ fn outputs<
                 );
             }
             for (row, coef) in AT.iter().enumerate() {
-                if pass.clone().all(|a| coef[a] == 0) {
+                if !reached(coef) {
                     continue;
                 }
-                // This pass's share of output row `row` (-0.0 + t is t exactly).
                 let mut ys = [[-0.0; NR]; 2];
                 for (t, &c) in ts.iter().zip(&coef[A0..]) {
                     for (y, t) in ys.iter_mut().zip(t) {
@@ -430,23 +528,7 @@ fn outputs<
                         };
                     }
                 }
-                let tile = (first, width, tiles_w);
-                // The pass holding the row's first element row sets it, with the bias;
-                // the one holding its last applies the activation.
-                match (pass.contains(&row), RELU && pass.contains(&(row + 2))) {
-                    (true, false) => store_row::<OH, OW, AVX>(out, &ys, row, tile, |d, v| {
-                        *d = v + bias;
-                    }),
-                    (true, true) => store_row::<OH, OW, AVX>(out, &ys, row, tile, |d, v| {
-                        *d = super::math::relu(v + bias);
-                    }),
-                    (false, false) => store_row::<OH, OW, AVX>(out, &ys, row, tile, |d, v| {
-                        *d += v;
-                    }),
-                    (false, true) => store_row::<OH, OW, AVX>(out, &ys, row, tile, |d, v| {
-                        *d = super::math::relu(*d + v);
-                    }),
-                }
+                store(row, &ys);
             }
         }
     }
