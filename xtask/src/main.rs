@@ -76,6 +76,12 @@ enum Command {
         /// and the node-suite sample. Default: every model that fits.
         #[arg(long = "model", value_name = "NAME")]
         models: Vec<String>,
+        /// Build at this release opt-level instead (s or z; 3 is the profile's own):
+        /// every row is still held to its outputs and its model's stated stack, but not
+        /// to the speed ceilings, which are set for 3, and the checks beyond the table
+        /// are left out.
+        #[arg(long = "opt-level", value_name = "LEVEL")]
+        opt_level: Option<String>,
     },
     /// Build the board templates of examples/boards (fmt, clippy, release build; not
     /// flashed) and print their sizes.
@@ -293,7 +299,8 @@ fn main() -> Result<()> {
             board,
             json,
             models,
-        } => firmware::run_cli(&root, board, json, &models),
+            opt_level,
+        } => firmware::run_cli(&root, board, json, &models, opt_level),
         Command::Templates => firmware::templates(&root),
     }
 }

@@ -233,7 +233,21 @@ fn run_steps(root: &Path, cuda: bool) -> Result<()> {
         "firmware on Cortex-M4F, Cortex-M3, Cortex-M33, RISC-V (imc) and RISC-V (imafc) in QEMU",
         || {
             let json = root.join("target/firmware/report.json");
-            crate::firmware::run_cli(root, None, Some(json), &[])
+            crate::firmware::run_cli(root, None, Some(json), &[], None)
+        },
+    )?;
+    // Embedded users often build for size: the stated stack must hold there too.
+    step(
+        "firmware on Cortex-M4F at opt-level \"s\": every model's outputs and stated stack",
+        || {
+            let json = root.join("target/firmware-opt-s/report.json");
+            crate::firmware::run_cli(
+                root,
+                Some("cortex-m4f".into()),
+                Some(json),
+                &[],
+                Some("s".into()),
+            )
         },
     )?;
     step("firmware crates (examples/firmware): fmt, clippy", || {
