@@ -78,14 +78,6 @@ pub(crate) fn add(a: &Lanes, b: &Lanes) -> Lanes {
     r
 }
 
-/// Whether the transforms run a lane at a time, a few scalars in registers, rather than
-/// on arrays of lanes: on the microcontrollers, whose FPUs have no vectors to fill and
-/// where the arrays spilled to the stack (CnnWinograd's inference took 1,228 bytes at
-/// `opt-level = "s"` on the Cortex-M4F, above its 1,040). Hosts keep the arrays, which
-/// become vector operations (a lane at a time ran the transforms' layer 2.3 times slower
-/// with AVX). The two forms add in the same order, so give the same bits.
-pub(crate) const BY_LANE: bool = cfg!(target_os = "none");
-
 /// `Bt` times four values: `[r0 - r2, r1 + r2, r2 - r1, r1 - r3]`.
 #[inline(always)]
 pub(crate) fn bt(r0: &Lanes, r1: &Lanes, r2: &Lanes, r3: &Lanes) -> [Lanes; 4] {

@@ -18,11 +18,18 @@ pub(crate) mod lanes;
 
 use super::packed::{NR, gemm_packed};
 
-pub(crate) use lanes::BY_LANE;
 use lanes::{AT, Block, LANE_TILE, Lanes, Products, add, at_row, bt, segments, sub, window_rows};
 
 pub use tinyonnx_layout::winograd::scratch_len;
 use tinyonnx_layout::winograd::{LANES, SLACK, layout};
+
+/// Whether the transforms run a lane at a time, a few scalars in registers, rather than
+/// on arrays of lanes: on the microcontrollers, whose FPUs have no vectors to fill and
+/// where the arrays spilled to the stack (CnnWinograd's inference took 1,228 bytes at
+/// `opt-level = "s"` on the Cortex-M4F, above its 1,040). Hosts keep the arrays, which
+/// become vector operations (a lane at a time, CnnWinograd's two layers ran 1.7 and 2.4
+/// times slower with AVX). The two forms add in the same order, so give the same bits.
+pub(crate) const BY_LANE: bool = cfg!(target_os = "none");
 
 /// Whether passes of fewer than four element rows beat the im2col kernel
 /// (`conv::conv2d_packed`, the direct kernel where it applies) on this CPU: not with
