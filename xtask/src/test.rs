@@ -238,16 +238,10 @@ fn run_steps(root: &Path, cuda: bool) -> Result<()> {
     )?;
     // Embedded users often build for size: the stated stack must hold there too.
     step(
-        "firmware on Cortex-M4F at opt-level \"s\": every model's outputs and stated stack",
+        "firmware on the five boards at opt-level \"s\": every model's outputs and stated stack",
         || {
             let json = root.join("target/firmware-opt-s/report.json");
-            crate::firmware::run_cli(
-                root,
-                Some("cortex-m4f".into()),
-                Some(json),
-                &[],
-                Some("s".into()),
-            )
+            crate::firmware::run_cli(root, None, Some(json), &[], Some("s".into()))
         },
     )?;
     step("firmware crates (examples/firmware): fmt, clippy", || {
