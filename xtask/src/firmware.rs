@@ -516,8 +516,14 @@ struct Shared {
 }
 
 /// Set-up (targets, QEMU, the plugin, ONNX Runtime, the imported models' files) and the
-/// shared inputs of the runs on `boards`; `checks` also writes the node-suite samples.
-fn prepare(root: &Path, boards: &[Board], only: &[String], checks: bool) -> Result<Shared> {
+/// shared inputs of the runs on `boards` at `opt_level`; `checks` also writes the
+/// node-suite samples.
+fn prepare(
+    root: &Path,
+    boards: &[Board],
+    only: &[String],
+    (checks, opt_level): (bool, Option<&'static str>),
+) -> Result<Shared> {
     setup::targets()?;
     qemu()?;
     let plugin = plugin(root)?;
@@ -547,7 +553,7 @@ fn prepare(root: &Path, boards: &[Board], only: &[String], checks: bool) -> Resu
         }
     }
     Ok(Shared {
-        opt_level: None,
+        opt_level,
         plugin,
         imported,
         samples,
@@ -1306,10 +1312,7 @@ pub fn run_cli(
     print_header();
     // The checks beyond the table run with the whole set of models only.
     let checks = only.is_empty() && opt_level.is_none();
-    let shared = Shared {
-        opt_level,
-        ..prepare(root, &boards, only, checks)?
-    };
+    let shared = prepare(root, &boards, only, (checks, opt_level))?;
     let runs = side_by_side(&boards, |b| {
         let t = std::time::Instant::now();
         let rows = board_rows(root, &shared, b, only)?;
