@@ -190,11 +190,6 @@ pub mod winograd {
     /// L1 cache.
     pub const SKEW: usize = 16;
 
-    /// Values of the 16 window lanes of `NR` tiles the microcontrollers' input transform
-    /// gathers in the scratch rather than on their scarce stack (unused on hosts, the
-    /// same layout on every target).
-    pub const LANES: usize = 16 * NR;
-
     /// Values before and after the padded input band: a panel's window rows start up to
     /// `2 NR` columns before its first tile's row and read `2 NR + 4` values.
     pub const SLACK: usize = 2 * NR + 4;
@@ -236,7 +231,7 @@ pub mod winograd {
             ors,
             band_rows,
             band_cols,
-            len: 4 * r * (vs + os) + LANES + c * band_rows * band_cols + 2 * SLACK + ALIGN_SLACK,
+            len: 4 * r * (vs + os) + c * band_rows * band_cols + 2 * SLACK + ALIGN_SLACK,
         }
     }
 
@@ -380,8 +375,8 @@ pub mod stack {
     pub const PORT: usize = 8;
 
     /// The budget of a model with `ports` inputs and outputs. (A Winograd convolution
-    /// needs no more: the microcontrollers gather its window lanes in the scratch, see
-    /// [`super::winograd::LANES`].)
+    /// needs no more: on the microcontrollers its transforms take a tile at a time, in
+    /// registers.)
     pub const fn bound(ports: usize) -> usize {
         BASE + PORT * ports
     }

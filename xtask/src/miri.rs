@@ -27,6 +27,7 @@ const UNIT_TESTS: &[&str] = &[
     "kernels::packed::tests::overflowing",
     "kernels::num::tests",
     "kernels::pool::tests",
+    "kernels::winograd::tests",
 ];
 
 /// Installs the pinned nightly with Miri and the library sources when missing.

@@ -18,6 +18,17 @@ pub(crate) type Products<'a> = (&'a [f32], (usize, usize));
 /// output interleave two AVX unpacks (`interleave`); the products do not care.
 pub(crate) const LANE_TILE: [usize; NR] = [0, 1, 4, 5, 2, 3, 6, 7];
 
+/// The lane each tile (offset from the panel's first) is in: [`LANE_TILE`] inverted.
+pub(crate) const TILE_LANE: [usize; NR] = {
+    let mut lanes = [0; NR];
+    let mut l = 0;
+    while l < NR {
+        lanes[LANE_TILE[l]] = l;
+        l += 1;
+    }
+    lanes
+};
+
 /// `At`: output row `p` of a tile is `At[p]` times the rows of `O A`.
 pub(crate) const AT: [[i8; 4]; 2] = [[1, 1, 1, 0], [0, 1, -1, -1]];
 

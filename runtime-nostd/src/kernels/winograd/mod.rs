@@ -18,17 +18,22 @@ pub(crate) mod lanes;
 
 use super::packed::{NR, gemm_packed};
 
-use lanes::{AT, Block, LANE_TILE, Lanes, Products, add, at_row, bt, segments, sub, window_rows};
+use lanes::{
+    AT, Block, LANE_TILE, Lanes, Products, TILE_LANE, add, at_row, bt, segments, sub, window_rows,
+};
 
 pub use tinyonnx_layout::winograd::scratch_len;
-use tinyonnx_layout::winograd::{LANES, SLACK, layout};
+use tinyonnx_layout::winograd::{SLACK, layout};
 
-/// Whether the transforms run a lane at a time, a few scalars in registers, rather than
+/// Whether the transforms run a tile at a time, a few scalars in registers, rather than
 /// on arrays of lanes: on the microcontrollers, whose FPUs have no vectors to fill and
 /// where the arrays spilled to the stack (CnnWinograd's inference took 1,228 bytes at
-/// `opt-level = "s"` on the Cortex-M4F, above its 1,040). Hosts keep the arrays, which
-/// become vector operations (a lane at a time, CnnWinograd's two layers ran 1.7 and 2.4
-/// times slower with AVX). The two forms add in the same order, so give the same bits.
+/// `opt-level = "s"` on the Cortex-M4F, above its 1,040). There the transforms are two
+/// functions out of line ([`tiles_in`], [`tiles_out`]) that every convolution shares,
+/// their sizes values; the input transform reads the image itself (no padded band), the
+/// output transform writes the outputs. Hosts keep the arrays, which become vector
+/// operations (a lane at a time, CnnWinograd's two layers ran 1.7 and 2.4 times slower
+/// with AVX). The two forms add in the same order, so give the same bits.
 pub(crate) const BY_LANE: bool = cfg!(target_os = "none");
 
 /// Whether passes of fewer than four element rows beat the im2col kernel
@@ -127,7 +132,7 @@ pub(crate) fn winograd<
     let (v, rest) =
         super::cache_aligned(scratch)[..len - super::ALIGN_SLACK].split_at_mut(4 * R * vs);
     let (o, rest) = rest.split_at_mut(4 * R * os);
-    let (lanes, padded) = rest.split_at_mut(LANES);
+    let padded = rest;
     #[cfg(target_arch = "x86_64")]
     let avx = super::arch::x86_64::cpu::avx_fma();
     #[cfg(not(target_arch = "x86_64"))]
@@ -142,35 +147,32 @@ pub(crate) fn winograd<
             let tiles = (t0, TB.min(tiles - t0), tiles_w);
             // The padded rows under the block's tile rows ty0..=ty1.
             let (ty0, ty1) = (t0 / tiles_w, (t0 + tiles.1 - 1) / tiles_w);
-            if !direct {
+            // The microcontrollers' input transform reads the image itself.
+            if !direct && !BY_LANE {
                 band::<C, H, W, PT, PL>(xn, padded, (2 * ty0, 2 * (ty1 - ty0) + 4), (hp, wp));
             }
             let geometry = (vs, 2 * ty0, hp, wp);
             // The passes in order: the first to touch an output row sets it.
             let job = ((&*padded, xn), geometry, u, b, tiles, avx);
-            pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 0, RELU, BY_LANE>(
-                job,
-                (v, o, &mut *lanes, (os, ors)),
-                yn,
-            );
+            pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 0, RELU, BY_LANE>(job, (v, o, (os, ors)), yn);
             if R == 1 {
                 pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 1, RELU, BY_LANE>(
                     job,
-                    (v, o, &mut *lanes, (os, ors)),
+                    (v, o, (os, ors)),
                     yn,
                 );
             }
             if R <= 2 {
                 pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 2, RELU, BY_LANE>(
                     job,
-                    (v, o, &mut *lanes, (os, ors)),
+                    (v, o, (os, ors)),
                     yn,
                 );
             }
             if R == 1 {
                 pass::<C, H, W, PT, PL, M, OH, OW, TB, R, 3, RELU, BY_LANE>(
                     job,
-                    (v, o, &mut *lanes, (os, ors)),
+                    (v, o, (os, ors)),
                     yn,
                 );
             }
@@ -231,11 +233,12 @@ fn pass<
     const BY_LANE: bool,
 >(
     ((padded, xn), geometry, u, b, tiles, avx): Job<'_>,
-    (v, o, lanes, (os, ors)): (&mut [f32], &mut [f32], &mut [f32], (usize, usize)),
+    (v, o, (os, ors)): (&mut [f32], &mut [f32], (usize, usize)),
     yn: &mut [f32],
 ) {
     let vs = geometry.0;
     let paired = paired::<TB>(avx);
+    let image = (H, W, PT, PL);
     #[cfg(target_arch = "x86_64")]
     if paired {
         // Safety: the CPU has AVX-512F.
@@ -244,14 +247,14 @@ fn pass<
         };
     } else if avx {
         // Safety: the CPU has AVX and FMA.
-        unsafe { inputs_avx::<C, R, A0, BY_LANE>(padded, v, lanes, geometry, tiles) };
+        unsafe { inputs_avx::<C, R, A0, BY_LANE>((padded, xn), image, v, geometry, tiles) };
     } else {
-        inputs::<C, R, A0, false, BY_LANE>(padded, v, lanes, geometry, tiles);
+        inputs::<C, R, A0, false, BY_LANE>((padded, xn), image, v, geometry, tiles);
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
         let _ = (xn, paired);
-        inputs::<C, R, A0, false, BY_LANE>(padded, v, lanes, geometry, tiles);
+        inputs::<C, R, A0, false, BY_LANE>((padded, xn), image, v, geometry, tiles);
     }
     // The pass's products O_e = U_e V_e, over whole panels (a partial panel's tiles are
     // not its first lanes, see `LANE_TILE`), or whole pairs of them.
@@ -332,62 +335,43 @@ fn band<const C: usize, const H: usize, const W: usize, const PT: usize, const P
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,fma")]
 fn inputs_avx<const C: usize, const R: usize, const A0: usize, const BY_LANE: bool>(
-    padded: &[f32],
+    sources: (&[f32], &[f32]),
+    image: (usize, usize, usize, usize),
     v: &mut [f32],
-    lanes: &mut [f32],
     geometry: (usize, usize, usize, usize),
     block: Block,
 ) {
-    inputs::<C, R, A0, true, BY_LANE>(padded, v, lanes, geometry, block);
+    inputs::<C, R, A0, true, BY_LANE>(sources, image, v, geometry, block);
 }
 
 /// The input transform of a block for element rows `A0..A0 + R`, a panel of `NR` tiles
 /// and one channel at a time: `v[k * vs..]` is element `4 A0 + k` of `Bt d B`, `[C, tiles]`
 /// in panels, from the padded input band (`hp x wp` per channel, starting at padded row
-/// `r0`). On the microcontrollers a window's lanes are gathered in `lanes` (the
-/// scratch's [`LANES`] values), not on the stack: 512 bytes there took CnnWinograd's
-/// inference above 1 KB of stack. Hosts keep them a local array, which the optimizer
-/// holds in vector registers where they fit.
+/// `r0`), a panel's windows gathered in lanes (`windows`), which hosts hold in vector
+/// registers. With `BY_LANE`, [`tiles_in`], which reads the image itself.
 #[inline(always)]
 fn inputs<const C: usize, const R: usize, const A0: usize, const AVX: bool, const BY_LANE: bool>(
-    padded: &[f32],
+    (padded, xn): (&[f32], &[f32]),
+    image: (usize, usize, usize, usize),
     v: &mut [f32],
-    lanes: &mut [f32],
     (vs, r0, hp, wp): (usize, usize, usize, usize),
     (t0, tb, tiles_w): Block,
 ) {
     let rows = const { window_rows(A0, R) };
-    #[cfg(target_os = "none")]
-    let d: &mut [Lanes; 16] = (&mut lanes.as_chunks_mut::<NR>().0[..16])
-        .try_into()
-        .expect("16 lanes");
-    #[cfg(not(target_os = "none"))]
-    let (d, _) = (&mut [[0.0; NR]; 16], lanes);
+    if BY_LANE {
+        let (h, w, pt, pl) = image;
+        tiles_in::<R, A0>(xn, v, (C, h, w, pt, pl), vs, (t0, tb, tiles_w));
+        return;
+    }
     for p in 0..tb.div_ceil(NR) {
         let first = t0 + p * NR;
         let width = NR.min(t0 + tb - first);
         for c in 0..C {
             let base = SLACK + c * hp * wp;
-            windows::<AVX>(d, padded, (base, r0, wp), (first, width, tiles_w), rows);
             let at = p * C * NR + c * NR;
+            let d = &mut [[0.0; NR]; 16];
+            windows::<AVX>(d, padded, (base, r0, wp), (first, width, tiles_w), rows);
             // Row a of Bt over the window's rows, then every row of Bt over columns.
-            if BY_LANE {
-                for l in 0..NR {
-                    for k in 0..R {
-                        let s: [f32; 4] = core::array::from_fn(|j| match A0 + k {
-                            0 => d[j][l] - d[8 + j][l],
-                            1 => d[4 + j][l] + d[8 + j][l],
-                            2 => d[8 + j][l] - d[4 + j][l],
-                            _ => d[4 + j][l] - d[12 + j][l],
-                        });
-                        let elements = [s[0] - s[2], s[1] + s[2], s[2] - s[1], s[1] - s[3]];
-                        for (e, value) in (4 * k..).zip(elements) {
-                            v[e * vs + at + l] = value;
-                        }
-                    }
-                }
-                continue;
-            }
             for k in 0..R {
                 let mut s = [[0.0; NR]; 4];
                 for (j, s) in s.iter_mut().enumerate() {
@@ -404,6 +388,190 @@ fn inputs<const C: usize, const R: usize, const A0: usize, const AVX: bool, cons
                 }
             }
         }
+    }
+}
+
+/// The input transform of a block (`inputs` with `BY_LANE`), a tile at a time and, for
+/// each tile, a channel at a time: the window's rows read straight from the image `xn`
+/// (`c` planes of `h x w`, padding `pt` above and `pl` left) into registers, the
+/// elements into `v` (blocks `vs` apart, each `[C][NR]` a panel). Out of line and its
+/// sizes values, one copy for every convolution of the same passes: a copy a
+/// convolution, inlined, took 1.0-2.4 KB on the Cortex-M4F.
+#[inline(never)]
+fn tiles_in<const R: usize, const A0: usize>(
+    xn: &[f32],
+    v: &mut [f32],
+    (c, h, w, pt, pl): (usize, usize, usize, usize, usize),
+    vs: usize,
+    (t0, tb, tiles_w): Block,
+) {
+    let rows = const { window_rows(A0, R) };
+    let (plane, panels) = (h * w, tb.div_ceil(NR));
+    // One bounds check a call for the image and the panels' lanes of the 4R element
+    // blocks, not one a value.
+    let xn = &xn[..c * plane];
+    let v = &mut v[..(4 * R - 1) * vs + panels * c * NR];
+    for p in 0..panels {
+        let first = t0 + p * NR;
+        // The lanes past the block's tiles keep what they held: a product's column
+        // reads its own lane only, and the output transform leaves those columns out.
+        for t in 0..NR.min(t0 + tb - first) {
+            super::rolled();
+            let l = TILE_LANE[t];
+            // The window's top left corner at padded row `y`, column `x`; inside the
+            // image, or over the padding with its rows `i0..i1` and columns `j0..j1`
+            // inside (the ends hidden: at most 4, the loops were unrolled whole).
+            let (ty, tx) = ((first + t) / tiles_w, (first + t) % tiles_w);
+            let (y, x) = (2 * ty, 2 * tx);
+            let inside = y >= pt && y - pt + 4 <= h && x >= pl && x - pl + 4 <= w;
+            let (i0, i1) = (pt.saturating_sub(y), (h + pt).saturating_sub(y).min(4));
+            let (j0, j1) = (pl.saturating_sub(x), (w + pl).saturating_sub(x).min(4));
+            let (i1, j1) = (super::opaque(i1), super::opaque(j1));
+            for ch in 0..c {
+                super::rolled();
+                // The window's rows `rows` (those the pass's rows of `Bt` read), the
+                // padding zeros.
+                let mut d = [[0.0; 4]; 4];
+                if inside {
+                    let corner = ch * plane + (y - pt) * w + x - pl;
+                    for (i, row) in d.iter_mut().enumerate() {
+                        if rows & (1 << i) != 0 {
+                            for (j, v) in row.iter_mut().enumerate() {
+                                // Safety: the window lies inside the image (`inside`),
+                                // so `corner + i w + j` is below `(ch + 1) plane <=
+                                // xn.len()`.
+                                *v = unsafe { *xn.get_unchecked(corner + i * w + j) };
+                            }
+                        }
+                    }
+                } else {
+                    for i in i0..i1 {
+                        for j in j0..j1 {
+                            super::rolled();
+                            // Safety: `i0 <= i < i1` puts `y + i - pt` in `0..h`,
+                            // `j0 <= j < j1` puts `x + j - pl` in `0..w`: the index is
+                            // below `(ch + 1) plane <= xn.len()`. (`i, j < 4`: the
+                            // masks only drop the bounds checks.)
+                            d[i & 3][j & 3] = unsafe {
+                                *xn.get_unchecked(ch * plane + (y + i - pt) * w + x + j - pl)
+                            };
+                        }
+                    }
+                }
+                // Row a of Bt over the window's rows, then every row of Bt over
+                // columns.
+                let at = (p * c + ch) * NR + l;
+                for k in 0..R {
+                    let s: [f32; 4] = core::array::from_fn(|j| match A0 + k {
+                        0 => d[0][j] - d[2][j],
+                        1 => d[1][j] + d[2][j],
+                        2 => d[2][j] - d[1][j],
+                        _ => d[1][j] - d[3][j],
+                    });
+                    let elements = [s[0] - s[2], s[1] + s[2], s[2] - s[1], s[1] - s[3]];
+                    for (e, value) in (4 * k..).zip(elements) {
+                        // Safety: `e < 4 R`, `at < panels c NR`, so `e vs + at <
+                        // (4 R - 1) vs + panels c NR = v.len()`.
+                        unsafe { *v.get_unchecked_mut(e * vs + at) = value };
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The output transform of a block (`outputs` with `BY_LANE`), a tile at a time and,
+/// for each tile, an output channel at a time: both output rows' shares from each
+/// element row's `t_a = O_a A` in registers (products blocks `os` apart, rows `ors`),
+/// combined straight into `yn` (`m` planes of `oh_n x ow_n`). Out of line and its sizes
+/// values, as [`tiles_in`].
+#[inline(never)]
+fn tiles_out<const R: usize, const A0: usize, const RELU: bool>(
+    yn: &mut [f32],
+    (m, oh_n, ow_n): (usize, usize, usize),
+    b: Option<&[f32]>,
+    (o, os, ors): (&[f32], usize, usize),
+    (t0, tb, tiles_w): Block,
+) {
+    let (plane, panels) = (oh_n * ow_n, tb.div_ceil(NR));
+    if m == 0 || panels == 0 {
+        return;
+    }
+    // One bounds check a call for the planes, the biases and the panels' lanes of the
+    // 4R product blocks, as in `tiles_in`.
+    let yn = &mut yn[..m * plane];
+    let b = b.map(|b| &b[..m]);
+    let o = &o[..(4 * R - 1) * os + (m - 1) * ors + panels * NR];
+    for p in 0..panels {
+        let first = t0 + p * NR;
+        for t in 0..NR.min(t0 + tb - first) {
+            super::rolled();
+            let l = TILE_LANE[t];
+            let (ty, tx) = ((first + t) / tiles_w, (first + t) % tiles_w);
+            for mo in 0..m {
+                super::rolled();
+                let bias = b.map_or(0.0, |b| b[mo]);
+                let at = mo * ors + p * NR + l;
+                // -0.0 + t is t exactly: a share starts at -0.0.
+                let mut shares = [[-0.0; 2]; 2];
+                for k in 0..R {
+                    // Safety: `4 k + q < 4 R`, `at < (m - 1) ors + panels NR`, so the
+                    // index is below `o.len()`.
+                    let o = |q: usize| unsafe { *o.get_unchecked((4 * k + q) * os + at) };
+                    let t = [o(0) + (o(1) + o(2)), (o(1) - o(2)) - o(3)];
+                    for (ys, coef) in shares.iter_mut().zip(&AT) {
+                        for (y, t) in ys.iter_mut().zip(t) {
+                            *y = match coef[A0 + k] {
+                                1 => *y + t,
+                                -1 => *y - t,
+                                _ => *y,
+                            };
+                        }
+                    }
+                }
+                for (row, (coef, ys)) in AT.iter().zip(shares).enumerate() {
+                    let oh = 2 * ty + row;
+                    if !reached::<R, A0>(coef) || oh >= oh_n {
+                        continue;
+                    }
+                    for (col, v) in ys.into_iter().enumerate() {
+                        let ow = 2 * tx + col;
+                        if ow < ow_n {
+                            // Safety: `mo < m`, `oh < oh_n` and `ow < ow_n`, so the
+                            // index is below `m plane = yn.len()`.
+                            let y = unsafe { yn.get_unchecked_mut(mo * plane + oh * ow_n + ow) };
+                            combine::<R, A0, RELU>(row, y, v, bias);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether a pass over element rows `A0..A0 + R` adds to an output row (`coef`, its row
+/// of `At`).
+#[inline(always)]
+fn reached<const R: usize, const A0: usize>(coef: &[i8; 4]) -> bool {
+    (A0..A0 + R).any(|a| coef[a] != 0)
+}
+
+/// What a pass over element rows `A0..A0 + R` does to output row `row` with its share
+/// `v`: sets it (with the bias) if it holds the row's first element row, else adds to
+/// it; clamps it (`RELU`) if it holds the row's last.
+#[inline(always)]
+fn combine<const R: usize, const A0: usize, const RELU: bool>(
+    row: usize,
+    d: &mut f32,
+    v: f32,
+    bias: f32,
+) {
+    let pass = A0..A0 + R;
+    match (pass.contains(&row), RELU && pass.contains(&(row + 2))) {
+        (true, false) => *d = v + bias,
+        (true, true) => *d = super::math::relu(v + bias),
+        (false, false) => *d += v,
+        (false, true) => *d = super::math::relu(*d + v),
     }
 }
 
@@ -431,7 +599,8 @@ fn outputs_avx<
 /// and a panel of tiles at a time, from the products (block `k` at `k * os`, rows `ors`
 /// apart): each element row `a` gives `t_a = O_a A` (two values per tile), and output
 /// row `p` gets `At[p][a] t_a`, set (with the bias) by the pass holding its first row,
-/// added to after, and clamped (with `RELU`) by the pass holding its last.
+/// added to after, and clamped (with `RELU`) by the pass holding its last. With
+/// `BY_LANE`, [`tiles_out`].
 #[inline(always)]
 fn outputs<
     const M: usize,
@@ -448,14 +617,17 @@ fn outputs<
     yn: &mut [f32],
     (t0, tb, tiles_w): Block,
 ) {
-    let pass = A0..A0 + R;
+    if BY_LANE {
+        tiles_out::<R, A0, RELU>(yn, (M, OH, OW), b, (o, os, ors), (t0, tb, tiles_w));
+        return;
+    }
     for m in 0..M {
         let bias = b.map_or(0.0, |b| b[m]);
         let out = &mut yn[m * OH * OW..(m + 1) * OH * OW];
         for p in 0..tb.div_ceil(NR) {
             let first = t0 + p * NR;
             let width = NR.min(t0 + tb - first);
-            // Lanes past `width` hold stale values; `store` leaves them out.
+            // Lanes past `width` hold stale values; the stores leave them out.
             let at = m * ors + p * NR;
             let lanes = |k: usize| -> &Lanes {
                 o[k * os + at..k * os + at + NR]
@@ -463,54 +635,12 @@ fn outputs<
                     .expect("NR values")
             };
             let tile = (first, width, tiles_w);
-            // Output row `row` gets this pass's share `ys`: set (with the bias) by the
-            // pass holding the row's first element row, clamped by the one holding its
-            // last.
-            let mut store = |row: usize, ys: &[Lanes; 2]| match (
-                pass.contains(&row),
-                RELU && pass.contains(&(row + 2)),
-            ) {
-                (true, false) => store_row::<OH, OW, AVX>(out, ys, row, tile, |d, v| {
-                    *d = v + bias;
-                }),
-                (true, true) => store_row::<OH, OW, AVX>(out, ys, row, tile, |d, v| {
-                    *d = super::math::relu(v + bias);
-                }),
-                (false, false) => store_row::<OH, OW, AVX>(out, ys, row, tile, |d, v| {
-                    *d += v;
-                }),
-                (false, true) => store_row::<OH, OW, AVX>(out, ys, row, tile, |d, v| {
-                    *d = super::math::relu(*d + v);
-                }),
+            // Output row `row` gets this pass's share `ys`.
+            let mut store = |row: usize, ys: &[Lanes; 2]| {
+                store_row::<OH, OW, AVX>(out, ys, row, tile, |d, v| {
+                    combine::<R, A0, RELU>(row, d, v, bias);
+                });
             };
-            let reached = |coef: &[i8; 4]| pass.clone().any(|a| coef[a] != 0);
-            // -0.0 + t is t exactly: a share starts at -0.0.
-            if BY_LANE {
-                // Both rows' shares a lane at a time, from each element row's
-                // `t_a = O_a A` in registers.
-                let mut shares = [[[-0.0; NR]; 2]; 2];
-                for l in 0..NR {
-                    for k in 0..R {
-                        let o = |q: usize| lanes(4 * k + q)[l];
-                        let t = [o(0) + (o(1) + o(2)), (o(1) - o(2)) - o(3)];
-                        for (ys, coef) in shares.iter_mut().zip(&AT) {
-                            for (y, t) in ys.iter_mut().zip(t) {
-                                y[l] = match coef[A0 + k] {
-                                    1 => y[l] + t,
-                                    -1 => y[l] - t,
-                                    _ => y[l],
-                                };
-                            }
-                        }
-                    }
-                }
-                for (row, (coef, ys)) in AT.iter().zip(&shares).enumerate() {
-                    if reached(coef) {
-                        store(row, ys);
-                    }
-                }
-                continue;
-            }
             // The element rows' `t_a = O_a A`, then each row's share.
             let mut ts = [[[0.0; NR]; 2]; R];
             for (k, t) in ts.iter_mut().enumerate() {
@@ -522,9 +652,10 @@ fn outputs<
                 );
             }
             for (row, coef) in AT.iter().enumerate() {
-                if !reached(coef) {
+                if !reached::<R, A0>(coef) {
                     continue;
                 }
+                // -0.0 + t is t exactly: a share starts at -0.0.
                 let mut ys = [[-0.0; NR]; 2];
                 for (t, &c) in ts.iter().zip(&coef[A0..]) {
                     for (y, t) in ys.iter_mut().zip(t) {
@@ -657,5 +788,82 @@ fn interleave<const AVX: bool>(dst: &mut [f32; 2 * NR], a: &Lanes, b: &Lanes) {
     for (l, t) in LANE_TILE.into_iter().enumerate() {
         dst[2 * t] = a[l];
         dst[2 * t + 1] = b[l];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::{BY_LANE, scratch_len, winograd};
+
+    /// The two transform forms on a small convolution, so that Miri runs the
+    /// microcontrollers' unchecked loads and stores (the differential suite's shapes
+    /// would take it hours): a partial panel (12 tiles), windows over the padding on every side, a
+    /// bias and Relu, all 16 elements a pass and one element row a pass. The forms add
+    /// in the same order: the same bits.
+    #[test]
+    fn the_tile_form_matches_the_lane_form() {
+        const C: usize = 3;
+        const M: usize = 4;
+        // Blocks of three panels: an odd count keeps x86-64 off the 512-bit transforms,
+        // which both forms would share.
+        const TB: usize = 24;
+        // Magnitudes over four decades, so that a sum regrouped rounds differently.
+        let x: std::vec::Vec<f32> = (0..C * 5 * 7)
+            .map(|i| (i as f32 * 0.37).sin() * [0.01, 1.0, 100.0][i % 3])
+            .collect();
+        let u: std::vec::Vec<f32> = (0..16 * M * C).map(|i| (i as f32 * 0.11).cos()).collect();
+        let b = [0.5, -0.25, 0.0, 1.0];
+        let run = |tile_form: bool, passes: usize| {
+            let mut y = std::vec![f32::NAN; M * 5 * 7];
+            let mut scratch = std::vec![f32::NAN; scratch_len(C, M, 5, 7, TB, passes)];
+            let args = (&x[..], &u[..], Some(&b[..]));
+            match (tile_form == BY_LANE, passes) {
+                (true, 4) => winograd::<1, C, 5, 7, M, 5, 7, 1, 1, TB, 4, true, BY_LANE>(
+                    args.0,
+                    args.1,
+                    args.2,
+                    &mut y,
+                    &mut scratch,
+                ),
+                (false, 4) => winograd::<1, C, 5, 7, M, 5, 7, 1, 1, TB, 4, true, { !BY_LANE }>(
+                    args.0,
+                    args.1,
+                    args.2,
+                    &mut y,
+                    &mut scratch,
+                ),
+                (true, _) => winograd::<1, C, 5, 7, M, 5, 7, 1, 1, TB, 1, true, BY_LANE>(
+                    args.0,
+                    args.1,
+                    args.2,
+                    &mut y,
+                    &mut scratch,
+                ),
+                (false, _) => winograd::<1, C, 5, 7, M, 5, 7, 1, 1, TB, 1, true, { !BY_LANE }>(
+                    args.0,
+                    args.1,
+                    args.2,
+                    &mut y,
+                    &mut scratch,
+                ),
+            }
+            y
+        };
+        // Every CPU path: with AVX-512 both forms would share its output transform.
+        crate::kernels::arch::on_every_path(|path| {
+            for passes in [4, 1] {
+                let (tiles, lanes) = (run(true, passes), run(false, passes));
+                assert!(tiles.iter().all(|v| v.is_finite()), "every output written");
+                let same = tiles
+                    .iter()
+                    .zip(&lanes)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(
+                    same,
+                    "{passes} element rows a pass on {path:?}: the forms differ"
+                );
+            }
+        });
     }
 }
