@@ -411,73 +411,67 @@ fn tiles_in<const R: usize, const A0: usize>(
     // blocks, not one a value.
     let xn = &xn[..c * plane];
     let v = &mut v[..(4 * R - 1) * vs + panels * c * NR];
-    for p in 0..panels {
-        let first = t0 + p * NR;
-        // The lanes past the block's tiles keep what they held: a product's column
-        // reads its own lane only, and the output transform leaves those columns out.
-        for t in 0..NR.min(t0 + tb - first) {
+    // The lanes past the block's tiles keep what they held: a product's column reads
+    // its own lane only, and the output transform leaves those columns out.
+    each_tile((t0, tb, tiles_w), |p, l, (ty, tx)| {
+        // The window's top left corner at padded row `y`, column `x`; inside the
+        // image, or over the padding with its rows `i0..i1` and columns `j0..j1`
+        // inside (the ends hidden: at most 4, the loops were unrolled whole).
+        let (y, x) = (2 * ty, 2 * tx);
+        let inside = y >= pt && y - pt + 4 <= h && x >= pl && x - pl + 4 <= w;
+        let (i0, i1) = (pt.saturating_sub(y), (h + pt).saturating_sub(y).min(4));
+        let (j0, j1) = (pl.saturating_sub(x), (w + pl).saturating_sub(x).min(4));
+        let (i1, j1) = (super::opaque(i1), super::opaque(j1));
+        for ch in 0..c {
             super::rolled();
-            let l = TILE_LANE[t];
-            // The window's top left corner at padded row `y`, column `x`; inside the
-            // image, or over the padding with its rows `i0..i1` and columns `j0..j1`
-            // inside (the ends hidden: at most 4, the loops were unrolled whole).
-            let (ty, tx) = ((first + t) / tiles_w, (first + t) % tiles_w);
-            let (y, x) = (2 * ty, 2 * tx);
-            let inside = y >= pt && y - pt + 4 <= h && x >= pl && x - pl + 4 <= w;
-            let (i0, i1) = (pt.saturating_sub(y), (h + pt).saturating_sub(y).min(4));
-            let (j0, j1) = (pl.saturating_sub(x), (w + pl).saturating_sub(x).min(4));
-            let (i1, j1) = (super::opaque(i1), super::opaque(j1));
-            for ch in 0..c {
-                super::rolled();
-                // The window's rows `rows` (those the pass's rows of `Bt` read), the
-                // padding zeros.
-                let mut d = [[0.0; 4]; 4];
-                if inside {
-                    let corner = ch * plane + (y - pt) * w + x - pl;
-                    for (i, row) in d.iter_mut().enumerate() {
-                        if rows & (1 << i) != 0 {
-                            for (j, v) in row.iter_mut().enumerate() {
-                                // Safety: the window lies inside the image (`inside`),
-                                // so `corner + i w + j` is below `(ch + 1) plane <=
-                                // xn.len()`.
-                                *v = unsafe { *xn.get_unchecked(corner + i * w + j) };
-                            }
-                        }
-                    }
-                } else {
-                    for i in i0..i1 {
-                        for j in j0..j1 {
-                            super::rolled();
-                            // Safety: `i0 <= i < i1` puts `y + i - pt` in `0..h`,
-                            // `j0 <= j < j1` puts `x + j - pl` in `0..w`: the index is
-                            // below `(ch + 1) plane <= xn.len()`. (`i, j < 4`: the
-                            // masks only drop the bounds checks.)
-                            d[i & 3][j & 3] = unsafe {
-                                *xn.get_unchecked(ch * plane + (y + i - pt) * w + x + j - pl)
-                            };
+            // The window's rows `rows` (those the pass's rows of `Bt` read), the
+            // padding zeros.
+            let mut d = [[0.0; 4]; 4];
+            if inside {
+                let corner = ch * plane + (y - pt) * w + x - pl;
+                for (i, row) in d.iter_mut().enumerate() {
+                    if rows & (1 << i) != 0 {
+                        for (j, v) in row.iter_mut().enumerate() {
+                            // Safety: the window lies inside the image (`inside`),
+                            // so `corner + i w + j` is below `(ch + 1) plane <=
+                            // xn.len()`.
+                            *v = unsafe { *xn.get_unchecked(corner + i * w + j) };
                         }
                     }
                 }
-                // Row a of Bt over the window's rows, then every row of Bt over
-                // columns.
-                let at = (p * c + ch) * NR + l;
-                for k in 0..R {
-                    let s: [f32; 4] = core::array::from_fn(|j| match A0 + k {
-                        0 => d[0][j] - d[2][j],
-                        1 => d[1][j] + d[2][j],
-                        2 => d[2][j] - d[1][j],
-                        _ => d[1][j] - d[3][j],
-                    });
-                    let elements = [s[0] - s[2], s[1] + s[2], s[2] - s[1], s[1] - s[3]];
-                    for (e, value) in (4 * k..).zip(elements) {
-                        // Safety: `e < 4 R`, `at < panels c NR`, so `e vs + at <
-                        // (4 R - 1) vs + panels c NR = v.len()`.
-                        unsafe { *v.get_unchecked_mut(e * vs + at) = value };
+            } else {
+                for i in i0..i1 {
+                    for j in j0..j1 {
+                        super::rolled();
+                        // Safety: `i0 <= i < i1` puts `y + i - pt` in `0..h`,
+                        // `j0 <= j < j1` puts `x + j - pl` in `0..w`: the index is
+                        // below `(ch + 1) plane <= xn.len()`. (`i, j < 4`: the
+                        // masks only drop the bounds checks.)
+                        d[i & 3][j & 3] = unsafe {
+                            *xn.get_unchecked(ch * plane + (y + i - pt) * w + x + j - pl)
+                        };
                     }
                 }
             }
+            // Row a of Bt over the window's rows, then every row of Bt over
+            // columns.
+            let at = (p * c + ch) * NR + l;
+            for k in 0..R {
+                let s: [f32; 4] = core::array::from_fn(|j| match A0 + k {
+                    0 => d[0][j] - d[2][j],
+                    1 => d[1][j] + d[2][j],
+                    2 => d[2][j] - d[1][j],
+                    _ => d[1][j] - d[3][j],
+                });
+                let elements = [s[0] - s[2], s[1] + s[2], s[2] - s[1], s[1] - s[3]];
+                for (e, value) in (4 * k..).zip(elements) {
+                    // Safety: `e < 4 R`, `at < panels c NR`, so `e vs + at <
+                    // (4 R - 1) vs + panels c NR = v.len()`.
+                    unsafe { *v.get_unchecked_mut(e * vs + at) = value };
+                }
+            }
         }
-    }
+    });
 }
 
 /// The output transform of a block (`outputs` with `BY_LANE`), a tile at a time and,
@@ -502,49 +496,60 @@ fn tiles_out<const R: usize, const A0: usize, const RELU: bool>(
     let yn = &mut yn[..m * plane];
     let b = b.map(|b| &b[..m]);
     let o = &o[..(4 * R - 1) * os + (m - 1) * ors + panels * NR];
-    for p in 0..panels {
-        let first = t0 + p * NR;
-        for t in 0..NR.min(t0 + tb - first) {
+    each_tile((t0, tb, tiles_w), |p, l, (ty, tx)| {
+        for mo in 0..m {
             super::rolled();
-            let l = TILE_LANE[t];
-            let (ty, tx) = ((first + t) / tiles_w, (first + t) % tiles_w);
-            for mo in 0..m {
-                super::rolled();
-                let bias = b.map_or(0.0, |b| b[mo]);
-                let at = mo * ors + p * NR + l;
-                // -0.0 + t is t exactly: a share starts at -0.0.
-                let mut shares = [[-0.0; 2]; 2];
-                for k in 0..R {
-                    // Safety: `4 k + q < 4 R`, `at < (m - 1) ors + panels NR`, so the
-                    // index is below `o.len()`.
-                    let o = |q: usize| unsafe { *o.get_unchecked((4 * k + q) * os + at) };
-                    let t = [o(0) + (o(1) + o(2)), (o(1) - o(2)) - o(3)];
-                    for (ys, coef) in shares.iter_mut().zip(&AT) {
-                        for (y, t) in ys.iter_mut().zip(t) {
-                            *y = match coef[A0 + k] {
-                                1 => *y + t,
-                                -1 => *y - t,
-                                _ => *y,
-                            };
-                        }
-                    }
-                }
-                for (row, (coef, ys)) in AT.iter().zip(shares).enumerate() {
-                    let oh = 2 * ty + row;
-                    if !reached::<R, A0>(coef) || oh >= oh_n {
-                        continue;
-                    }
-                    for (col, v) in ys.into_iter().enumerate() {
-                        let ow = 2 * tx + col;
-                        if ow < ow_n {
-                            // Safety: `mo < m`, `oh < oh_n` and `ow < ow_n`, so the
-                            // index is below `m plane = yn.len()`.
-                            let y = unsafe { yn.get_unchecked_mut(mo * plane + oh * ow_n + ow) };
-                            combine::<R, A0, RELU>(row, y, v, bias);
-                        }
+            let bias = b.map_or(0.0, |b| b[mo]);
+            let at = mo * ors + p * NR + l;
+            // -0.0 + t is t exactly: a share starts at -0.0.
+            let mut shares = [[-0.0; 2]; 2];
+            for k in 0..R {
+                // Safety: `4 k + q < 4 R`, `at < (m - 1) ors + panels NR`, so the
+                // index is below `o.len()`.
+                let o = |q: usize| unsafe { *o.get_unchecked((4 * k + q) * os + at) };
+                let t = [o(0) + (o(1) + o(2)), (o(1) - o(2)) - o(3)];
+                for (ys, coef) in shares.iter_mut().zip(&AT) {
+                    for (y, t) in ys.iter_mut().zip(t) {
+                        *y = match coef[A0 + k] {
+                            1 => *y + t,
+                            -1 => *y - t,
+                            _ => *y,
+                        };
                     }
                 }
             }
+            for (row, (coef, ys)) in AT.iter().zip(shares).enumerate() {
+                let oh = 2 * ty + row;
+                if !reached::<R, A0>(coef) || oh >= oh_n {
+                    continue;
+                }
+                for (col, v) in ys.into_iter().enumerate() {
+                    let ow = 2 * tx + col;
+                    if ow < ow_n {
+                        // Safety: `mo < m`, `oh < oh_n` and `ow < ow_n`, so the
+                        // index is below `m plane = yn.len()`.
+                        let y = unsafe { yn.get_unchecked_mut(mo * plane + oh * ow_n + ow) };
+                        combine::<R, A0, RELU>(row, y, v, bias);
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Calls `f(p, l, (ty, tx))` for each tile of a block (`t0`, `tb` tiles, `tiles_w` a
+/// row), in order: its panel `p`, its lane `l` in the panel, its tile row and column.
+#[inline(always)]
+fn each_tile((t0, tb, tiles_w): Block, mut f: impl FnMut(usize, usize, (usize, usize))) {
+    for p in 0..tb.div_ceil(NR) {
+        let first = t0 + p * NR;
+        for t in 0..NR.min(t0 + tb - first) {
+            super::rolled();
+            f(
+                p,
+                TILE_LANE[t],
+                ((first + t) / tiles_w, (first + t) % tiles_w),
+            );
         }
     }
 }
