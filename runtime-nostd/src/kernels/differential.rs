@@ -466,7 +466,7 @@ macro_rules! winograd_case {
             // The transforms add rounding of their own: 1e-5 relative as the others,
             // on sums of up to 72 products.
             check(&y, &want, path, &std::format!("winograd {s:?} TB {} R {}", $tb, $r));
-            // The transforms' other form (a lane at a time on the microcontrollers, on
+            // The transforms' other form (a tile at a time on the microcontrollers, on
             // arrays of lanes elsewhere) adds in the same order: the same bits.
             let mut other = std::vec![f32::NAN; want.len()];
             winograd::<$n, $c, $h, $w, $m, $oh, $ow, $pt, $pl, $tb, $r, true, { !BY_LANE }>(

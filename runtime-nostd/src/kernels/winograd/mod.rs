@@ -406,11 +406,12 @@ fn tiles_in<const R: usize, const A0: usize>(
     (t0, tb, tiles_w): Block,
 ) {
     let rows = const { window_rows(A0, R) };
-    let (plane, panels) = (h * w, tb.div_ceil(NR));
+    let (plane, panels) = (span(h, w, 0, 0), tb.div_ceil(NR));
     // One bounds check a call for the image and the panels' lanes of the 4R element
-    // blocks, not one a value.
-    let xn = &xn[..c * plane];
-    let v = &mut v[..(4 * R - 1) * vs + panels * c * NR];
+    // blocks, not one a value; their lengths are checked for overflow (`span`), so no
+    // index below them wraps.
+    let xn = &xn[..span(c, plane, 0, 0)];
+    let v = &mut v[..span(4 * R - 1, vs, span(panels, c, 0, 0), NR)];
     // The lanes past the block's tiles keep what they held: a product's column reads
     // its own lane only, and the output transform leaves those columns out.
     each_tile((t0, tb, tiles_w), |p, l, (ty, tx)| {
@@ -487,15 +488,15 @@ fn tiles_out<const R: usize, const A0: usize, const RELU: bool>(
     (o, os, ors): (&[f32], usize, usize),
     (t0, tb, tiles_w): Block,
 ) {
-    let (plane, panels) = (oh_n * ow_n, tb.div_ceil(NR));
+    let (plane, panels) = (span(oh_n, ow_n, 0, 0), tb.div_ceil(NR));
     if m == 0 || panels == 0 {
         return;
     }
     // One bounds check a call for the planes, the biases and the panels' lanes of the
     // 4R product blocks, as in `tiles_in`.
-    let yn = &mut yn[..m * plane];
+    let yn = &mut yn[..span(m, plane, 0, 0)];
     let b = b.map(|b| &b[..m]);
-    let o = &o[..(4 * R - 1) * os + (m - 1) * ors + panels * NR];
+    let o = &o[..span(4 * R - 1, os, 1, span(m - 1, ors, panels, NR))];
     each_tile((t0, tb, tiles_w), |p, l, (ty, tx)| {
         for mo in 0..m {
             super::rolled();
@@ -535,6 +536,15 @@ fn tiles_out<const R: usize, const A0: usize, const RELU: bool>(
             }
         }
     });
+}
+
+/// `a b + c d`, checked: the tile transforms slice to such lengths once and index below
+/// them unchecked, so a wrapped length would let an index reach outside its slice.
+fn span(a: usize, b: usize, c: usize, d: usize) -> usize {
+    a.checked_mul(b)
+        .zip(c.checked_mul(d))
+        .and_then(|(x, y)| x.checked_add(y))
+        .expect("Winograd sizes overflow")
 }
 
 /// Calls `f(p, l, (ty, tx))` for each tile of a block (`t0`, `tb` tiles, `tiles_w` a
